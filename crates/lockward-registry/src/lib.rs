@@ -1,0 +1,27 @@
+//! The lockward registry: the file that says which advisory lock id belongs to which worker.
+//!
+//! This crate holds everything about the registry that needs no database, no git and no tree
+//! walk: ids as their authors wrote them ([`Id`]), parsing `lockward.toml` with a source position
+//! for every value and checking every rule ([`parse`]), the validated [`Registry`] the rest of
+//! lockward works with, plugin admission ([`plugin`]), the next free id, the rendered page
+//! ([`page`]) and the edits `lockward take` makes ([`take`]).
+//!
+//! Every problem is reported as a [`Finding`], the one diagnostic shape all of lockward's checks
+//! share.
+#![deny(missing_docs)]
+
+pub mod finding;
+pub mod id;
+mod parse;
+pub mod plugin;
+mod registry;
+pub mod source;
+
+pub use finding::{Code, Finding, Label, Severity};
+pub use id::{AdvisoryKey, Id, KeyShape};
+pub use parse::{LoadError, Loaded, decode_utf8, is_identifier, parse};
+pub use plugin::{AdmissionReport, AdmittedPlugin, Manifest, Verdict};
+pub use registry::{
+    Block, Core, Kind, Lock, LockView, PluginSettings, Project, Registry, ScanSettings, Source,
+};
+pub use source::{Position, SourceFile};

@@ -1,0 +1,869 @@
+//! From the text of `lockward.toml` to a validated [`Registry`], checking every rule of DESIGN §2
+//! and collecting every problem instead of stopping at the first.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::Path;
+
+use toml_edit::{Item, TableLike, Value};
+
+use crate::finding::{Code, Finding, Severity};
+use crate::id::{Id, KeyShape};
+use crate::registry::{
+    Block, Core, Kind, Lock, PluginSettings, Project, Registry, ScanSettings, Source,
+};
+use crate::source::SourceFile;
+
+/// A registry that passed every rule, and the warnings it raised on the way.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The validated registry.
+    pub registry: Registry,
+    /// Findings that do not make the registry invalid (a core constant outside the block).
+    pub warnings: Vec<Finding>,
+}
+
+/// Why a registry file could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file could not be read at all.
+    #[error("{path}: cannot read the registry: {source}")]
+    Io {
+        /// The path as given.
+        path: String,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// The file was read but breaks the format or its rules; every problem is listed.
+    #[error("{path}: the registry has {} problem(s)", findings.len())]
+    Invalid {
+        /// The path as given.
+        path: String,
+        /// Every problem found, in file order.
+        findings: Vec<Finding>,
+    },
+}
+
+impl Registry {
+    /// Reads and validates the registry at `path`. Findings name the file by `label` (usually
+    /// `lockward.toml`, relative to the registry's directory).
+    pub fn load(path: &Path, label: &str) -> Result<Loaded, LoadError> {
+        let bytes = std::fs::read(path).map_err(|source| LoadError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let text = decode_utf8(label, bytes).map_err(|finding| LoadError::Invalid {
+            path: path.display().to_string(),
+            findings: vec![finding],
+        })?;
+        parse(label, &text).map_err(|findings| LoadError::Invalid {
+            path: path.display().to_string(),
+            findings,
+        })
+    }
+}
+
+/// Decodes a file's bytes as UTF-8, or reports where the first invalid byte is.
+pub fn decode_utf8(label: &str, bytes: Vec<u8>) -> Result<String, Finding> {
+    String::from_utf8(bytes).map_err(|error| {
+        let valid = error.utf8_error().valid_up_to();
+        let bytes = error.into_bytes();
+        let prefix = String::from_utf8_lossy(&bytes[..valid]).into_owned();
+        let file = SourceFile::new(label, prefix.clone());
+        let mut finding = file.finding(
+            Code::Unreadable,
+            Severity::Error,
+            valid..valid,
+            format!("the file is not UTF-8: invalid byte 0x{:02X}", bytes[valid]),
+        );
+        finding.help = Some("save the file as UTF-8".to_owned());
+        finding
+    })
+}
+
+/// Parses and validates the text of a registry file named `label`.
+///
+/// Returns every problem found when the registry breaks a rule; a registry that parses is
+/// returned with its warnings.
+pub fn parse(label: &str, text: &str) -> Result<Loaded, Vec<Finding>> {
+    let file = SourceFile::new(label, text);
+    let document = match toml_edit::Document::parse(text) {
+        Ok(document) => document,
+        Err(error) => return Err(vec![syntax_error(&file, &error)]),
+    };
+    let mut checker = Checker {
+        file: &file,
+        findings: Vec::new(),
+    };
+    let raw = checker.document(document.as_table());
+    let Some(raw) = raw else {
+        return Err(checker.findings);
+    };
+    let registry = checker.rules(raw);
+    let (errors, warnings): (Vec<Finding>, Vec<Finding>) =
+        checker.findings.into_iter().partition(Finding::is_error);
+    match registry {
+        Some(registry) if errors.is_empty() => Ok(Loaded { registry, warnings }),
+        _ => {
+            let mut all = errors;
+            all.extend(warnings);
+            crate::finding::sort(&mut all);
+            Err(all)
+        }
+    }
+}
+
+fn syntax_error(file: &SourceFile, error: &toml_edit::TomlError) -> Finding {
+    let span = error.span().unwrap_or(0..0);
+    let message = error.message().trim_end().to_owned();
+    if message.contains("overflowed") {
+        return file
+            .finding(
+                Code::IdOutOfRange,
+                Severity::Error,
+                span,
+                "integer does not fit in PostgreSQL's bigint (-2^63 ..= 2^63-1)",
+            )
+            .with_help("advisory lock ids are bigint; pick an id inside core's block");
+    }
+    file.finding(
+        Code::TomlSyntax,
+        Severity::Error,
+        span,
+        format!("invalid TOML: {message}"),
+    )
+}
+
+/// A value with the byte range it was written at.
+#[derive(Debug, Clone)]
+struct Spanned<T> {
+    value: T,
+    span: Range<usize>,
+}
+
+/// One `[[lock]]` entry as written, before the rules.
+#[derive(Debug, Default)]
+struct RawLock {
+    span: Range<usize>,
+    id: Option<Spanned<Id>>,
+    constant: Option<Spanned<String>>,
+    worker: Option<Spanned<String>>,
+    plugin: Option<Spanned<String>>,
+    retired: Option<Spanned<String>>,
+    reserved: Option<Spanned<String>>,
+    defined_in: Option<Spanned<Vec<String>>>,
+    key: Option<Spanned<KeyShape>>,
+}
+
+#[derive(Debug)]
+struct RawRegistry {
+    project: Project,
+    core: Core,
+    plugins: PluginSettings,
+    scan: ScanSettings,
+    locks: Vec<RawLock>,
+}
+
+const TOP_KEYS: &[&str] = &["project", "core", "plugins", "scan", "lock"];
+const PROJECT_KEYS: &[&str] = &["name", "page"];
+const CORE_KEYS: &[&str] = &["constants", "block"];
+const BLOCK_KEYS: &[&str] = &["start", "end"];
+const PLUGINS_KEYS: &[&str] = &["manifests", "table"];
+const SCAN_KEYS: &[&str] = &["include", "exclude", "constant_patterns", "keywords"];
+const LOCK_KEYS: &[&str] = &[
+    "id",
+    "constant",
+    "worker",
+    "plugin",
+    "retired",
+    "reserved",
+    "defined_in",
+    "key",
+];
+
+struct Checker<'a> {
+    file: &'a SourceFile,
+    findings: Vec<Finding>,
+}
+
+impl Checker<'_> {
+    fn error(
+        &mut self,
+        code: Code,
+        span: Range<usize>,
+        message: impl Into<String>,
+    ) -> &mut Finding {
+        let finding = self.file.finding(code, Severity::Error, span, message);
+        self.findings.push(finding);
+        self.findings.last_mut().expect("just pushed")
+    }
+
+    fn document(&mut self, root: &toml_edit::Table) -> Option<RawRegistry> {
+        self.unknown_keys(root, TOP_KEYS, "the registry");
+        let whole = 0..0;
+        let project = self.required_table(root, "project", whole.clone());
+        let core = self.required_table(root, "core", whole);
+
+        let project = project.and_then(|table| {
+            self.unknown_keys(table, PROJECT_KEYS, "[project]");
+            let name = self.required_string(table, "name", "[project]")?;
+            let page = self.optional_string(table, "page").map(|page| page.value);
+            Some(Project {
+                name: name.value,
+                page,
+            })
+        });
+
+        let core = core.and_then(|table| {
+            self.unknown_keys(table, CORE_KEYS, "[core]");
+            let constants = self.required_string(table, "constants", "[core]");
+            let block = self.block(table);
+            Some(Core {
+                constants: constants?.value,
+                block: block?.value,
+            })
+        });
+
+        let plugins = self.plugins(root);
+        let scan = self.scan(root);
+        let locks = self.locks(root);
+        Some(RawRegistry {
+            project: project?,
+            core: core?,
+            plugins,
+            scan,
+            locks,
+        })
+    }
+
+    fn required_table<'t>(
+        &mut self,
+        parent: &'t dyn TableLike,
+        key: &str,
+        parent_span: Range<usize>,
+    ) -> Option<&'t dyn TableLike> {
+        match parent.get(key) {
+            None => {
+                self.error(
+                    Code::MissingField,
+                    parent_span,
+                    format!("missing the [{key}] table"),
+                )
+                .help = Some(format!("add a [{key}] table; see DESIGN §2 for its fields"));
+                None
+            }
+            Some(item) => self.table_like(item, key),
+        }
+    }
+
+    fn table_like<'t>(&mut self, item: &'t Item, key: &str) -> Option<&'t dyn TableLike> {
+        if let Some(table) = item.as_table_like() {
+            return Some(table);
+        }
+        self.error(
+            Code::WrongType,
+            item_span(item),
+            format!("`{key}` must be a table, found {}", item.type_name()),
+        );
+        None
+    }
+
+    fn unknown_keys(&mut self, table: &dyn TableLike, known: &[&str], place: &str) {
+        for (key, _) in table.iter() {
+            if known.contains(&key) {
+                continue;
+            }
+            let span = table
+                .key(key)
+                .and_then(toml_edit::Key::span)
+                .unwrap_or(0..0);
+            let finding = self.error(
+                Code::UnknownKey,
+                span,
+                format!("unknown key `{key}` in {place}"),
+            );
+            finding.help = Some(match did_you_mean(key, known) {
+                Some(near) => format!("did you mean `{near}`?"),
+                None => format!("known keys here: {}", known.join(", ")),
+            });
+        }
+    }
+
+    fn required_string(
+        &mut self,
+        table: &dyn TableLike,
+        key: &str,
+        place: &str,
+    ) -> Option<Spanned<String>> {
+        if table.get(key).is_none() {
+            let span = table_span(table);
+            self.error(
+                Code::MissingField,
+                span,
+                format!("{place} is missing `{key}`"),
+            );
+            return None;
+        }
+        self.optional_string(table, key)
+    }
+
+    fn optional_string(&mut self, table: &dyn TableLike, key: &str) -> Option<Spanned<String>> {
+        let item = table.get(key)?;
+        let span = item_span(item);
+        match item.as_str() {
+            Some(text) if text.trim().is_empty() => {
+                self.error(Code::WrongType, span, format!("`{key}` must not be empty"));
+                None
+            }
+            Some(text) => Some(Spanned {
+                value: text.to_owned(),
+                span,
+            }),
+            None => {
+                self.error(
+                    Code::WrongType,
+                    span,
+                    format!("`{key}` must be a string, found {}", item.type_name()),
+                );
+                None
+            }
+        }
+    }
+
+    fn string_list(&mut self, table: &dyn TableLike, key: &str) -> Option<Spanned<Vec<String>>> {
+        let item = table.get(key)?;
+        let span = item_span(item);
+        let Some(array) = item.as_array() else {
+            self.error(
+                Code::WrongType,
+                span,
+                format!(
+                    "`{key}` must be an array of strings, found {}",
+                    item.type_name()
+                ),
+            );
+            return None;
+        };
+        let mut values = Vec::with_capacity(array.len());
+        for value in array {
+            match value.as_str() {
+                Some(text) => values.push(text.to_owned()),
+                None => {
+                    self.error(
+                        Code::WrongType,
+                        value.span().unwrap_or(span.clone()),
+                        format!("`{key}` must hold strings, found {}", value.type_name()),
+                    );
+                }
+            }
+        }
+        Some(Spanned {
+            value: values,
+            span,
+        })
+    }
+
+    fn integer(&mut self, table: &dyn TableLike, key: &str) -> Option<Spanned<Id>> {
+        let item = table.get(key)?;
+        let span = item_span(item);
+        if let Some(Value::Integer(formatted)) = item.as_value() {
+            let literal = self
+                .file
+                .text()
+                .get(span.clone())
+                .unwrap_or_default()
+                .trim();
+            let literal = if literal.is_empty() {
+                formatted.value().to_string()
+            } else {
+                literal.to_owned()
+            };
+            return Some(Spanned {
+                value: Id::new(*formatted.value(), literal),
+                span,
+            });
+        }
+        self.error(
+            Code::WrongType,
+            span,
+            format!("`{key}` must be an integer, found {}", item.type_name()),
+        );
+        None
+    }
+
+    fn block(&mut self, core: &dyn TableLike) -> Option<Spanned<Block>> {
+        let Some(item) = core.get("block") else {
+            let span = table_span(core);
+            self.error(Code::MissingField, span, "[core] is missing `block`")
+                .help = Some("add `block = { start = 1_001_001, end = 1_001_999 }`".to_owned());
+            return None;
+        };
+        let span = item_span(item);
+        let table = self.table_like(item, "block")?;
+        self.unknown_keys(table, BLOCK_KEYS, "`block`");
+        let mut bound = |key: &str| {
+            if table.get(key).is_none() {
+                self.error(
+                    Code::MissingField,
+                    span.clone(),
+                    format!("`block` is missing `{key}`"),
+                );
+            }
+            self.integer(table, key)
+        };
+        let start = bound("start");
+        let end = bound("end");
+        let (start, end) = (start?, end?);
+        if start.value.value() > end.value.value() {
+            self.error(
+                Code::InvalidBlock,
+                span.clone(),
+                format!(
+                    "the block starts at {} but ends at {}",
+                    start.value, end.value
+                ),
+            )
+            .help = Some("the block is inclusive: `start` must not be above `end`".to_owned());
+            return None;
+        }
+        Some(Spanned {
+            value: Block {
+                start: start.value,
+                end: end.value,
+            },
+            span,
+        })
+    }
+
+    fn plugins(&mut self, root: &toml_edit::Table) -> PluginSettings {
+        let mut settings = PluginSettings {
+            manifests: Vec::new(),
+            table: "plugin".to_owned(),
+        };
+        let Some(table) = root
+            .get("plugins")
+            .and_then(|item| self.table_like(item, "plugins"))
+        else {
+            return settings;
+        };
+        self.unknown_keys(table, PLUGINS_KEYS, "[plugins]");
+        if let Some(globs) = self.string_list(table, "manifests") {
+            self.check_globs(&globs);
+            settings.manifests = globs.value;
+        }
+        if let Some(path) = self.optional_string(table, "table") {
+            settings.table = path.value;
+        }
+        settings
+    }
+
+    fn scan(&mut self, root: &toml_edit::Table) -> ScanSettings {
+        let mut settings = ScanSettings {
+            include: Vec::new(),
+            exclude: Vec::new(),
+            constant_patterns: ScanSettings::DEFAULT_CONSTANT_PATTERNS
+                .iter()
+                .map(|&p| p.to_owned())
+                .collect(),
+            keywords: ScanSettings::DEFAULT_KEYWORDS
+                .iter()
+                .map(|&k| k.to_owned())
+                .collect(),
+        };
+        let Some(table) = root
+            .get("scan")
+            .and_then(|item| self.table_like(item, "scan"))
+        else {
+            return settings;
+        };
+        self.unknown_keys(table, SCAN_KEYS, "[scan]");
+        if let Some(globs) = self.string_list(table, "include") {
+            self.check_globs(&globs);
+            settings.include = globs.value;
+        }
+        if let Some(globs) = self.string_list(table, "exclude") {
+            self.check_globs(&globs);
+            settings.exclude = globs.value;
+        }
+        if let Some(patterns) = self.string_list(table, "constant_patterns") {
+            settings.constant_patterns = patterns.value;
+        }
+        if let Some(keywords) = self.string_list(table, "keywords") {
+            for keyword in keywords.value {
+                if !settings.keywords.contains(&keyword) {
+                    settings.keywords.push(keyword);
+                }
+            }
+        }
+        settings
+    }
+
+    fn check_globs(&mut self, globs: &Spanned<Vec<String>>) {
+        for glob in &globs.value {
+            if let Err(error) = globset::Glob::new(glob) {
+                self.error(
+                    Code::InvalidGlob,
+                    globs.span.clone(),
+                    format!("`{glob}` is not a valid glob: {}", error.kind()),
+                );
+            }
+        }
+    }
+
+    fn locks(&mut self, root: &toml_edit::Table) -> Vec<RawLock> {
+        let Some(item) = root.get("lock") else {
+            return Vec::new();
+        };
+        let Item::ArrayOfTables(array) = item else {
+            let found = item.type_name();
+            self.error(
+                Code::WrongType,
+                item_span(item),
+                format!("`lock` must be an array of tables (`[[lock]]`), found {found}"),
+            );
+            return Vec::new();
+        };
+        array
+            .iter()
+            .map(|table| self.lock(table, table.span().unwrap_or(0..0)))
+            .collect()
+    }
+
+    fn lock(&mut self, table: &dyn TableLike, span: Range<usize>) -> RawLock {
+        self.unknown_keys(table, LOCK_KEYS, "[[lock]]");
+        if table.get("id").is_none() {
+            self.error(
+                Code::MissingField,
+                span.clone(),
+                "this [[lock]] entry has no `id`",
+            );
+        }
+        let key = table.get("key").and_then(|item| {
+            let span = item_span(item);
+            match item.as_str() {
+                Some("exact") => Some(Spanned {
+                    value: KeyShape::Exact,
+                    span,
+                }),
+                Some("family") => Some(Spanned {
+                    value: KeyShape::Family,
+                    span,
+                }),
+                _ => {
+                    self.error(
+                        Code::WrongType,
+                        span,
+                        "`key` must be \"exact\" or \"family\"",
+                    );
+                    None
+                }
+            }
+        });
+        RawLock {
+            id: self.integer(table, "id"),
+            constant: self.optional_string(table, "constant"),
+            worker: self.optional_string(table, "worker"),
+            plugin: self.optional_string(table, "plugin"),
+            retired: self.optional_string(table, "retired"),
+            reserved: self.optional_string(table, "reserved"),
+            defined_in: self
+                .string_list(table, "defined_in")
+                .filter(|list| !list.value.is_empty()),
+            key,
+            span,
+        }
+    }
+
+    /// The rules of DESIGN §2 that look across fields and entries.
+    fn rules(&mut self, raw: RawRegistry) -> Option<Registry> {
+        let mut locks = Vec::with_capacity(raw.locks.len());
+        let mut first_by_id: HashMap<i64, Range<usize>> = HashMap::new();
+        // (constant name, defining file) → where it was first registered.
+        let mut defined: HashMap<(String, String), Range<usize>> = HashMap::new();
+        let mut broken = false;
+        for entry in raw.locks {
+            let Some(id) = entry.id.clone() else {
+                broken = true;
+                continue;
+            };
+            if let Some(first) = first_by_id.get(&id.value.value()) {
+                let label = self.file.label(first.clone(), "first registered here");
+                let message = format!("id {} is registered twice", id.value);
+                let finding = self.error(Code::DuplicateId, id.span.clone(), message);
+                finding.labels.push(label);
+                finding.help = Some(
+                    "every id has exactly one entry; take a new one with `lockward take`"
+                        .to_owned(),
+                );
+                broken = true;
+                continue;
+            }
+            first_by_id.insert(id.value.value(), id.span.clone());
+            let Some(lock) = self.entry(entry, id, &raw.core) else {
+                broken = true;
+                continue;
+            };
+            if let Some(constant) = &lock.1 {
+                for path in lock.0.defined_in_paths(&raw.core.constants) {
+                    let key = (constant.value.clone(), path.to_owned());
+                    if let Some(first) = defined.get(&key) {
+                        let label = self.file.label(first.clone(), "first registered here");
+                        let message = format!(
+                            "constant `{}` is registered twice for {path}",
+                            constant.value
+                        );
+                        self.error(Code::DuplicateConstant, constant.span.clone(), message)
+                            .labels
+                            .push(label);
+                        broken = true;
+                    } else {
+                        defined.insert(key, constant.span.clone());
+                    }
+                }
+            }
+            locks.push(lock.0);
+        }
+        if broken {
+            return None;
+        }
+        let mut registry = Registry {
+            project: raw.project,
+            core: raw.core,
+            plugins: raw.plugins,
+            scan: raw.scan,
+            locks,
+            by_id: HashMap::new(),
+            file: self.file.clone(),
+        };
+        registry.reindex();
+        Some(registry)
+    }
+
+    /// Checks one entry's fields against each other; returns the lock and its constant's span.
+    fn entry(
+        &mut self,
+        entry: RawLock,
+        id: Spanned<Id>,
+        core: &Core,
+    ) -> Option<(Lock, Option<Spanned<String>>)> {
+        let kinds: Vec<(&str, Range<usize>)> = [
+            ("plugin", entry.plugin.as_ref().map(|s| s.span.clone())),
+            ("retired", entry.retired.as_ref().map(|s| s.span.clone())),
+            ("reserved", entry.reserved.as_ref().map(|s| s.span.clone())),
+            (
+                "defined_in",
+                entry.defined_in.as_ref().map(|s| s.span.clone()),
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(name, span)| Some((name, span?)))
+        .collect();
+        if kinds.len() > 1 {
+            let names: Vec<String> = kinds.iter().map(|(name, _)| format!("`{name}`")).collect();
+            let labels: Vec<_> = kinds[1..]
+                .iter()
+                .map(|(name, span)| self.file.label(span.clone(), format!("`{name}` set here")))
+                .collect();
+            let finding = self.error(
+                Code::ConflictingKinds,
+                kinds[0].1.clone(),
+                format!(
+                    "id {} sets {}, which exclude each other",
+                    id.value,
+                    names.join(" and ")
+                ),
+            );
+            finding.labels = labels;
+            finding.help = Some(
+                "an entry is exactly one of: a constant, an external (defined_in), a handover (plugin), retired or reserved"
+                    .to_owned(),
+            );
+            return None;
+        }
+        let mut ok = true;
+        if let Some(constant) = &entry.constant
+            && !is_identifier(&constant.value)
+        {
+            self.error(
+                Code::InvalidConstantName,
+                constant.span.clone(),
+                format!("`{}` is not an identifier", constant.value),
+            )
+            .help = Some(
+                "a constant name is letters, digits and `_`, not starting with a digit".to_owned(),
+            );
+            ok = false;
+        }
+        let kind = if let Some(plugin) = &entry.plugin {
+            Kind::Handover {
+                plugin: plugin.value.clone(),
+            }
+        } else if let Some(reason) = &entry.retired {
+            Kind::Retired {
+                reason: reason.value.clone(),
+            }
+        } else if let Some(reason) = &entry.reserved {
+            Kind::Reserved {
+                reason: reason.value.clone(),
+            }
+        } else if let Some(defined_in) = &entry.defined_in {
+            if entry.constant.is_none() {
+                self.error(
+                    Code::MissingField,
+                    entry.span.clone(),
+                    format!(
+                        "external id {} needs the `constant` it is defined as",
+                        id.value
+                    ),
+                );
+                ok = false;
+            }
+            Kind::External {
+                defined_in: defined_in.value.clone(),
+            }
+        } else if entry.constant.is_some() {
+            Kind::Constant
+        } else {
+            self.error(
+                Code::MissingField,
+                id.span.clone(),
+                format!("id {} does not say what it is", id.value),
+            )
+            .help = Some(
+                "give it a `constant` (with `worker`), or `plugin`, `retired`, `reserved` or `defined_in`"
+                    .to_owned(),
+            );
+            return None;
+        };
+        if matches!(kind, Kind::Constant | Kind::External { .. }) && entry.worker.is_none() {
+            let what = kind.as_str();
+            self.error(
+                Code::MissingWorker,
+                entry
+                    .constant
+                    .as_ref()
+                    .map_or(id.span.clone(), |c| c.span.clone()),
+                format!("{what} id {} does not name its `worker`", id.value),
+            )
+            .help = Some(
+                "add `worker = \"...\"`: the background worker that holds this lock".to_owned(),
+            );
+            ok = false;
+        }
+        let key = entry.key.as_ref().map_or(KeyShape::Exact, |key| key.value);
+        if key == KeyShape::Family && !id.value.fits_int4() {
+            self.error(
+                Code::FamilyOutOfRange,
+                id.span.clone(),
+                format!("family id {} does not fit in an int4", id.value),
+            )
+            .help = Some(
+                "a family id is the first int4 of `pg_advisory_lock(id, n)`: -2147483648 ..= 2147483647"
+                    .to_owned(),
+            );
+            ok = false;
+        }
+        if kind == Kind::Constant && !core.block.contains(id.value.value()) {
+            let finding = self.file.finding(
+                Code::ConstantOutsideBlock,
+                Severity::Warning,
+                id.span.clone(),
+                format!(
+                    "core constant id {} lies outside core's block {}..={}",
+                    id.value, core.block.start, core.block.end
+                ),
+            );
+            self.findings.push(finding.with_help(
+                "legacy ids are allowed; new ids come from the block (`lockward take`)",
+            ));
+        }
+        let line = self.file.position(id.span.start).line;
+        ok.then(|| {
+            (
+                Lock {
+                    id: id.value,
+                    kind,
+                    constant: entry.constant.as_ref().map(|c| c.value.clone()),
+                    worker: entry.worker.map(|w| w.value),
+                    key,
+                    source: Source::Registry,
+                    line,
+                    span: id.span,
+                },
+                entry.constant,
+            )
+        })
+    }
+}
+
+fn item_span(item: &Item) -> Range<usize> {
+    match item {
+        Item::Value(value) => value.span(),
+        Item::Table(table) => table.span(),
+        Item::ArrayOfTables(array) => array.span(),
+        Item::None => None,
+    }
+    .unwrap_or(0..0)
+}
+
+fn table_span(table: &dyn TableLike) -> Range<usize> {
+    table
+        .iter()
+        .find_map(|(key, _)| table.key(key).and_then(toml_edit::Key::span))
+        .unwrap_or(0..0)
+}
+
+/// Whether `name` is an identifier in every language lockward writes constants in.
+pub fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The known key closest to `key`, if it is a near miss (`defined-in` → `defined_in`).
+fn did_you_mean<'k>(key: &str, known: &[&'k str]) -> Option<&'k str> {
+    let normalized = key.to_ascii_lowercase().replace('-', "_");
+    known
+        .iter()
+        .map(|&candidate| (edit_distance(&normalized, candidate), candidate))
+        .filter(|&(distance, candidate)| distance <= 2.max(candidate.len() / 4))
+        .min_by_key(|&(distance, _)| distance)
+        .map(|(_, candidate)| candidate)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut current = vec![i + 1; b.len() + 1];
+        for (j, &cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != cb);
+            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        previous = current;
+    }
+    previous[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn near_misses_are_suggested() {
+        assert_eq!(did_you_mean("defined-in", LOCK_KEYS), Some("defined_in"));
+        assert_eq!(did_you_mean("wroker", LOCK_KEYS), Some("worker"));
+        assert_eq!(did_you_mean("colour", LOCK_KEYS), None);
+    }
+
+    #[test]
+    fn identifiers_follow_the_common_rule() {
+        assert!(is_identifier("_CATALOG_LOCK_KEY"));
+        assert!(is_identifier("AdvisoryLockFoo"));
+        assert!(!is_identifier("1ABC"));
+        assert!(!is_identifier("A-B"));
+        assert!(!is_identifier(""));
+    }
+}

@@ -1,0 +1,616 @@
+//! Plugin manifests and their admission (DESIGN §3).
+//!
+//! A plugin declares the ids its workers hold in its own manifest. Admission holds each
+//! manifest to the registry and to the other manifests; a host application makes the same call
+//! ([`Registry::admit`]) when it loads a plugin, so a plugin that would share a lock with core or
+//! with another plugin is refused before its workers start.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
+
+use crate::finding::{Code, Finding, Severity};
+use crate::id::{Id, KeyShape};
+use crate::registry::{Kind, Lock, Registry, Source};
+use crate::source::SourceFile;
+
+/// A parsed plugin manifest: its name and the ids it declares, with where each is written.
+#[derive(Debug, Clone)]
+pub struct Manifest {
+    /// The plugin's name.
+    pub name: String,
+    /// The ids it declares, in the order written.
+    pub ids: Vec<(Id, Range<usize>)>,
+    name_span: Range<usize>,
+    file: SourceFile,
+}
+
+impl Manifest {
+    /// Parses a manifest named `path` (relative to the registry's directory): JSON when the path
+    /// ends in `.json`, TOML otherwise. `table` is the dotted path of the table that holds `name`
+    /// and `advisory_lock_ids` (`plugin`, or `tool.harbor.plugin` in a `pyproject.toml`).
+    pub fn parse(path: &str, text: &str, table: &str) -> Result<Self, Vec<Finding>> {
+        let file = SourceFile::new(path, text);
+        let is_json = std::path::Path::new(path)
+            .extension()
+            .is_some_and(|extension| extension.eq_ignore_ascii_case("json"));
+        let raw = if is_json {
+            json::manifest(&file, table)
+        } else {
+            toml::manifest(&file, table)
+        }?;
+        let mut findings = Vec::new();
+        let mut seen: HashMap<i64, Range<usize>> = HashMap::new();
+        for (id, span) in &raw.ids {
+            if let Some(first) = seen.get(&id.value()) {
+                findings.push(
+                    file.finding(
+                        Code::MalformedManifest,
+                        Severity::Error,
+                        span.clone(),
+                        format!("plugin `{}` declares id {id} twice", raw.name),
+                    )
+                    .with_label(file.label(first.clone(), "first declared here")),
+                );
+            } else {
+                seen.insert(id.value(), span.clone());
+            }
+        }
+        if findings.is_empty() {
+            Ok(Self {
+                name: raw.name,
+                ids: raw.ids,
+                name_span: raw.name_span,
+                file,
+            })
+        } else {
+            Err(findings)
+        }
+    }
+
+    /// The manifest's path, relative to the registry's directory.
+    pub fn path(&self) -> &str {
+        self.file.path()
+    }
+
+    fn id_finding(&self, code: Code, span: &Range<usize>, message: String) -> Finding {
+        self.file
+            .finding(code, Severity::Error, span.clone(), message)
+    }
+}
+
+/// What a manifest parser found before the duplicate check.
+struct RawManifest {
+    name: String,
+    name_span: Range<usize>,
+    ids: Vec<(Id, Range<usize>)>,
+}
+
+fn malformed(file: &SourceFile, span: Range<usize>, message: impl Into<String>) -> Vec<Finding> {
+    vec![file.finding(Code::MalformedManifest, Severity::Error, span, message)]
+}
+
+mod toml {
+    use toml_edit::{Item, Value};
+
+    use super::{RawManifest, malformed};
+    use crate::finding::{Code, Severity};
+    use crate::id::Id;
+    use crate::source::SourceFile;
+
+    pub(super) fn manifest(
+        file: &SourceFile,
+        table_path: &str,
+    ) -> Result<RawManifest, Vec<crate::Finding>> {
+        let document = toml_edit::Document::parse(file.text()).map_err(|error| {
+            vec![file.finding(
+                Code::MalformedManifest,
+                Severity::Error,
+                error.span().unwrap_or(0..0),
+                format!(
+                    "the manifest is not valid TOML: {}",
+                    error.message().trim_end()
+                ),
+            )]
+        })?;
+        let mut table: &dyn toml_edit::TableLike = document.as_table();
+        for part in table_path.split('.') {
+            table = table
+                .get(part)
+                .and_then(Item::as_table_like)
+                .ok_or_else(|| {
+                    malformed(
+                        file,
+                        0..0,
+                        format!("the manifest has no `[{table_path}]` table"),
+                    )
+                })?;
+        }
+        let name = table.get("name").ok_or_else(|| {
+            malformed(
+                file,
+                0..0,
+                format!("`[{table_path}]` is missing the plugin's `name`"),
+            )
+        })?;
+        let name_span = name.span().unwrap_or(0..0);
+        let name = name
+            .as_str()
+            .filter(|name| !name.trim().is_empty())
+            .ok_or_else(|| {
+                malformed(
+                    file,
+                    name_span.clone(),
+                    "the plugin's `name` must be a non-empty string",
+                )
+            })?
+            .to_owned();
+        let ids_item = table.get("advisory_lock_ids").ok_or_else(|| {
+            malformed(
+                file,
+                name_span.clone(),
+                format!("`[{table_path}]` is missing `advisory_lock_ids`"),
+            )
+        })?;
+        let array = ids_item.as_array().ok_or_else(|| {
+            malformed(
+                file,
+                ids_item.span().unwrap_or(0..0),
+                "`advisory_lock_ids` must be an array of integers",
+            )
+        })?;
+        let mut ids = Vec::with_capacity(array.len());
+        let mut errors = Vec::new();
+        for value in array {
+            let span = value.span().unwrap_or(0..0);
+            match value {
+                Value::Integer(integer) => {
+                    let literal = file.text().get(span.clone()).unwrap_or_default().trim();
+                    ids.push((Id::new(*integer.value(), literal), span));
+                }
+                other => errors.extend(malformed(
+                    file,
+                    span,
+                    format!(
+                        "advisory lock ids are integers, found {}",
+                        other.type_name()
+                    ),
+                )),
+            }
+        }
+        if errors.is_empty() {
+            Ok(RawManifest {
+                name,
+                name_span,
+                ids,
+            })
+        } else {
+            Err(errors)
+        }
+    }
+}
+
+mod json {
+    //! JSON has no span-keeping parser in our dependencies, so values come from `serde_json` and
+    //! positions from a scan of the text for the same tokens, in order.
+
+    use serde_json::Value;
+
+    use super::{RawManifest, malformed};
+    use crate::id::Id;
+    use crate::source::SourceFile;
+
+    pub(super) fn manifest(
+        file: &SourceFile,
+        table_path: &str,
+    ) -> Result<RawManifest, Vec<crate::Finding>> {
+        let text = file.text();
+        let root: Value = serde_json::from_str(text).map_err(|error| {
+            let offset = offset_of(text, error.line(), error.column());
+            malformed(
+                file,
+                offset..offset,
+                format!("the manifest is not valid JSON: {error}"),
+            )
+        })?;
+        let mut table = &root;
+        for part in table_path.split('.') {
+            table = table.get(part).ok_or_else(|| {
+                malformed(
+                    file,
+                    0..0,
+                    format!("the manifest has no `{table_path}` object"),
+                )
+            })?;
+        }
+        let name = table
+            .get("name")
+            .and_then(Value::as_str)
+            .filter(|name| !name.trim().is_empty())
+            .ok_or_else(|| {
+                malformed(
+                    file,
+                    0..0,
+                    format!("`{table_path}` is missing the plugin's `name` string"),
+                )
+            })?
+            .to_owned();
+        let name_span = find_key(text, "name").unwrap_or(0..0);
+        let values = table
+            .get("advisory_lock_ids")
+            .and_then(Value::as_array)
+            .ok_or_else(|| {
+                malformed(
+                    file,
+                    name_span.clone(),
+                    format!("`{table_path}` is missing the `advisory_lock_ids` array"),
+                )
+            })?;
+        let mut cursor = find_key(text, "advisory_lock_ids").map_or(0, |span| span.end);
+        let mut ids = Vec::with_capacity(values.len());
+        let mut errors = Vec::new();
+        for value in values {
+            let span = next_token(text, &mut cursor);
+            match value.as_i64() {
+                Some(id) => ids.push((Id::new(id, text[span.clone()].to_owned()), span)),
+                None => errors.extend(malformed(
+                    file,
+                    span,
+                    format!("advisory lock ids are integers that fit a bigint, found `{value}`"),
+                )),
+            }
+        }
+        if errors.is_empty() {
+            Ok(RawManifest {
+                name,
+                name_span,
+                ids,
+            })
+        } else {
+            Err(errors)
+        }
+    }
+
+    fn offset_of(text: &str, line: usize, column: usize) -> usize {
+        let start: usize = text
+            .split_inclusive('\n')
+            .take(line.saturating_sub(1))
+            .map(str::len)
+            .sum();
+        (start + column.saturating_sub(1)).min(text.len())
+    }
+
+    fn find_key(text: &str, key: &str) -> Option<std::ops::Range<usize>> {
+        let quoted = format!("\"{key}\"");
+        text.find(&quoted).map(|start| start..start + quoted.len())
+    }
+
+    /// The next array element after `cursor`: skips `[`, `,` and white space.
+    fn next_token(text: &str, cursor: &mut usize) -> std::ops::Range<usize> {
+        let bytes = text.as_bytes();
+        let mut start = *cursor;
+        while start < bytes.len()
+            && matches!(
+                bytes[start],
+                b'[' | b',' | b':' | b' ' | b'\t' | b'\r' | b'\n'
+            )
+        {
+            start += 1;
+        }
+        let mut end = start;
+        while end < bytes.len() && !matches!(bytes[end], b',' | b']' | b' ' | b'\t' | b'\r' | b'\n')
+        {
+            end += 1;
+        }
+        *cursor = end;
+        start..end
+    }
+}
+
+/// A plugin that passed admission, and the ids its workers may hold.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdmittedPlugin {
+    /// The plugin's name.
+    pub name: String,
+    /// Its manifest's path, relative to the registry's directory.
+    pub manifest: String,
+    /// The ids it declared.
+    pub ids: Vec<Id>,
+}
+
+impl AdmittedPlugin {
+    /// The admitted id `value` as a lock a worker can be built from, or `None` when this plugin
+    /// did not declare it.
+    pub fn lock(&self, value: i64) -> Option<Lock> {
+        let id = self.ids.iter().find(|id| id.value() == value)?;
+        Some(Lock {
+            id: id.clone(),
+            kind: Kind::Handover {
+                plugin: self.name.clone(),
+            },
+            constant: None,
+            worker: None,
+            key: KeyShape::Exact,
+            source: Source::Registry,
+            line: 0,
+            span: 0..0,
+        })
+    }
+}
+
+/// The outcome of admitting one manifest.
+#[derive(Debug, Clone)]
+pub enum Verdict {
+    /// Admitted; warnings may still apply.
+    Admitted(AdmittedPlugin),
+    /// Refused, with every reason.
+    Refused {
+        /// The plugin's name, when the manifest said it.
+        name: Option<String>,
+        /// The manifest's path.
+        manifest: String,
+    },
+}
+
+/// Admission of every manifest at once, as `lockward plugins` and `lockward check` report it.
+#[derive(Debug, Clone)]
+pub struct AdmissionReport {
+    /// One verdict per manifest, in manifest path order.
+    pub verdicts: Vec<Verdict>,
+    /// Every refusal and warning, sorted by location.
+    pub findings: Vec<Finding>,
+}
+
+impl AdmissionReport {
+    /// The plugins that were admitted.
+    pub fn admitted(&self) -> impl Iterator<Item = &AdmittedPlugin> {
+        self.verdicts.iter().filter_map(|verdict| match verdict {
+            Verdict::Admitted(plugin) => Some(plugin),
+            Verdict::Refused { .. } => None,
+        })
+    }
+
+    /// Every id any parsed manifest declares, admitted or not: they count as recorded when the
+    /// next free id is computed.
+    pub fn declared_ids(manifests: &[Manifest]) -> impl Iterator<Item = i64> + '_ {
+        manifests
+            .iter()
+            .flat_map(|manifest| manifest.ids.iter().map(|(id, _)| id.value()))
+    }
+}
+
+impl Registry {
+    /// Admits one plugin at load time: holds `manifest` to the registry (rules 1, 2, 3 and 5 of
+    /// DESIGN §3) and to the manifests of the plugins already loaded, `others` (rule 4).
+    pub fn admit(
+        &self,
+        manifest: &Manifest,
+        others: &[&Manifest],
+    ) -> Result<AdmittedPlugin, Vec<Finding>> {
+        let mut findings = self.registry_refusals(manifest);
+        for other in others
+            .iter()
+            .filter(|other| other.path() != manifest.path())
+        {
+            findings.extend(self.shared_with(manifest, other));
+        }
+        if findings.is_empty() {
+            Ok(AdmittedPlugin {
+                name: manifest.name.clone(),
+                manifest: manifest.path().to_owned(),
+                ids: manifest.ids.iter().map(|(id, _)| id.clone()).collect(),
+            })
+        } else {
+            Err(findings)
+        }
+    }
+
+    /// Admits every manifest: `parsed` holds, per manifest path, the parsed manifest or the
+    /// reasons it is malformed. A malformed manifest is refused; the others are still admitted.
+    /// Also warns about handovers that no manifest declares.
+    pub fn admit_all(
+        &self,
+        parsed: Vec<(String, Result<Manifest, Vec<Finding>>)>,
+    ) -> AdmissionReport {
+        let mut verdicts = Vec::new();
+        let mut findings = Vec::new();
+        let mut manifests = Vec::new();
+        for (path, result) in parsed {
+            match result {
+                Ok(manifest) => manifests.push(manifest),
+                Err(errors) => {
+                    findings.extend(errors);
+                    verdicts.push(Verdict::Refused {
+                        name: None,
+                        manifest: path,
+                    });
+                }
+            }
+        }
+        let mut names: BTreeMap<&str, &Manifest> = BTreeMap::new();
+        let mut duplicate_names = Vec::new();
+        for manifest in &manifests {
+            if let Some(first) = names.insert(&manifest.name, manifest) {
+                duplicate_names.push((manifest, first));
+            }
+        }
+        let mut refused_paths: Vec<&str> = Vec::new();
+        for (manifest, first) in duplicate_names {
+            findings.push(
+                manifest
+                    .file
+                    .finding(
+                        Code::DuplicatePlugin,
+                        Severity::Error,
+                        manifest.name_span.clone(),
+                        format!(
+                            "plugin name `{}` is used by two manifests: {} and {}",
+                            manifest.name,
+                            first.path(),
+                            manifest.path()
+                        ),
+                    )
+                    .with_label(first.file.label(first.name_span.clone(), "also named here")),
+            );
+            refused_paths.extend([manifest.path(), first.path()]);
+        }
+        for manifest in &manifests {
+            let others: Vec<&Manifest> = manifests.iter().collect();
+            match self.admit(manifest, &others) {
+                Ok(plugin) if !refused_paths.contains(&manifest.path()) => {
+                    verdicts.push(Verdict::Admitted(plugin));
+                }
+                result => {
+                    findings.extend(result.err().unwrap_or_default());
+                    verdicts.push(Verdict::Refused {
+                        name: Some(manifest.name.clone()),
+                        manifest: manifest.path().to_owned(),
+                    });
+                }
+            }
+        }
+        findings.extend(self.unused_handovers(&manifests));
+        verdicts.sort_by(|a, b| verdict_path(a).cmp(verdict_path(b)));
+        crate::finding::sort(&mut findings);
+        AdmissionReport { verdicts, findings }
+    }
+
+    fn registry_refusals(&self, manifest: &Manifest) -> Vec<Finding> {
+        let plugin = &manifest.name;
+        let mut findings = Vec::new();
+        for (id, span) in &manifest.ids {
+            let entry = self.lock(id.value());
+            let refusal = match entry.map(|lock| &lock.kind) {
+                Some(Kind::Handover { plugin: holder }) if holder == plugin => None,
+                Some(Kind::Constant | Kind::External { .. }) => {
+                    let lock = entry.expect("matched an entry");
+                    let what = if lock.kind == Kind::Constant {
+                        "core constant"
+                    } else {
+                        "core external"
+                    };
+                    let constant = lock.constant.as_deref().unwrap_or("?");
+                    Some((
+                        Code::PluginCollidesWithCore,
+                        format!(
+                            "plugin `{plugin}` declares id {id}, which is core's {what} `{constant}`"
+                        ),
+                        "core uses it",
+                    ))
+                }
+                Some(Kind::Retired { reason }) => Some((
+                    Code::PluginUsesRetiredId,
+                    format!(
+                        "plugin `{plugin}` declares id {id}, which is retired ({reason}) and never reassigned"
+                    ),
+                    "retired here",
+                )),
+                Some(Kind::Handover { plugin: holder }) => Some((
+                    Code::PluginTakesOthersHandover,
+                    format!(
+                        "plugin `{plugin}` declares id {id}, which core handed over to plugin `{holder}`"
+                    ),
+                    "handed over here",
+                )),
+                Some(Kind::Reserved { reason }) => Some((
+                    Code::PluginIdInCoreBlock,
+                    format!("plugin `{plugin}` declares id {id}, which is reserved: {reason}"),
+                    "reserved here",
+                )),
+                None if self.core.block.contains(id.value()) => Some((
+                    Code::PluginIdInCoreBlock,
+                    format!(
+                        "plugin `{plugin}` declares id {id}, inside core's block {}..={} without a handover",
+                        self.core.block.start, self.core.block.end
+                    ),
+                    "",
+                )),
+                None => None,
+            };
+            let Some((code, message, label)) = refusal else {
+                continue;
+            };
+            let mut finding = manifest.id_finding(code, span, message);
+            if let Some(lock) = entry {
+                finding.labels.push(self.label(lock, label));
+            }
+            finding.help = Some(match code {
+                Code::PluginIdInCoreBlock => format!(
+                    "the block is core's to allocate: hand the id over with `lockward take CONSTANT --worker TEXT --plugin {plugin}`, or pick an id outside {}..={}",
+                    self.core.block.start, self.core.block.end
+                ),
+                _ => "give the plugin an id of its own".to_owned(),
+            });
+            findings.push(finding);
+        }
+        findings
+    }
+
+    /// Rule 4: ids `manifest` shares with `other`. Refused unless `manifest` holds the handover
+    /// (then `other` is refused by rule 3, and reporting it twice helps nobody).
+    fn shared_with(&self, manifest: &Manifest, other: &Manifest) -> Vec<Finding> {
+        let mut findings = Vec::new();
+        for (id, span) in &manifest.ids {
+            let Some((_, other_span)) = other.ids.iter().find(|(other_id, _)| other_id == id)
+            else {
+                continue;
+            };
+            let handed_to = match self.lock(id.value()).map(|lock| &lock.kind) {
+                Some(Kind::Handover { plugin }) => Some(plugin.as_str()),
+                _ => None,
+            };
+            if handed_to.is_some() {
+                continue;
+            }
+            findings.push(
+                manifest
+                    .id_finding(
+                        Code::PluginIdShared,
+                        span,
+                        format!(
+                            "plugin `{}` declares id {id}, which plugin `{}` also declares ({})",
+                            manifest.name,
+                            other.name,
+                            other.path()
+                        ),
+                    )
+                    .with_label(other.file.label(other_span.clone(), format!("declared by `{}` here", other.name)))
+                    .with_help("two workers on one id skip each other's cycles; give each plugin its own id"),
+            );
+        }
+        findings
+    }
+
+    fn unused_handovers(&self, manifests: &[Manifest]) -> Vec<Finding> {
+        self.locks
+            .iter()
+            .filter_map(|lock| {
+                let Kind::Handover { plugin } = &lock.kind else {
+                    return None;
+                };
+                if lock.source != Source::Registry {
+                    return None;
+                }
+                let declared = manifests
+                    .iter()
+                    .any(|m| &m.name == plugin && m.ids.iter().any(|(id, _)| *id == lock.id));
+                (!declared).then(|| {
+                    self.file
+                        .finding(
+                            Code::UnusedHandover,
+                            Severity::Warning,
+                            lock.span.clone(),
+                            format!("id {} is handed over to plugin `{plugin}`, but no manifest of `{plugin}` declares it", lock.id),
+                        )
+                        .with_help(format!("add {} to `{plugin}`'s advisory_lock_ids, or retire the id", lock.id))
+                })
+            })
+            .collect()
+    }
+}
+
+fn verdict_path(verdict: &Verdict) -> &str {
+    match verdict {
+        Verdict::Admitted(plugin) => &plugin.manifest,
+        Verdict::Refused { manifest, .. } => manifest,
+    }
+}

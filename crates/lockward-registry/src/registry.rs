@@ -1,0 +1,377 @@
+//! The validated registry: what the rest of lockward sees once a file has passed every rule.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::finding::Label;
+use crate::id::{Id, KeyShape};
+use crate::source::SourceFile;
+
+/// A registry that passed every rule in DESIGN §2. Build one with [`crate::parse`] or
+/// [`Registry::load`](crate::Registry::load); nothing else constructs it.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    pub(crate) project: Project,
+    pub(crate) core: Core,
+    pub(crate) plugins: PluginSettings,
+    pub(crate) scan: ScanSettings,
+    /// Sorted by numeric id.
+    pub(crate) locks: Vec<Lock>,
+    pub(crate) by_id: HashMap<i64, usize>,
+    pub(crate) file: SourceFile,
+}
+
+/// `[project]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Project {
+    /// The project's name.
+    pub name: String,
+    /// Where `lockward render` writes the page, relative to the registry's directory.
+    pub page: Option<String>,
+}
+
+/// `[core]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Core {
+    /// The file that defines core's constants, relative to the registry's directory.
+    pub constants: String,
+    /// The range core takes new ids from.
+    pub block: Block,
+}
+
+/// The inclusive range core takes new ids from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    /// First id of the block.
+    pub start: Id,
+    /// Last id of the block.
+    pub end: Id,
+}
+
+impl Block {
+    /// Whether `value` lies inside the block.
+    pub fn contains(&self, value: i64) -> bool {
+        (self.start.value()..=self.end.value()).contains(&value)
+    }
+}
+
+/// `[plugins]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginSettings {
+    /// Globs, relative to the registry's directory, that find plugin manifests.
+    pub manifests: Vec<String>,
+    /// Dotted path of the table holding `name` and `advisory_lock_ids` (default `plugin`).
+    pub table: String,
+}
+
+/// `[scan]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScanSettings {
+    /// Only paths matching one of these globs are scanned (all when empty).
+    pub include: Vec<String>,
+    /// Paths matching one of these globs are not scanned.
+    pub exclude: Vec<String>,
+    /// Name patterns a constant must match to count as a lock id (`*` matches any words).
+    pub constant_patterns: Vec<String>,
+    /// Keyword names whose `name = <integer>` / `name: <integer>` forms are lock ids.
+    pub keywords: Vec<String>,
+}
+
+impl ScanSettings {
+    /// The constant patterns used when `[scan] constant_patterns` is not set.
+    pub const DEFAULT_CONSTANT_PATTERNS: &'static [&'static str] =
+        &["ADVISORY_LOCK*", "*_LOCK_KEY", "*_LOCK_ID"];
+    /// The keywords always recognised, besides those in `[scan] keywords`.
+    pub const DEFAULT_KEYWORDS: &'static [&'static str] = &["advisory_lock_id"];
+}
+
+/// Which kind of entry an id is. Every id is exactly one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    /// A core constant, defined in core's constants file.
+    Constant,
+    /// A core id defined outside the constants file, in the listed files.
+    External {
+        /// Files (relative to the registry's directory) that define or use it.
+        defined_in: Vec<String>,
+    },
+    /// An id core handed over to one plugin.
+    Handover {
+        /// The plugin's name.
+        plugin: String,
+    },
+    /// An id no longer used; never reassigned.
+    Retired {
+        /// Why it was retired.
+        reason: String,
+    },
+    /// An id reserved for work that has not landed.
+    Reserved {
+        /// What it is reserved for.
+        reason: String,
+    },
+}
+
+impl Kind {
+    /// `constant`, `external`, `handover`, `retired` or `reserved`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Constant => "constant",
+            Self::External { .. } => "external",
+            Self::Handover { .. } => "handover",
+            Self::Retired { .. } => "retired",
+            Self::Reserved { .. } => "reserved",
+        }
+    }
+}
+
+/// Where an entry came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// The registry file on the current branch.
+    Registry,
+    /// The registry file as it stands on another branch (a reservation by unlanded work).
+    Branch(String),
+}
+
+impl std::fmt::Display for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Registry => f.write_str("registry"),
+            Self::Branch(name) => write!(f, "branch {name}"),
+        }
+    }
+}
+
+/// One registered id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lock {
+    /// The id, as written.
+    pub id: Id,
+    /// What kind of entry it is.
+    pub kind: Kind,
+    /// The constant's name, for constants and externals (and optionally others).
+    pub constant: Option<String>,
+    /// The background worker that holds it.
+    pub worker: Option<String>,
+    /// Exact bigint key or a family.
+    pub key: KeyShape,
+    /// Where the entry came from.
+    pub source: Source,
+    /// 1-based line of the entry's `id` in the registry file (0 for entries not from the file).
+    pub line: usize,
+    /// Byte range of the entry's `id` value in the registry file (empty for entries not from
+    /// the file).
+    pub span: std::ops::Range<usize>,
+}
+
+impl Lock {
+    /// `core`, `plugin:NAME`, or `None` (retired and reserved ids have no owner).
+    pub fn owner(&self) -> Option<String> {
+        match &self.kind {
+            Kind::Constant | Kind::External { .. } => Some("core".to_owned()),
+            Kind::Handover { plugin } => Some(format!("plugin:{plugin}")),
+            Kind::Retired { .. } | Kind::Reserved { .. } => None,
+        }
+    }
+
+    /// The files that define the id: the constants file for a constant, the listed files for an
+    /// external, none otherwise.
+    pub fn defined_in<'a>(&'a self, registry: &'a Registry) -> Vec<&'a str> {
+        self.defined_in_paths(&registry.core.constants)
+    }
+
+    pub(crate) fn defined_in_paths<'a>(&'a self, constants_file: &'a str) -> Vec<&'a str> {
+        match &self.kind {
+            Kind::Constant => vec![constants_file],
+            Kind::External { defined_in } => defined_in.iter().map(String::as_str).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether core itself uses the id (a constant or an external).
+    pub fn is_core(&self) -> bool {
+        matches!(self.kind, Kind::Constant | Kind::External { .. })
+    }
+}
+
+impl Registry {
+    /// The registry file's text, named as it was loaded.
+    pub fn file(&self) -> &SourceFile {
+        &self.file
+    }
+
+    /// A label pointing at `lock`'s id in the registry file; for a reservation found on another
+    /// branch, a label naming that branch.
+    pub fn label(&self, lock: &Lock, message: impl Into<String>) -> Label {
+        let mut label = self.file.label(lock.span.clone(), message);
+        if let Source::Branch(branch) = &lock.source {
+            label.line = 0;
+            label.column = 0;
+            label.source_line = None;
+            label.message = format!("{} (on branch {branch})", label.message);
+        }
+        label
+    }
+
+    /// `[project]`.
+    pub fn project(&self) -> &Project {
+        &self.project
+    }
+
+    /// `[core]`.
+    pub fn core(&self) -> &Core {
+        &self.core
+    }
+
+    /// `[plugins]`.
+    pub fn plugin_settings(&self) -> &PluginSettings {
+        &self.plugins
+    }
+
+    /// `[scan]`.
+    pub fn scan_settings(&self) -> &ScanSettings {
+        &self.scan
+    }
+
+    /// Every entry, sorted by numeric id.
+    pub fn locks(&self) -> &[Lock] {
+        &self.locks
+    }
+
+    /// The entry for `id`, if registered.
+    pub fn lock(&self, id: i64) -> Option<&Lock> {
+        self.by_id.get(&id).map(|&i| &self.locks[i])
+    }
+
+    /// The entry for a constant name: the core constant of that name, else the only external of
+    /// that name. Two externals may share a name in different files; then use
+    /// [`Registry::locks_named`].
+    pub fn lock_by_constant<'a>(&'a self, name: &'a str) -> Option<&'a Lock> {
+        let mut named = self.locks_named(name);
+        let first = named.next()?;
+        if first.kind == Kind::Constant {
+            return Some(first);
+        }
+        let rest: Vec<&Lock> = named.collect();
+        if let Some(constant) = rest.iter().find(|lock| lock.kind == Kind::Constant) {
+            return Some(constant);
+        }
+        rest.is_empty().then_some(first)
+    }
+
+    /// Every entry whose constant is `name`.
+    pub fn locks_named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Lock> + 'a {
+        self.locks
+            .iter()
+            .filter(move |lock| lock.constant.as_deref() == Some(name))
+    }
+
+    /// The entries of one kind (`"constant"`, `"external"`, ...; see [`Kind::as_str`]).
+    pub fn locks_of_kind<'a>(&'a self, kind: &'a str) -> impl Iterator<Item = &'a Lock> + 'a {
+        self.locks
+            .iter()
+            .filter(move |lock| lock.kind.as_str() == kind)
+    }
+
+    /// The family entry whose id is `high`, if any: the owner of every key `(high, n)`.
+    pub fn family(&self, high: i64) -> Option<&Lock> {
+        self.lock(high).filter(|lock| lock.key == KeyShape::Family)
+    }
+
+    /// How many `constant` entries there are.
+    pub fn core_constant_count(&self) -> usize {
+        self.locks
+            .iter()
+            .filter(|lock| lock.kind == Kind::Constant)
+            .count()
+    }
+
+    /// The next free id: one more than the highest id ever recorded inside the block, among the
+    /// registry's entries and `also_taken` (plugin manifests' ids, other branches' ids). Gaps are
+    /// never filled: a gap may be an id an unlanded branch already took. `None` when the block
+    /// is used up.
+    pub fn next_free_id(&self, also_taken: impl IntoIterator<Item = i64>) -> Option<Id> {
+        let block = &self.core.block;
+        let highest = self
+            .locks
+            .iter()
+            .map(|lock| lock.id.value())
+            .chain(also_taken)
+            .filter(|&value| block.contains(value))
+            .max();
+        let next = match highest {
+            None => block.start.value(),
+            Some(value) => value.checked_add(1)?,
+        };
+        block
+            .contains(next)
+            .then(|| Id::styled_like(next, block.start.literal()))
+    }
+
+    /// Adds reservations found elsewhere (another branch's registry). Ids already registered
+    /// here are skipped: the registry on this branch is the authority.
+    pub fn add_reservations(&mut self, reservations: impl IntoIterator<Item = Lock>) {
+        for lock in reservations {
+            if self.by_id.contains_key(&lock.id.value()) {
+                continue;
+            }
+            self.locks.push(lock);
+        }
+        self.reindex();
+    }
+
+    pub(crate) fn reindex(&mut self) {
+        self.locks.sort_by_key(|lock| lock.id.value());
+        self.by_id = self
+            .locks
+            .iter()
+            .enumerate()
+            .map(|(i, lock)| (lock.id.value(), i))
+            .collect();
+    }
+}
+
+/// The `list --format json` view of one entry.
+#[derive(Debug, Clone, Serialize)]
+pub struct LockView<'a> {
+    /// Numeric id.
+    pub id: i64,
+    /// The id as written.
+    pub literal: &'a str,
+    /// `constant`, `external`, `handover`, `retired` or `reserved`.
+    pub kind: &'static str,
+    /// The constant's name.
+    pub constant: Option<&'a str>,
+    /// `core`, `plugin:NAME` or null.
+    pub owner: Option<String>,
+    /// The worker that holds it.
+    pub worker: Option<&'a str>,
+    /// Files that define it.
+    pub defined_in: Vec<&'a str>,
+    /// `exact` or `family`.
+    pub key: KeyShape,
+    /// `registry` or `branch NAME`.
+    pub source: String,
+}
+
+impl Registry {
+    /// The entries as `list --format json` shows them.
+    pub fn views(&self) -> Vec<LockView<'_>> {
+        self.locks
+            .iter()
+            .map(|lock| LockView {
+                id: lock.id.value(),
+                literal: lock.id.literal(),
+                kind: lock.kind.as_str(),
+                constant: lock.constant.as_deref(),
+                owner: lock.owner(),
+                worker: lock.worker.as_deref(),
+                defined_in: lock.defined_in(self),
+                key: lock.key,
+                source: lock.source.to_string(),
+            })
+            .collect()
+    }
+}
