@@ -1,0 +1,230 @@
+//! From the other branches' registry files to reservations and collisions.
+
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+
+use lockward_registry::{Code, Finding, Kind, Label, Lock, Registry, Severity, Source, SourceFile};
+
+use crate::git::{Branch, Lookup};
+
+/// One branch's registry, parsed once per distinct blob.
+enum Parsed {
+    Registry {
+        registry: Box<Registry>,
+        file: SourceFile,
+    },
+    /// Why it cannot be used, and the parse errors (paths relative to no branch yet).
+    Unreadable { why: String, errors: Vec<Finding> },
+}
+
+/// An id found on one branch and absent from the current registry.
+struct Claim<'a> {
+    branch: &'a str,
+    lock: &'a Lock,
+    file: &'a SourceFile,
+}
+
+/// The reservations the branches make, and what is wrong with them.
+pub(crate) fn reservations(
+    file_name: &str,
+    branches: &[Branch],
+    lookups: Vec<Lookup>,
+    current: &Registry,
+) -> (Vec<Lock>, Vec<Finding>) {
+    let mut by_blob: HashMap<String, Rc<Parsed>> = HashMap::new();
+    let mut findings = Vec::new();
+    let mut parsed_per_branch = Vec::with_capacity(branches.len());
+    for (branch, lookup) in branches.iter().zip(lookups) {
+        let parsed = match lookup {
+            Lookup::Missing => continue,
+            Lookup::NotAFile(kind) => Rc::new(Parsed::Unreadable {
+                why: format!("it is a {kind}, not a file"),
+                errors: Vec::new(),
+            }),
+            Lookup::Blob { oid, bytes } => Rc::clone(
+                by_blob
+                    .entry(oid)
+                    .or_insert_with(|| Rc::new(parse(file_name, bytes))),
+            ),
+        };
+        if let Parsed::Unreadable { why, errors } = &*parsed {
+            findings.push(unreadable(file_name, &branch.name, why, errors));
+        }
+        parsed_per_branch.push((branch.name.as_str(), parsed));
+    }
+
+    let mut claims: BTreeMap<i64, Vec<Claim<'_>>> = BTreeMap::new();
+    for (branch, parsed) in &parsed_per_branch {
+        let Parsed::Registry { registry, file } = &**parsed else {
+            continue;
+        };
+        for lock in registry.locks() {
+            if current.lock(lock.id.value()).is_none() {
+                claims
+                    .entry(lock.id.value())
+                    .or_default()
+                    .push(Claim { branch, lock, file });
+            }
+        }
+    }
+
+    let mut locks = Vec::with_capacity(claims.len());
+    for claims in claims.values() {
+        if let Some(finding) = collision(file_name, claims) {
+            findings.push(finding);
+        }
+        locks.push(reservation(&claims[0]));
+    }
+    (locks, findings)
+}
+
+fn parse(file_name: &str, bytes: Vec<u8>) -> Parsed {
+    let text = match lockward_registry::decode_utf8(file_name, bytes) {
+        Ok(text) => text,
+        Err(error) => {
+            return Parsed::Unreadable {
+                why: "it is not UTF-8".to_owned(),
+                errors: vec![error],
+            };
+        }
+    };
+    match lockward_registry::parse(file_name, &text) {
+        Ok(loaded) => Parsed::Registry {
+            registry: Box::new(loaded.registry),
+            file: SourceFile::new(file_name, text),
+        },
+        Err(errors) => {
+            let count = errors.len();
+            let why = format!("{count} error{} in it", if count == 1 { "" } else { "s" });
+            Parsed::Unreadable { why, errors }
+        }
+    }
+}
+
+/// `feature/x:lockward.toml`: a file on a branch, as git spells it.
+fn on_branch(branch: &str, path: &str) -> String {
+    format!("{branch}:{path}")
+}
+
+fn unreadable(file_name: &str, branch: &str, why: &str, errors: &[Finding]) -> Finding {
+    let mut finding = Finding::file(
+        Code::BranchRegistryUnreadable,
+        Severity::Warning,
+        file_name,
+        format!(
+            "the registry on branch {branch} does not parse ({why}), so the ids it takes are \
+             not reserved here"
+        ),
+    )
+    .with_help(format!(
+        "fix {file_name} on that branch, or delete the branch if it is abandoned"
+    ));
+    finding.labels = errors
+        .iter()
+        .map(|error| Label {
+            path: on_branch(branch, &error.path),
+            line: error.line,
+            column: error.column,
+            width: error.width,
+            source_line: error.source_line.clone(),
+            message: error.message.clone(),
+        })
+        .collect();
+    finding
+}
+
+/// What a branch took an id for, when two branches can disagree about it: a constant's name or
+/// a handover's plugin. Other kinds (retired, reserved by hand) claim nothing that can collide.
+fn purpose(lock: &Lock) -> Option<String> {
+    match (&lock.constant, &lock.kind) {
+        (Some(constant), _) => Some(constant.clone()),
+        (None, Kind::Handover { plugin }) => Some(format!("a handover to plugin {plugin}")),
+        _ => None,
+    }
+}
+
+/// An error when the branches took one id for different purposes; the first branch of each
+/// purpose is named.
+fn collision(file_name: &str, claims: &[Claim<'_>]) -> Option<Finding> {
+    let mut distinct: Vec<(String, &Claim<'_>)> = Vec::new();
+    for claim in claims {
+        if let Some(purpose) = purpose(claim.lock)
+            && !distinct.iter().any(|(seen, _)| *seen == purpose)
+        {
+            distinct.push((purpose, claim));
+        }
+    }
+    if distinct.len() < 2 {
+        return None;
+    }
+    let id = &claims[0].lock.id;
+    let parts: Vec<String> = distinct
+        .iter()
+        .map(|(purpose, claim)| format!("{purpose} on branch {}", claim.branch))
+        .collect();
+    let mut finding = Finding::file(
+        Code::BranchCollision,
+        Severity::Error,
+        file_name,
+        format!(
+            "id {id} is taken by {} branches for different constants: {}",
+            number(distinct.len()),
+            join(&parts)
+        ),
+    )
+    .with_help(
+        "keep the id on one branch; on the other, remove the entry and take a new id with \
+         `lockward take` (it skips ids reserved by branches)",
+    );
+    for (purpose, claim) in &distinct {
+        let message = format!("taken for {purpose} on branch {}", claim.branch);
+        let mut label = claim.file.label(claim.lock.span.clone(), message);
+        label.path = on_branch(claim.branch, file_name);
+        finding.labels.push(label);
+    }
+    Some(finding)
+}
+
+fn number(count: usize) -> String {
+    match count {
+        2 => "two".to_owned(),
+        3 => "three".to_owned(),
+        _ => count.to_string(),
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn join(parts: &[String]) -> String {
+    match parts {
+        [] => String::new(),
+        [only] => only.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// The reservation the first branch that has an id makes.
+fn reservation(claim: &Claim<'_>) -> Lock {
+    let lock = claim.lock;
+    let branch = claim.branch;
+    let what = match (&lock.constant, &lock.worker, &lock.kind) {
+        (Some(constant), Some(worker), _) => format!("{constant} ({worker})"),
+        (Some(constant), None, _) => constant.clone(),
+        (None, _, Kind::Handover { plugin }) => format!("handover to plugin {plugin}"),
+        (None, _, Kind::Retired { reason }) => format!("retired ({reason})"),
+        (None, _, Kind::Reserved { reason }) => format!("reserved ({reason})"),
+        (None, Some(worker), _) => worker.clone(),
+        (None, None, _) => format!("id {}", lock.id),
+    };
+    Lock {
+        id: lock.id.clone(),
+        kind: Kind::Reserved {
+            reason: format!("{what} on branch {branch}"),
+        },
+        constant: lock.constant.clone(),
+        worker: lock.worker.clone(),
+        key: lock.key,
+        source: Source::Branch(branch.to_owned()),
+        line: 0,
+        span: 0..0,
+    }
+}

@@ -1,0 +1,108 @@
+//! Ids taken by work that has not landed: lockward's registry as it stands on other git branches.
+//!
+//! A team takes ids on feature branches. Until a branch lands, the registry on the current branch
+//! does not know its ids, and `lockward take` here would hand out the same id again. [`read`]
+//! reads the registry file as it stands on every other local branch and remote-tracking branch,
+//! straight from git's object store (no checkout, no change to the work tree), and returns the ids
+//! found there but absent here as `reserved` entries with source `branch NAME`, ready for
+//! [`Registry::add_reservations`]. Two branches that took one id for different constants are
+//! reported as an error naming both; a branch whose registry does not parse is a warning, never a
+//! failure; outside a git repository the step is skipped with a note.
+//!
+//! # Why the `git` command and not a git library
+//!
+//! The work is three questions to git, whatever the number of branches: where the registry sits
+//! in the work tree (`git rev-parse`), which branches exist (`git for-each-ref`), and the
+//! registry's bytes on each of them (one `git cat-file --batch` process fed every
+//! `<commit>:<path>` at once). That is three process starts, a few milliseconds in all; the bytes
+//! then come from git's own pack reader. A library would save those milliseconds but cost far
+//! more elsewhere: gix adds well over a hundred crates and most of a minute to a clean build, and
+//! git2 needs libgit2 and a C toolchain. Shelling out also reads exactly what the user's `git`
+//! reads: the same config, alternates, worktrees and repository format, including ones newer than
+//! a bundled library understands. The cost is a dependency on `git` being installed, which a
+//! repository with branches has; without it the step is skipped with a warning.
+//!
+//! Each distinct registry blob is parsed once, however many branches share it, so the cost grows
+//! with the number of distinct versions of the file, not the number of branches.
+#![deny(missing_docs)]
+
+mod claims;
+mod git;
+
+use std::path::Path;
+
+use lockward_registry::{Code, Finding, Lock, Registry, Severity};
+
+use crate::git::{GitError, Repo};
+
+/// What the other branches hold that the current registry does not.
+#[derive(Debug, Clone, Default)]
+pub struct Reservations {
+    /// One `reserved` entry per id found on another branch and absent here, sorted by id, with
+    /// [`Source::Branch`](lockward_registry::Source::Branch) naming the first branch (local
+    /// branches before remote-tracking ones, then by name) that has it. Feed them to
+    /// [`Registry::add_reservations`].
+    pub locks: Vec<Lock>,
+    /// Collisions between branches (errors), registries that could not be read (warnings), and
+    /// why the step was skipped (a note outside a git repository, a warning when git fails).
+    pub findings: Vec<Finding>,
+    /// How many other branches were looked at.
+    pub branches_read: usize,
+}
+
+/// Reads the registry at `registry_path` (the file on disk; its directory is where git is asked)
+/// as it stands on every other local and remote-tracking branch, and returns what they reserve
+/// compared with `current`, the registry parsed from the work tree.
+///
+/// A detached HEAD has no current branch: every local branch counts as another one. Findings
+/// use the registry's file name as their path; their labels point into other branches' files as
+/// `BRANCH:FILE`, as git spells them.
+pub fn read(registry_path: &Path, current: &Registry) -> Reservations {
+    let file_name = registry_path.file_name().map_or_else(
+        || "lockward.toml".to_owned(),
+        |name| name.to_string_lossy().into_owned(),
+    );
+    let dir = match registry_path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    match read_from_git(dir, &file_name) {
+        Ok((branches, lookups)) => {
+            let branches_read = branches.len();
+            let (locks, findings) = claims::reservations(&file_name, &branches, lookups, current);
+            Reservations {
+                locks,
+                findings,
+                branches_read,
+            }
+        }
+        Err(GitError::NotARepository) => Reservations {
+            findings: vec![Finding::file(
+                Code::NotAGitRepository,
+                Severity::Note,
+                &file_name,
+                "skipped: not a git repository, so ids taken on other branches are not known",
+            )],
+            ..Reservations::default()
+        },
+        Err(GitError::Failed(message)) => Reservations {
+            findings: vec![Finding::file(
+                Code::GitUnavailable,
+                Severity::Warning,
+                &file_name,
+                format!("skipped reading other branches: {message}"),
+            )],
+            ..Reservations::default()
+        },
+    }
+}
+
+fn read_from_git(
+    dir: &Path,
+    file_name: &str,
+) -> Result<(Vec<git::Branch>, Vec<git::Lookup>), GitError> {
+    let repo = Repo::discover(dir)?;
+    let branches = repo.other_branches()?;
+    let lookups = repo.read_file(&branches, file_name)?;
+    Ok((branches, lookups))
+}
