@@ -12,6 +12,7 @@
 
 pub mod finding;
 pub mod id;
+pub mod page;
 mod parse;
 pub mod plugin;
 mod registry;

@@ -1,0 +1,46 @@
+//! One module per command.
+
+pub(crate) mod check;
+pub(crate) mod list;
+pub(crate) mod plugins;
+pub(crate) mod render;
+
+use lockward_registry::LoadError;
+
+use crate::UsageError;
+use crate::args::{Format, Global};
+use crate::project::{Location, Project, ProjectError};
+use crate::report;
+
+/// Loads the project for a command that needs a valid registry: an invalid one is unreadable
+/// input (exit 2), reported on stderr with every problem.
+pub(crate) fn load(global: &Global) -> anyhow::Result<Project> {
+    let location = Location::find(global.registry.as_deref())?;
+    match Project::load(location) {
+        Ok(project) => Ok(project),
+        Err(ProjectError::Registry(LoadError::Invalid { path, findings })) => {
+            for finding in &findings {
+                eprintln!("{}", report::human(finding));
+            }
+            Err(UsageError(format!(
+                "{path}: the registry has {} problem(s); `lockward check` lists them",
+                findings.len()
+            ))
+            .into())
+        }
+        Err(ProjectError::Registry(error)) => Err(error.into()),
+        Err(ProjectError::Other(error)) => Err(error),
+    }
+}
+
+/// Refuses the formats only `check` speaks.
+pub(crate) fn human_or_json(global: &Global, command: &str) -> anyhow::Result<bool> {
+    match global.format {
+        Format::Human => Ok(false),
+        Format::Json => Ok(true),
+        Format::Sarif | Format::Github => Err(UsageError(format!(
+            "`lockward {command}` prints `human` or `json`; `sarif` and `github` are for `check`"
+        ))
+        .into()),
+    }
+}

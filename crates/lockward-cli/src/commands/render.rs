@@ -1,0 +1,81 @@
+//! `lockward render`: writes the page, or checks that the page on disk is fresh.
+
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+
+use crate::args::{Global, RenderArgs};
+use crate::project::Project;
+use crate::{Outcome, UsageError, output, report};
+
+pub(crate) fn run(global: &Global, args: &RenderArgs) -> anyhow::Result<Outcome> {
+    super::human_or_json(global, "render")?;
+    let project = super::load(global)?;
+    let page = project.render_page();
+    let target = target(&project, args)?;
+    let Some(path) = target else {
+        if args.check {
+            return Err(UsageError(
+                "`--check` compares a file on disk; `--output -` has none".into(),
+            )
+            .into());
+        }
+        output::print(&page)?;
+        return Ok(Outcome::Clean);
+    };
+    if args.check {
+        let stale = match &args.output {
+            None => super::check::page_freshness(&project),
+            Some(_) => (std::fs::read_to_string(&path).ok().as_deref() != Some(page.as_str()))
+                .then(|| stale_output(&project, &path)),
+        };
+        return Ok(match stale {
+            Some(finding) => {
+                output::print(&report::human(&finding))?;
+                Outcome::Findings
+            }
+            None => Outcome::Clean,
+        });
+    }
+    if std::fs::read_to_string(&path).ok().as_deref() == Some(page.as_str()) {
+        tracing::info!("{} is up to date", path.display());
+        return Ok(Outcome::Clean);
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
+    }
+    let temporary = path.with_extension("md.lockward-tmp");
+    std::fs::write(&temporary, &page)
+        .with_context(|| format!("cannot write {}", temporary.display()))?;
+    std::fs::rename(&temporary, &path)
+        .with_context(|| format!("cannot replace {}", path.display()))?;
+    eprintln!("wrote {}", project.location.relative(&path));
+    Ok(Outcome::Clean)
+}
+
+/// Where the page goes: `--output PATH`, else `[project] page`; `None` for stdout.
+fn target(project: &Project, args: &RenderArgs) -> anyhow::Result<Option<PathBuf>> {
+    match &args.output {
+        Some(path) if path.as_os_str() == "-" => Ok(None),
+        Some(path) => Ok(Some(path.clone())),
+        None => match &project.registry.project().page {
+            Some(page) => Ok(Some(project.location.resolve(page))),
+            None => Err(UsageError(
+                "the registry sets no `[project] page`; pass `--output PATH` (or `-` for stdout)"
+                    .into(),
+            )
+            .into()),
+        },
+    }
+}
+
+fn stale_output(project: &Project, path: &std::path::Path) -> lockward_registry::Finding {
+    lockward_registry::Finding::file(
+        lockward_registry::Code::StalePage,
+        lockward_registry::Severity::Error,
+        project.location.relative(path),
+        format!("{} differs from what the registry renders", path.display()),
+    )
+    .with_help("run `lockward render --output PATH` and commit the page")
+}

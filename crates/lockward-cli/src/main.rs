@@ -1,0 +1,70 @@
+//! `lockward`: keeps PostgreSQL advisory lock ids honest across a codebase and its plugins.
+//!
+//! The binary is thin: it parses arguments, runs one command, and maps the outcome to an exit
+//! status: 0 clean, 1 findings at error level, 2 bad usage or unreadable input.
+
+mod args;
+mod commands;
+mod output;
+mod project;
+mod report;
+
+use std::process::ExitCode;
+
+use clap::Parser as _;
+
+use crate::args::{Cli, Command};
+
+/// What a command concluded, for the exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// Nothing at error level.
+    Clean,
+    /// At least one finding at error level.
+    Findings,
+}
+
+/// Bad usage or unreadable input: exit 2 after printing the message.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct UsageError(pub(crate) String);
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.global.verbose);
+    match run(cli) {
+        Ok(Outcome::Clean) => ExitCode::SUCCESS,
+        Ok(Outcome::Findings) => ExitCode::from(1),
+        Err(error) if output::is_broken_pipe(&error) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    let global = &cli.global;
+    match &cli.command {
+        Command::Check => commands::check::run(global),
+        Command::List => commands::list::run(global),
+        Command::Render(args) => commands::render::run(global, args),
+        Command::Plugins => commands::plugins::run(global),
+    }
+}
+
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("LOCKWARD_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .init();
+}

@@ -1,0 +1,165 @@
+//! Finding the registry, loading it, and reading what it points at (plugin manifests, the page).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, bail};
+use lockward_registry::{Finding, LoadError, Loaded, Manifest, Registry, decode_utf8, page};
+
+/// The registry file's name, looked for in the current directory and its parents.
+pub(crate) const REGISTRY_FILE: &str = "lockward.toml";
+
+/// Where the registry is: the file, and its directory (every path in findings is relative to it).
+#[derive(Debug, Clone)]
+pub(crate) struct Location {
+    pub(crate) root: PathBuf,
+    pub(crate) file: PathBuf,
+    /// How findings name the registry file: its path relative to `root`.
+    pub(crate) label: String,
+}
+
+impl Location {
+    /// `explicit` when given, else the nearest `lockward.toml` from the current directory up.
+    pub(crate) fn find(explicit: Option<&Path>) -> anyhow::Result<Self> {
+        let file = match explicit {
+            Some(path) => {
+                if !path.is_file() {
+                    bail!("{}: no such registry file", path.display());
+                }
+                path.to_path_buf()
+            }
+            None => {
+                let cwd = std::env::current_dir().context("cannot read the current directory")?;
+                cwd.ancestors()
+                    .map(|dir| dir.join(REGISTRY_FILE))
+                    .find(|candidate| candidate.is_file())
+                    .with_context(|| {
+                        format!(
+                            "no {REGISTRY_FILE} in {} or any parent directory (pass --registry PATH)",
+                            cwd.display()
+                        )
+                    })?
+            }
+        };
+        let file = std::path::absolute(&file).unwrap_or(file);
+        let root = file
+            .parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        let label = file.file_name().map_or_else(
+            || REGISTRY_FILE.to_owned(),
+            |name| name.to_string_lossy().into_owned(),
+        );
+        Ok(Self { root, file, label })
+    }
+
+    /// Loads and validates the registry.
+    pub(crate) fn load(&self) -> Result<Loaded, LoadError> {
+        Registry::load(&self.file, &self.label)
+    }
+
+    /// `path` (relative to the registry's directory) as a path on disk.
+    pub(crate) fn resolve(&self, path: impl AsRef<Path>) -> PathBuf {
+        self.root.join(path)
+    }
+
+    /// `path` on disk as findings show it: relative to the registry's directory, `/`-separated.
+    pub(crate) fn relative(&self, path: &Path) -> String {
+        let relative = path.strip_prefix(&self.root).unwrap_or(path);
+        relative
+            .components()
+            .map(|part| part.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/")
+    }
+}
+
+/// A registry that passed its rules, with everything the commands read beside it.
+pub(crate) struct Project {
+    pub(crate) location: Location,
+    pub(crate) registry: Registry,
+    /// Warnings raised while validating the registry.
+    pub(crate) warnings: Vec<Finding>,
+    /// Every manifest the `[plugins] manifests` globs find, parsed or with why it is malformed.
+    pub(crate) manifests: Vec<(String, Result<Manifest, Vec<Finding>>)>,
+}
+
+impl Project {
+    /// Loads the registry at `location` and the plugin manifests it points at.
+    pub(crate) fn load(location: Location) -> Result<Self, ProjectError> {
+        let Loaded { registry, warnings } = location.load().map_err(ProjectError::Registry)?;
+        let manifests = read_manifests(&location, &registry)?;
+        Ok(Self {
+            location,
+            registry,
+            warnings,
+            manifests,
+        })
+    }
+
+    /// The parsed manifests (malformed ones left out).
+    pub(crate) fn parsed_manifests(&self) -> Vec<Manifest> {
+        self.manifests
+            .iter()
+            .filter_map(|(_, manifest)| manifest.as_ref().ok().cloned())
+            .collect()
+    }
+
+    /// The next free id, counting plugin manifests' ids as recorded.
+    pub(crate) fn next_free_id(&self) -> Option<lockward_registry::Id> {
+        let manifests = self.parsed_manifests();
+        self.registry
+            .next_free_id(lockward_registry::AdmissionReport::declared_ids(&manifests))
+    }
+
+    /// The page the registry renders to now.
+    pub(crate) fn render_page(&self) -> String {
+        page::render(&self.registry, self.next_free_id().as_ref())
+    }
+}
+
+/// Why a project could not be loaded.
+#[derive(Debug)]
+pub(crate) enum ProjectError {
+    /// The registry file is unreadable or breaks its rules.
+    Registry(LoadError),
+    /// Something else (a bad glob, an unreadable directory).
+    Other(anyhow::Error),
+}
+
+impl From<anyhow::Error> for ProjectError {
+    fn from(error: anyhow::Error) -> Self {
+        Self::Other(error)
+    }
+}
+
+fn read_manifests(
+    location: &Location,
+    registry: &Registry,
+) -> anyhow::Result<Vec<(String, Result<Manifest, Vec<Finding>>)>> {
+    let settings = registry.plugin_settings();
+    let mut paths = Vec::new();
+    for pattern in &settings.manifests {
+        let full = location.resolve(pattern);
+        let full = full.to_string_lossy();
+        let matches =
+            glob::glob(&full).with_context(|| format!("invalid manifest glob `{pattern}`"))?;
+        for entry in matches {
+            let path = entry.with_context(|| format!("cannot read a match of `{pattern}`"))?;
+            if path.is_file() && !paths.contains(&path) {
+                paths.push(path);
+            }
+        }
+    }
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|path| {
+            let label = location.relative(&path);
+            let bytes =
+                std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+            let parsed = decode_utf8(&label, bytes)
+                .map_err(|finding| vec![finding])
+                .and_then(|text| Manifest::parse(&label, &text, &settings.table));
+            Ok((label, parsed))
+        })
+        .collect()
+}
