@@ -1,0 +1,213 @@
+//! Plugin admission (DESIGN §3): one manifest per refusal rule.
+
+use lockward_registry::{Code, Finding, Manifest, Registry, Verdict, parse};
+
+fn registry() -> Registry {
+    parse("lockward.toml", &crate::read("admission/lockward.toml"))
+        .expect("valid")
+        .registry
+}
+
+fn manifest(file: &str) -> Result<Manifest, Vec<Finding>> {
+    let path = format!("plugins/{file}");
+    Manifest::parse(&path, &crate::read(&format!("admission/{path}")), "plugin")
+}
+
+/// Admits the named manifests together, returning the report.
+fn admit(files: &[&str]) -> lockward_registry::AdmissionReport {
+    let parsed = files
+        .iter()
+        .map(|file| (format!("plugins/{file}"), manifest(file)))
+        .collect();
+    registry().admit_all(parsed)
+}
+
+fn refused(report: &lockward_registry::AdmissionReport) -> Vec<&str> {
+    report
+        .verdicts
+        .iter()
+        .filter_map(|verdict| match verdict {
+            Verdict::Refused { manifest, .. } => Some(manifest.as_str()),
+            Verdict::Admitted(_) => None,
+        })
+        .collect()
+}
+
+fn errors(report: &lockward_registry::AdmissionReport) -> Vec<&Finding> {
+    report.findings.iter().filter(|f| f.is_error()).collect()
+}
+
+fn error_codes(report: &lockward_registry::AdmissionReport) -> Vec<&'static str> {
+    errors(report).iter().map(|f| f.code.as_str()).collect()
+}
+
+#[test]
+fn plugins_with_their_own_ids_and_their_handovers_are_admitted() {
+    let report = admit(&["billing.toml", "shipping.toml"]);
+    assert!(refused(&report).is_empty(), "{:?}", report.findings);
+    assert_eq!(report.admitted().count(), 2);
+    // loyalty's handover is declared by no manifest: a warning, not a refusal.
+    let warnings: Vec<_> = report
+        .findings
+        .iter()
+        .map(|f| (f.code, f.severity))
+        .collect();
+    assert_eq!(
+        warnings,
+        [(Code::UnusedHandover, lockward_registry::Severity::Warning)]
+    );
+    assert!(report.findings[0].message.contains("loyalty"));
+}
+
+#[test]
+fn rule_1_an_id_that_collides_with_a_core_constant_is_refused() {
+    let report = admit(&["collides-with-core.toml"]);
+    assert_eq!(refused(&report), ["plugins/collides-with-core.toml"]);
+    assert_eq!(error_codes(&report), ["plugin-collides-with-core"]);
+    let finding = errors(&report)[0];
+    assert!(
+        finding.message.contains("`search`")
+            && finding.message.contains("ADVISORY_LOCK_INVOICE_ROLLUP")
+    );
+    assert_eq!(finding.path, "plugins/collides-with-core.toml");
+    assert_eq!(
+        finding.labels[0].path, "lockward.toml",
+        "names where core declares it"
+    );
+    insta::assert_json_snapshot!(errors(&report));
+}
+
+#[test]
+fn rule_1_an_id_that_collides_with_a_core_external_is_refused() {
+    let report = admit(&["collides-with-external.toml"]);
+    assert_eq!(error_codes(&report), ["plugin-collides-with-core"]);
+    assert!(errors(&report)[0].message.contains("_CATALOG_LOCK_KEY"));
+}
+
+#[test]
+fn rule_2_a_retired_id_is_refused() {
+    let report = admit(&["retired.toml"]);
+    assert_eq!(error_codes(&report), ["plugin-uses-retired-id"]);
+    assert_eq!(errors(&report)[0].labels[0].line, 21);
+}
+
+#[test]
+fn rule_3_an_id_handed_over_to_another_plugin_is_refused() {
+    let report = admit(&["billing.toml", "others-handover.toml"]);
+    assert_eq!(
+        refused(&report),
+        ["plugins/others-handover.toml"],
+        "the holder stays admitted"
+    );
+    assert_eq!(error_codes(&report), ["plugin-takes-others-handover"]);
+    assert!(
+        errors(&report)
+            .iter()
+            .any(|f| f.message.contains("`payments`") && f.message.contains("`billing`"))
+    );
+}
+
+#[test]
+fn rule_4_an_id_two_manifests_declare_refuses_both() {
+    let report = admit(&["shared-a.toml", "shared-b.toml"]);
+    assert_eq!(
+        refused(&report),
+        ["plugins/shared-a.toml", "plugins/shared-b.toml"]
+    );
+    assert_eq!(
+        error_codes(&report),
+        ["plugin-id-shared", "plugin-id-shared"]
+    );
+    let first = errors(&report)[0];
+    assert!(first.message.contains("`reports`") && first.message.contains("`exports`"));
+    assert_eq!(
+        first.labels[0].path, "plugins/shared-b.toml",
+        "names where the other declares it"
+    );
+}
+
+#[test]
+fn rule_5_an_id_inside_core_block_without_a_handover_is_refused() {
+    let report = admit(&["in-block.toml"]);
+    assert_eq!(error_codes(&report), ["plugin-id-in-core-block"]);
+    assert!(
+        errors(&report)[0]
+            .help
+            .as_deref()
+            .unwrap_or("")
+            .contains("--plugin dunning")
+    );
+}
+
+#[test]
+fn malformed_manifests_are_refused_and_the_others_still_admitted() {
+    let report = admit(&[
+        "missing-name.toml",
+        "non-integer.toml",
+        "duplicate-id.toml",
+        "shipping.toml",
+    ]);
+    assert_eq!(
+        refused(&report),
+        [
+            "plugins/duplicate-id.toml",
+            "plugins/missing-name.toml",
+            "plugins/non-integer.toml"
+        ]
+    );
+    assert_eq!(
+        report
+            .admitted()
+            .map(|p| p.name.as_str())
+            .collect::<Vec<_>>(),
+        ["shipping"]
+    );
+    assert!(
+        error_codes(&report)
+            .iter()
+            .all(|code| *code == "malformed-manifest")
+    );
+    insta::assert_json_snapshot!(errors(&report));
+}
+
+#[test]
+fn a_configurable_table_path_reads_a_pyproject_table() {
+    let text = crate::read("admission/plugins/pyproject.toml.txt");
+    let manifest =
+        Manifest::parse("plugins/pyproject.toml", &text, "tool.harbor.plugin").expect("valid");
+    assert_eq!(manifest.name, "pyplugin");
+    assert_eq!(manifest.ids[0].0.literal(), "7_800_001");
+    assert!(
+        Manifest::parse("plugins/pyproject.toml", &text, "plugin").is_err(),
+        "no [plugin] table"
+    );
+}
+
+#[test]
+fn json_manifests_are_admitted_by_the_same_rules_with_positions() {
+    let report = admit(&["jsonplugin.json"]);
+    assert_eq!(error_codes(&report), ["plugin-collides-with-core"]);
+    let finding = errors(&report)[0];
+    assert_eq!((finding.line, finding.column), (4, 36));
+    assert_eq!(
+        finding.source_line.as_deref(),
+        Some("    \"advisory_lock_ids\": [7900001, 1001001]")
+    );
+}
+
+#[test]
+fn a_host_admits_one_plugin_at_load_against_those_already_loaded() {
+    let registry = registry();
+    let reports = manifest("shared-a.toml").expect("parses");
+    let exports = manifest("shared-b.toml").expect("parses");
+    let alone = registry.admit(&reports, &[]).expect("alone it is fine");
+    assert_eq!(
+        alone.lock(7_500_001).map(|lock| lock.id.value()),
+        Some(7_500_001)
+    );
+    assert!(alone.lock(1).is_none());
+    let refusal = registry
+        .admit(&exports, &[&reports])
+        .expect_err("shares an id with reports");
+    assert_eq!(refusal[0].code, Code::PluginIdShared);
+}
