@@ -22,6 +22,8 @@ pub(crate) enum Outcome {
     Clean,
     /// At least one finding at error level.
     Findings,
+    /// The input could not be read (a file that is not UTF-8, say); reported, then exit 2.
+    Unreadable,
 }
 
 /// Bad usage or unreadable input: exit 2 after printing the message.
@@ -35,6 +37,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,
         Ok(Outcome::Findings) => ExitCode::from(1),
+        Ok(Outcome::Unreadable) => ExitCode::from(2),
         Err(error) if output::is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error:#}");

@@ -25,11 +25,18 @@ pub(crate) fn run(global: &Global) -> anyhow::Result<Outcome> {
         Format::Sarif => output::print_json(&report::sarif(&findings))?,
         Format::Github => output::print(&report::github(&findings))?,
     }
-    Ok(if summary.errors > 0 {
-        Outcome::Findings
-    } else {
-        Outcome::Clean
-    })
+    Ok(
+        if findings
+            .iter()
+            .any(|finding| finding.code == Code::Unreadable)
+        {
+            Outcome::Unreadable
+        } else if summary.errors > 0 {
+            Outcome::Findings
+        } else {
+            Outcome::Clean
+        },
+    )
 }
 
 /// Every check on a registry that passed its rules.

@@ -1,0 +1,157 @@
+//! `lockward check`.
+
+use crate::TestProject;
+
+#[test]
+fn the_example_project_passes_check_with_its_legacy_warning() {
+    let project = TestProject::harbor();
+    let run = project.run(&["check"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.contains("warning[constant-outside-block]"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .ends_with("check: no errors, 1 warning, no notes\n"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn check_json_has_the_documented_shape() {
+    let project = TestProject::harbor();
+    project.edit("lockward.toml", "worker = \"invoice rollup\"\n", "");
+    let run = project.run(&["check", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = run.json();
+    let finding = &report["findings"][0];
+    assert_eq!(finding["code"], "missing-worker");
+    assert_eq!(finding["severity"], "error");
+    assert_eq!(finding["path"], "lockward.toml");
+    assert_eq!(
+        (finding["line"].as_u64(), finding["column"].as_u64()),
+        (Some(22), Some(12))
+    );
+    assert!(
+        finding["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("1_001_001"))
+    );
+    assert_eq!(report["summary"]["errors"], 1);
+}
+
+#[test]
+fn registry_errors_are_rendered_rustc_style_and_exit_1() {
+    let project = TestProject::harbor();
+    project.edit("lockward.toml", "defined_in = [", "defined-in = [");
+    let run = project.run(&["check"]);
+    assert_eq!(run.code, 1);
+    insta::assert_snapshot!(run.stdout);
+}
+
+#[test]
+fn a_stale_page_fails_check_and_render_fixes_it() {
+    let project = TestProject::harbor();
+    project.edit(
+        "docs/advisory-locks.md",
+        "- Core constants: 4",
+        "- Core constants: 3",
+    );
+    let run = project.run(&["check", "--format", "json"]);
+    assert_eq!(run.code, 1);
+    let finding = &run.json()["findings"][0];
+    assert_eq!(finding["code"], "stale-page");
+    assert_eq!(finding["path"], "docs/advisory-locks.md");
+    assert_eq!(finding["line"], 10);
+    assert_eq!(project.run(&["render"]).code, 0);
+    assert_eq!(project.run(&["check"]).code, 0);
+}
+
+#[test]
+fn sarif_output_is_sarif_2_1_0_with_every_rule_described() {
+    let project = TestProject::harbor();
+    let run = project.run(&["check", "--format", "sarif"]);
+    assert_eq!(run.code, 0);
+    let sarif = run.json();
+    assert_eq!(sarif["version"], "2.1.0");
+    let rules = sarif["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .expect("rules");
+    assert!(rules.iter().all(|rule| {
+        rule["shortDescription"]["text"]
+            .as_str()
+            .is_some_and(|t| !t.is_empty())
+    }));
+    let result = &sarif["runs"][0]["results"][0];
+    assert_eq!(result["ruleId"], "constant-outside-block");
+    assert_eq!(result["level"], "warning");
+    assert_eq!(
+        result["locations"][0]["physicalLocation"]["region"]["startLine"],
+        55
+    );
+}
+
+#[test]
+fn github_output_is_workflow_annotations() {
+    let project = TestProject::harbor();
+    let run = project.run(&["check", "--format", "github"]);
+    assert_eq!(run.code, 0);
+    assert!(
+        run.stdout.starts_with(
+            "::warning file=lockward.toml,line=55,col=6,title=constant-outside-block::"
+        ),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn the_registry_is_found_by_walking_up_or_given_with_registry() {
+    let project = TestProject::harbor();
+    let nested = project.path().join("services/api");
+    assert_eq!(project.run_in(&nested, &["check"]).code, 0);
+    let elsewhere = tempfile::tempdir().expect("temp dir");
+    let run = project.run_in(elsewhere.path(), &["check"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("no lockward.toml"), "{}", run.stderr);
+    let registry = project.path().join("lockward.toml");
+    let run = project.run_in(
+        elsewhere.path(),
+        &["check", "--registry", registry.to_str().expect("UTF-8")],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+}
+
+#[test]
+fn an_unparseable_registry_is_an_error_not_a_panic() {
+    let project = TestProject::harbor();
+    project.write("lockward.toml", "[project\nname = ");
+    let run = project.run(&["check", "--format", "json"]);
+    assert_eq!(run.code, 1);
+    assert_eq!(run.json()["findings"][0]["code"], "toml-syntax");
+    let run = project.run(&["list"]);
+    assert_eq!(run.code, 2, "list needs a valid registry: {run:?}");
+    assert!(run.stderr.contains("lockward.toml:1:9"), "{}", run.stderr);
+    std::fs::write(
+        project.path().join("lockward.toml"),
+        b"[project]\nname = \"\xFF\"\n",
+    )
+    .expect("write");
+    let run = project.run(&["check", "--format", "json"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("not UTF-8") || run.stdout.contains("not UTF-8"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn bad_usage_exits_2() {
+    let project = TestProject::harbor();
+    assert_eq!(project.run(&["check", "--format", "yaml"]).code, 2);
+    assert_eq!(project.run(&["list", "--format", "sarif"]).code, 2);
+    assert_eq!(project.run(&["no-such-command"]).code, 2);
+}

@@ -1,0 +1,116 @@
+//! End-to-end tests of the `lockward` binary, run against temporary copies of fixture projects.
+
+mod check;
+mod list;
+mod plugins;
+mod render;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A temporary copy of a project on disk, and a way to run `lockward` in it.
+pub(crate) struct TestProject {
+    dir: tempfile::TempDir,
+}
+
+/// What one run of the binary did.
+#[derive(Debug)]
+pub(crate) struct Run {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+}
+
+impl Run {
+    /// Stdout parsed as JSON.
+    pub(crate) fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|error| panic!("stdout is not JSON ({error}): {}", self.stdout))
+    }
+}
+
+impl TestProject {
+    /// A copy of the example project shipped in the repository, `examples/harbor`.
+    pub(crate) fn harbor() -> Self {
+        Self::copy_of(&repo_root().join("examples/harbor"))
+    }
+
+    /// A copy of the directory `source`.
+    pub(crate) fn copy_of(source: &Path) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        copy_dir(source, dir.path());
+        Self { dir }
+    }
+
+    /// The project's directory.
+    pub(crate) fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes `text` to `relative`, creating directories.
+    pub(crate) fn write(&self, relative: &str, text: &str) -> &Self {
+        let path = self.path().join(relative);
+        std::fs::create_dir_all(path.parent().expect("has a parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+        self
+    }
+
+    /// Reads `relative`.
+    pub(crate) fn read(&self, relative: &str) -> String {
+        std::fs::read_to_string(self.path().join(relative)).expect("read")
+    }
+
+    /// Replaces `from` by `to` in `relative`, which must contain it.
+    pub(crate) fn edit(&self, relative: &str, from: &str, to: &str) -> &Self {
+        let text = self.read(relative);
+        assert!(text.contains(from), "{relative} does not contain {from:?}");
+        self.write(relative, &text.replacen(from, to, 1))
+    }
+
+    /// Runs `lockward ARGS` in the project's directory.
+    pub(crate) fn run(&self, args: &[&str]) -> Run {
+        self.run_in(self.path(), args)
+    }
+
+    /// Runs `lockward ARGS` in `dir`.
+    pub(crate) fn run_in(&self, dir: &Path, args: &[&str]) -> Run {
+        let output = Command::new(env!("CARGO_BIN_EXE_lockward"))
+            .args(args)
+            .current_dir(dir)
+            .env_remove("DATABASE_URL")
+            .env_remove("LOCKWARD_LOG")
+            .output()
+            .expect("run lockward");
+        let filter = |bytes: Vec<u8>| {
+            String::from_utf8(bytes)
+                .expect("UTF-8 output")
+                .replace(&self.path().display().to_string(), "[PROJECT]")
+        };
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: filter(output.stdout),
+            stderr: filter(output.stderr),
+        }
+    }
+}
+
+pub(crate) fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in std::fs::read_dir(from).expect("read fixture dir") {
+        let entry = entry.expect("dir entry");
+        let target = to.join(entry.file_name());
+        let kind = entry.file_type().expect("file type");
+        if kind.is_dir() {
+            if entry.file_name() == "target" {
+                continue;
+            }
+            std::fs::create_dir_all(&target).expect("mkdir");
+            copy_dir(&entry.path(), &target);
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), target).expect("copy");
+        }
+    }
+}

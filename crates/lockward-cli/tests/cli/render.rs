@@ -1,0 +1,55 @@
+//! `lockward render`.
+
+use crate::TestProject;
+
+#[test]
+fn render_check_passes_on_the_committed_page_and_fails_on_a_stale_one() {
+    let project = TestProject::harbor();
+    assert_eq!(project.run(&["render", "--check"]).code, 0);
+    project.edit(
+        "lockward.toml",
+        "worker = \"search reindex\"",
+        "worker = \"search reindex v2\"",
+    );
+    let run = project.run(&["render", "--check"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("stale-page"), "{}", run.stdout);
+    assert!(
+        !project.read("docs/advisory-locks.md").contains("v2"),
+        "--check writes nothing"
+    );
+}
+
+#[test]
+fn render_writes_the_page_deterministically() {
+    let project = TestProject::harbor();
+    let before = project.read("docs/advisory-locks.md");
+    std::fs::remove_file(project.path().join("docs/advisory-locks.md")).expect("remove");
+    assert_eq!(project.run(&["render"]).code, 0);
+    assert_eq!(project.read("docs/advisory-locks.md"), before);
+}
+
+#[test]
+fn render_output_dash_prints_to_stdout() {
+    let project = TestProject::harbor();
+    let run = project.run(&["render", "--output", "-"]);
+    assert_eq!(run.code, 0);
+    assert_eq!(run.stdout, project.read("docs/advisory-locks.md"));
+    let other = project.path().join("elsewhere.md");
+    assert_eq!(
+        project
+            .run(&["render", "--output", other.to_str().expect("UTF-8")])
+            .code,
+        0
+    );
+    assert_eq!(project.read("elsewhere.md"), run.stdout);
+}
+
+#[test]
+fn render_without_a_page_needs_an_output() {
+    let project = TestProject::harbor();
+    project.edit("lockward.toml", "page = \"docs/advisory-locks.md\"\n", "");
+    let run = project.run(&["render"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("--output"), "{}", run.stderr);
+}
