@@ -17,6 +17,7 @@ mod parse;
 pub mod plugin;
 mod registry;
 pub mod source;
+pub mod take;
 
 pub use finding::{Code, Finding, Label, Severity};
 pub use id::{AdvisoryKey, Id, KeyShape};

@@ -3,6 +3,7 @@
 mod admission;
 mod page;
 mod rules;
+mod take_props;
 
 use std::path::{Path, PathBuf};
 
