@@ -1,0 +1,197 @@
+//! `lockward live`: who holds which advisory lock now, against the registry.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use lockward_pg::live::{self, LiveConnection, LiveLock, Snapshot};
+use lockward_registry::{AdvisoryKey, Registry};
+
+use crate::Outcome;
+use crate::args::Global;
+use crate::output;
+
+/// Arguments of `lockward live`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct LiveArgs {
+    /// The database to look at (`postgres://USER@HOST:PORT/DB`, `sslmode` honoured).
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true, value_name = "URL")]
+    pub(crate) database_url: String,
+    /// Refresh in place until Ctrl-C (with `--format json`: one JSON object per line).
+    #[arg(long)]
+    pub(crate) watch: bool,
+    /// Seconds between refreshes with `--watch`.
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
+    pub(crate) interval: f64,
+}
+
+pub(crate) fn run(global: &Global, args: &LiveArgs) -> anyhow::Result<Outcome> {
+    let json = super::human_or_json(global, "live")?;
+    if !(args.interval.is_finite() && args.interval >= 0.1) {
+        return Err(crate::UsageError("--interval is at least 0.1 seconds".to_owned()).into());
+    }
+    let project = super::load(global)?;
+    let mut registry = project.registry;
+    // A branch's id held in a staging database shows as reserved for its constant rather than
+    // as unregistered. Problems with branches are `check`'s to report.
+    registry.add_reservations(lockward_branches::read(&project.location.file, &registry).locks);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let connection = live::connect(&args.database_url).await?;
+        if args.watch {
+            watch(
+                &connection,
+                &registry,
+                json,
+                Duration::from_secs_f64(args.interval),
+            )
+            .await
+        } else {
+            let snapshot = connection.snapshot(&registry).await?;
+            if json {
+                output::print_json(&snapshot)?;
+            } else {
+                output::print(&human(&snapshot, connection.target()))?;
+            }
+            Ok(
+                if snapshot.locks.iter().any(|lock| !lock.flags.is_empty()) {
+                    Outcome::Findings
+                } else {
+                    Outcome::Clean
+                },
+            )
+        }
+    })
+}
+
+/// Redraws until Ctrl-C; a failed read ends the watch with that error.
+async fn watch(
+    connection: &LiveConnection,
+    registry: &Registry,
+    json: bool,
+    interval: Duration,
+) -> anyhow::Result<Outcome> {
+    let mut ticks = tokio::time::interval(interval);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let stop = tokio::signal::ctrl_c();
+    tokio::pin!(stop);
+    loop {
+        tokio::select! {
+            _ = &mut stop => return Ok(Outcome::Clean),
+            _ = ticks.tick() => {}
+        }
+        let snapshot = tokio::select! {
+            _ = &mut stop => return Ok(Outcome::Clean),
+            snapshot = connection.snapshot(registry) => snapshot?,
+        };
+        if json {
+            output::print(&format!("{}\n", serde_json::to_string(&snapshot)?))?;
+        } else {
+            // Home and clear the screen, then draw: the table stays in place.
+            let mut screen = String::from("\x1b[H\x1b[2J");
+            screen.push_str(&human(&snapshot, connection.target()));
+            let _ = writeln!(screen, "\nrefreshing every {interval:?}; Ctrl-C to stop");
+            output::print(&screen)?;
+        }
+    }
+}
+
+/// The table for people, and a summary line.
+fn human(snapshot: &Snapshot, target: &str) -> String {
+    if snapshot.locks.is_empty() {
+        return format!("no advisory lock is held in {target}\n");
+    }
+    let mut rows = vec![
+        [
+            "ID",
+            "CONSTANT",
+            "OWNER",
+            "KEY",
+            "PID",
+            "APPLICATION",
+            "CLIENT",
+            "HELD SINCE",
+            "WAITERS",
+            "FLAGS",
+        ]
+        .map(str::to_owned),
+    ];
+    for lock in &snapshot.locks {
+        rows.push(row(lock));
+    }
+    let mut text = super::list::table(&rows);
+    let waiting: usize = snapshot.locks.iter().map(|lock| lock.waiters.len()).sum();
+    let flagged = snapshot
+        .locks
+        .iter()
+        .filter(|lock| !lock.flags.is_empty())
+        .count();
+    let _ = writeln!(
+        text,
+        "\n{target}: {} advisory lock{} held, {waiting} session{} waiting, {flagged} flagged",
+        snapshot.locks.len(),
+        plural(snapshot.locks.len()),
+        plural(waiting),
+    );
+    text
+}
+
+fn row(lock: &LiveLock) -> [String; 10] {
+    let dash = || "-".to_owned();
+    let holder = lock.holder.as_ref();
+    let since = holder.and_then(|holder| {
+        let since = holder.since.as_deref()?;
+        let time = since.get(11..).unwrap_or(since);
+        Some(match holder.held_for {
+            Some(held_for) => format!("{time} ({})", duration(held_for)),
+            None => time.to_owned(),
+        })
+    });
+    let waiters: Vec<String> = lock.waiters.iter().map(ToString::to_string).collect();
+    let flags: Vec<&str> = lock.flags.iter().map(|flag| flag.as_str()).collect();
+    [
+        lock.literal.clone().unwrap_or_else(|| "?".to_owned()),
+        lock.constant.clone().unwrap_or_else(|| match lock.kind {
+            Some(kind) => format!("({kind})"),
+            None => dash(),
+        }),
+        lock.owner.clone().unwrap_or_else(dash),
+        match lock.key {
+            AdvisoryKey::Bigint(k) => k.to_string(),
+            AdvisoryKey::Pair(a, b) => format!("({a}, {b})"),
+        },
+        holder.map_or_else(dash, |holder| holder.pid.to_string()),
+        holder
+            .map(|holder| holder.application_name.clone())
+            .filter(|name| !name.is_empty())
+            .unwrap_or_else(dash),
+        holder
+            .and_then(|holder| holder.client_addr.clone())
+            .unwrap_or_else(dash),
+        since.unwrap_or_else(dash),
+        if waiters.is_empty() {
+            dash()
+        } else {
+            waiters.join(",")
+        },
+        flags.join(","),
+    ]
+}
+
+/// `4s`, `3m 04s`, `2h 05m`, `3d 04h`.
+fn duration(duration: Duration) -> String {
+    let seconds = duration.as_secs();
+    match seconds {
+        0..60 => format!("{seconds}s"),
+        60..3_600 => format!("{}m {:02}s", seconds / 60, seconds % 60),
+        3_600..86_400 => format!("{}h {:02}m", seconds / 3_600, seconds % 3_600 / 60),
+        _ => format!("{}d {:02}h", seconds / 86_400, seconds % 86_400 / 3_600),
+    }
+}
+
+fn plural(count: usize) -> &'static str {
+    if count == 1 { "" } else { "s" }
+}

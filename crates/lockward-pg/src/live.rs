@@ -1,0 +1,425 @@
+//! The live view: who holds which advisory lock right now, seen against the registry.
+//!
+//! [`snapshot`] reads `pg_locks` (advisory locks of the connected database only) joined with
+//! `pg_stat_activity` in one query, decodes both key forms (negative keys included), maps each
+//! key to its registry entry (a pair `(a, b)`, or a bigint whose high 32 bits are `a`, belongs to
+//! the family entry `a`), and returns one [`LiveLock`] per key: its holder, the sessions queued
+//! behind it, and flags for keys the registry does not know, retired ids that are held, and two
+//! different workers contending for one key. A [`Snapshot`] serializes to the JSON of
+//! `lockward live --format json`.
+
+use std::str::FromStr as _;
+use std::time::Duration;
+
+use lockward_registry::{AdvisoryKey, Kind, Lock, Registry};
+use serde::Serialize;
+use tokio_postgres::Client;
+use tokio_postgres::config::Host;
+
+use crate::connect::Target;
+
+/// The `application_name` of the live view's own session.
+pub const APPLICATION_NAME: &str = "lockward live";
+
+/// How long [`connect`] waits for the server when the URL sets no `connect_timeout`.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Why the live view could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum LiveError {
+    /// The URL does not parse, or its TLS settings cannot be used.
+    #[error("the database URL cannot be used: {0}")]
+    Url(String),
+    /// The server could not be reached, or refused the login. `target` names the user, host,
+    /// port and database, never the password.
+    #[error("cannot reach the database {target}: {reason}")]
+    Unreachable {
+        /// `user@host:port/database`.
+        target: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The query failed (the connection broke, or the role may not read `pg_locks`).
+    #[error("cannot read pg_locks on {target}: {source}")]
+    Query {
+        /// `user@host:port/database`.
+        target: String,
+        /// The driver's error.
+        source: tokio_postgres::Error,
+    },
+}
+
+/// A connection for the live view, and the database it reaches (for messages).
+pub struct LiveConnection {
+    client: Client,
+    target: String,
+}
+
+impl std::fmt::Debug for LiveConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveConnection")
+            .field("target", &self.target)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LiveConnection {
+    /// `user@host:port/database`, without the password.
+    pub fn target(&self) -> &str {
+        &self.target
+    }
+
+    /// The session, for queries of the caller's own.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Reads the live view; see [`snapshot`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: a read-only query.
+    pub async fn snapshot(&self, registry: &Registry) -> Result<Snapshot, LiveError> {
+        snapshot(&self.client, registry)
+            .await
+            .map_err(|source| LiveError::Query {
+                target: self.target.clone(),
+                source,
+            })
+    }
+}
+
+/// Connects to `url` (TLS per its `sslmode`) as [`APPLICATION_NAME`], waiting at most the URL's
+/// `connect_timeout` or [`DEFAULT_CONNECT_TIMEOUT`]. A failure names the user, host, port and
+/// database, never the password.
+///
+/// # Cancel safety
+///
+/// Cancel safe: a connect cancelled before it completes leaves no connection behind.
+pub async fn connect(url: &str) -> Result<LiveConnection, LiveError> {
+    let mut target = Target::parse(url).map_err(|error| LiveError::Url(error.to_string()))?;
+    let description = describe(url);
+    target.config.application_name(APPLICATION_NAME);
+    if target.config.get_connect_timeout().is_none() {
+        target.config.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
+    }
+    match target.connect().await {
+        Ok((client, _closed)) => Ok(LiveConnection {
+            client,
+            target: description,
+        }),
+        Err(error) => Err(LiveError::Unreachable {
+            target: description,
+            reason: chain(&error),
+        }),
+    }
+}
+
+/// `error` and its causes, `: `-separated ("error connecting to server: Connection refused").
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.ends_with(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// `user@host:port/database` for a URL, without its password.
+fn describe(url: &str) -> String {
+    let Ok(config) = tokio_postgres::Config::from_str(url) else {
+        return "(unparsable URL)".to_owned();
+    };
+    let ports = config.get_ports();
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(i, host)| {
+            let port = ports.get(i).or(ports.first()).copied().unwrap_or(5432);
+            match host {
+                Host::Tcp(name) => format!("{name}:{port}"),
+                Host::Unix(path) => format!("{}:{port}", path.display()),
+            }
+        })
+        .collect();
+    let hosts = if hosts.is_empty() {
+        "localhost:5432".to_owned()
+    } else {
+        hosts.join(",")
+    };
+    let user = config
+        .get_user()
+        .map(|user| format!("{user}@"))
+        .unwrap_or_default();
+    let database = config
+        .get_dbname()
+        .or(config.get_user())
+        .unwrap_or_default();
+    format!("{user}{hosts}/{database}")
+}
+
+/// The live view: one entry per advisory key held or waited for in the database.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Snapshot {
+    /// Sorted by key (bigint keys first, then pairs).
+    pub locks: Vec<LiveLock>,
+}
+
+/// One advisory key, its registry entry, its holder and its waiters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LiveLock {
+    /// The key as PostgreSQL holds it: `{"bigint": K}` or `{"pair": [A, B]}`.
+    #[serde(serialize_with = "serialize_key")]
+    pub key: AdvisoryKey,
+    /// The registry id the key belongs to (the family's id for a family member); null when the
+    /// registry does not know the key.
+    pub id: Option<i64>,
+    /// The entry's constant.
+    pub constant: Option<String>,
+    /// `core`, `plugin:NAME`, or null.
+    pub owner: Option<String>,
+    /// `constant`, `external`, `handover`, `retired` or `reserved`; null for an unknown key.
+    pub kind: Option<&'static str>,
+    /// The session that holds the key. Null only in the instant between a holder's release and a
+    /// waiter's grant. For a shared lock held by several sessions, the one that has held it
+    /// longest.
+    pub holder: Option<LiveHolder>,
+    /// Sessions waiting for the key, first in the queue first.
+    pub waiters: Vec<i32>,
+    /// What is wrong with this key.
+    pub flags: Vec<Flag>,
+    /// The id as the registry writes it (`1_001_004`), for people.
+    #[serde(skip)]
+    pub literal: Option<String>,
+    /// The entry's worker, for people.
+    #[serde(skip)]
+    pub worker: Option<String>,
+}
+
+/// The session holding a key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LiveHolder {
+    /// The backend's process id.
+    pub pid: i32,
+    /// Its `application_name` (empty when it set none).
+    pub application_name: String,
+    /// Its client address; null for a Unix-socket client or when the role may not see it.
+    pub client_addr: Option<String>,
+    /// When it has held the lock since, in UTC (`2026-11-30T06:50:12Z`); null when the role may
+    /// not see it. PostgreSQL does not record when a lock was granted, so this is the start of
+    /// the holder's transaction while it is in one (exact for transaction-level locks and an
+    /// upper bound otherwise), and, for an idle session, when it went idle (exact for a
+    /// dedicated lock session that takes its lock and waits, as a lockward worker's does).
+    pub since: Option<String>,
+    /// How long ago `since` was, by the server's clock.
+    #[serde(skip)]
+    pub held_for: Option<Duration>,
+}
+
+/// Something wrong with a held key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Flag {
+    /// The registry does not know the key.
+    Unregistered,
+    /// The key belongs to a retired id.
+    Retired,
+    /// Two different workers contend for the key: its holder and waiters name different workers
+    /// (by `application_name`, ignoring the `HOST/PID` a lockward worker adds), or a lockward
+    /// worker of this project holds the id of another constant.
+    ForeignHolder,
+}
+
+impl Flag {
+    /// `unregistered`, `retired` or `foreign-holder`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Unregistered => "unregistered",
+            Self::Retired => "retired",
+            Self::ForeignHolder => "foreign-holder",
+        }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "lowercase")]
+enum KeyJson {
+    Bigint(i64),
+    Pair([i32; 2]),
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `serialize_with` passes a reference
+fn serialize_key<S: serde::Serializer>(
+    key: &AdvisoryKey,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match *key {
+        AdvisoryKey::Bigint(k) => KeyJson::Bigint(k),
+        AdvisoryKey::Pair(a, b) => KeyJson::Pair([a, b]),
+    }
+    .serialize(serializer)
+}
+
+/// One row of `pg_locks` ⋈ `pg_stat_activity`.
+struct Row {
+    key: AdvisoryKey,
+    granted: bool,
+    session: LiveHolder,
+}
+
+/// Every advisory lock of the connected database, granted first, then waiters in queue order.
+/// `waitstart` (PostgreSQL 14+) is read through `to_jsonb` so that older servers, which lack the
+/// column, still answer.
+const QUERY: &str = "\
+SELECT l.classid::int8, l.objid::int8, l.objsubid::int2, l.granted, l.pid,
+       coalesce(a.application_name, ''), host(a.client_addr),
+       to_char(s.since AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),
+       extract(epoch FROM statement_timestamp() - s.since)::float8
+FROM pg_locks l
+LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+CROSS JOIN LATERAL (SELECT CASE WHEN a.state = 'idle' THEN a.state_change
+                                ELSE coalesce(a.xact_start, a.state_change) END AS since) s
+WHERE l.locktype = 'advisory'
+  AND l.pid IS NOT NULL
+  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+ORDER BY l.classid, l.objid, l.objsubid, l.granted DESC,
+         CASE WHEN l.granted THEN s.since END,
+         CASE WHEN NOT l.granted THEN (to_jsonb(l) ->> 'waitstart')::timestamptz END, l.pid";
+
+/// Reads the advisory locks of the database `client` is connected to, against `registry`.
+///
+/// Locks held by prepared transactions (no session) are not shown.
+///
+/// # Cancel safety
+///
+/// Cancel safe: a read-only query.
+pub async fn snapshot(
+    client: &Client,
+    registry: &Registry,
+) -> Result<Snapshot, tokio_postgres::Error> {
+    let rows = client.query(QUERY, &[]).await?;
+    let rows = rows.iter().filter_map(|row| {
+        let (classid, objid): (i64, i64) = (row.get(0), row.get(1));
+        let key = AdvisoryKey::from_pg_locks(
+            u32::try_from(classid).ok()?,
+            u32::try_from(objid).ok()?,
+            row.get(2),
+        )?;
+        let held_for: Option<f64> = row.get(8);
+        Some(Row {
+            key,
+            granted: row.get(3),
+            session: LiveHolder {
+                pid: row.get(4),
+                application_name: row.get(5),
+                client_addr: row.get(6),
+                since: row.get(7),
+                held_for: held_for.map(|seconds| Duration::from_secs_f64(seconds.max(0.0))),
+            },
+        })
+    });
+    Ok(assemble(rows, registry))
+}
+
+/// Groups rows (sorted by key, holders first) into one [`LiveLock`] per key.
+fn assemble(rows: impl Iterator<Item = Row>, registry: &Registry) -> Snapshot {
+    let mut groups: Vec<(AdvisoryKey, Vec<Row>)> = Vec::new();
+    for row in rows {
+        match groups.last_mut() {
+            Some((key, group)) if *key == row.key => group.push(row),
+            _ => groups.push((row.key, vec![row])),
+        }
+    }
+    let mut locks: Vec<LiveLock> = groups
+        .into_iter()
+        .map(|(key, rows)| live_lock(key, rows, registry))
+        .collect();
+    locks.sort_by_key(|lock| lock.key);
+    Snapshot { locks }
+}
+
+fn live_lock(key: AdvisoryKey, rows: Vec<Row>, registry: &Registry) -> LiveLock {
+    let entry = entry_for(registry, key);
+    let workers: Vec<&str> = rows
+        .iter()
+        .map(|row| worker(&row.session.application_name))
+        .collect();
+    let contended = workers.iter().any(|worker| *worker != workers[0]);
+    let misplaced = rows
+        .iter()
+        .filter(|row| row.granted)
+        .any(|row| holds_anothers_id(&row.session.application_name, entry, registry));
+    let mut flags = Vec::new();
+    match entry {
+        None => flags.push(Flag::Unregistered),
+        Some(lock) if matches!(lock.kind, Kind::Retired { .. }) => flags.push(Flag::Retired),
+        Some(_) => {}
+    }
+    if contended || misplaced {
+        flags.push(Flag::ForeignHolder);
+    }
+    let mut holder = None;
+    let mut waiters = Vec::new();
+    for row in rows {
+        if !row.granted {
+            waiters.push(row.session.pid);
+        } else if holder.is_none() {
+            holder = Some(row.session);
+        }
+    }
+    LiveLock {
+        key,
+        id: entry.map(|lock| lock.id.value()),
+        constant: entry.and_then(|lock| lock.constant.clone()),
+        owner: entry.and_then(Lock::owner),
+        kind: entry.map(|lock| lock.kind.as_str()),
+        holder,
+        waiters,
+        flags,
+        literal: entry.map(|lock| lock.id.literal().to_owned()),
+        worker: entry.and_then(|lock| lock.worker.clone()),
+    }
+}
+
+/// The registry entry a key belongs to: the entry of a bigint key's id, else the family whose id
+/// is the key's high 32 bits (bigint) or first half (pair).
+fn entry_for(registry: &Registry, key: AdvisoryKey) -> Option<&Lock> {
+    match key {
+        AdvisoryKey::Bigint(k) => registry.lock(k).or_else(|| registry.family(k >> 32)),
+        AdvisoryKey::Pair(a, _) => registry.family(i64::from(a)),
+    }
+}
+
+/// The worker a session's `application_name` names: a lockward worker's identity without the
+/// `HOST/PID` it appends (`lockward:harbor:ADVISORY_LOCK_X host-1/42` → `lockward:harbor:
+/// ADVISORY_LOCK_X`), so that one worker on many hosts is one worker; any other name as is.
+fn worker(application_name: &str) -> &str {
+    if application_name.starts_with("lockward:") {
+        application_name
+            .split(' ')
+            .next()
+            .unwrap_or(application_name)
+    } else {
+        application_name
+    }
+}
+
+/// Whether a lockward worker of this registry's project, named after one constant, holds a key
+/// registered for another.
+fn holds_anothers_id(application_name: &str, entry: Option<&Lock>, registry: &Registry) -> bool {
+    let Some(identity) = worker(application_name).strip_prefix("lockward:") else {
+        return false;
+    };
+    let Some((project, constant)) = identity.split_once(':') else {
+        return false;
+    };
+    let constant = constant.split('/').next().unwrap_or(constant);
+    let registered = entry.and_then(|lock| lock.constant.as_deref());
+    project == registry.project().name && registered.is_some_and(|name| name != constant)
+}

@@ -1,0 +1,275 @@
+//! The live view against real sessions holding and waiting for advisory locks.
+
+use std::time::Duration;
+
+use lockward_pg::live::{self, Flag};
+use lockward_pg::testing::TestDb;
+use lockward_registry::Registry;
+use serde_json::json;
+use tokio_postgres::{Client, Config, NoTls};
+
+fn registry() -> Registry {
+    let text = include_str!("fixtures/live-lockward.toml");
+    lockward_registry::parse("lockward.toml", text)
+        .expect("the fixture parses")
+        .registry
+}
+
+/// A session of its own, as another process would hold it.
+struct Session {
+    client: Client,
+    pid: i32,
+    /// The address the server sees it connect from, as the session itself reports it.
+    client_addr: Option<String>,
+    application_name: &'static str,
+}
+
+async fn session(db: &TestDb, application_name: &'static str) -> Session {
+    let mut config: Config = db.url().parse().unwrap();
+    config.application_name(application_name);
+    let (client, connection) = config.connect(NoTls).await.unwrap();
+    tokio::spawn(connection);
+    let row = client
+        .query_one("SELECT pg_backend_pid(), host(inet_client_addr())", &[])
+        .await
+        .unwrap();
+    Session {
+        client,
+        pid: row.get(0),
+        client_addr: row.get(1),
+        application_name,
+    }
+}
+
+impl Session {
+    async fn hold(&self, call: &str) {
+        self.client
+            .batch_execute(&format!("SELECT {call}"))
+            .await
+            .unwrap();
+    }
+
+    /// Queues behind the holder of `call`'s key; returns once the server shows it waiting.
+    async fn wait_for(self, call: &'static str, observer: &Client) {
+        let pid = self.pid;
+        tokio::spawn(async move {
+            // Ends when the test's database is dropped and the session terminated.
+            let _ = self.client.batch_execute(&format!("SELECT {call}")).await;
+        });
+        for _ in 0..500 {
+            let waiting: bool = observer
+                .query_one(
+                    "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE pid = $1 AND NOT granted)",
+                    &[&pid],
+                )
+                .await
+                .unwrap()
+                .get(0);
+            if waiting {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("session {pid} never queued for {call}");
+    }
+
+    /// The holder as the live view should show it: `since` is when this idle session last
+    /// changed state, which is when its lock call returned.
+    async fn expected_holder(&self, observer: &Client) -> serde_json::Value {
+        let since: String = observer
+            .query_one(
+                "SELECT to_char(state_change AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') \
+                 FROM pg_stat_activity WHERE pid = $1 AND state = 'idle'",
+                &[&self.pid],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        json!({
+            "pid": self.pid,
+            "application_name": self.application_name,
+            "client_addr": self.client_addr,
+            "since": since,
+        })
+    }
+}
+
+#[tokio::test]
+async fn live_rows_map_every_key_form_to_the_registry_with_holders_waiters_and_flags() {
+    let db = TestDb::new().await;
+    let observer = db.connect().await;
+    let rollup = session(
+        &db,
+        "lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP host-a/101",
+    )
+    .await;
+    rollup.hold("pg_advisory_lock(1001001)").await;
+    let handover = session(&db, "billing plugin").await;
+    handover.hold("pg_advisory_lock(1001002)").await;
+    let retired = session(&db, "old rollup").await;
+    retired.hold("pg_advisory_lock(1001003)").await;
+    let member = session(
+        &db,
+        "lockward:harbor:ADVISORY_LOCK_RELOAD_BASE/3 host-a/102",
+    )
+    .await;
+    member.hold("pg_advisory_lock(1001004, 3)").await;
+    let bigint_member = session(&db, "reloader").await;
+    bigint_member
+        .hold("pg_advisory_lock((1001004::int8 << 32) | 7)")
+        .await;
+    let negative = session(&db, "legacy sweeper").await;
+    negative.hold("pg_advisory_lock(-42)").await;
+    let unknown = session(&db, "mystery").await;
+    unknown.hold("pg_advisory_lock(777)").await;
+    unknown.hold("pg_advisory_lock(-1, -2)").await;
+    // The same worker on another host queues first, then a different worker.
+    let same_worker = session(
+        &db,
+        "lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP host-b/201",
+    )
+    .await;
+    let same_worker_pid = same_worker.pid;
+    same_worker
+        .wait_for("pg_advisory_lock(1001001)", &observer)
+        .await;
+    let other_worker = session(&db, "psql").await;
+    let other_worker_pid = other_worker.pid;
+    other_worker
+        .wait_for("pg_advisory_lock(1001001)", &observer)
+        .await;
+
+    let snapshot = live::snapshot(&observer, &registry()).await.unwrap();
+
+    let expected = json!({"locks": [
+        {
+            "key": {"bigint": -42}, "id": -42, "constant": "_SWEEPER_LOCK_KEY", "owner": "core",
+            "kind": "external", "holder": negative.expected_holder(&observer).await,
+            "waiters": [], "flags": [],
+        },
+        {
+            "key": {"bigint": 777}, "id": null, "constant": null, "owner": null, "kind": null,
+            "holder": unknown.expected_holder(&observer).await,
+            "waiters": [], "flags": ["unregistered"],
+        },
+        {
+            "key": {"bigint": 1_001_001}, "id": 1_001_001,
+            "constant": "ADVISORY_LOCK_INVOICE_ROLLUP", "owner": "core", "kind": "constant",
+            "holder": rollup.expected_holder(&observer).await,
+            "waiters": [same_worker_pid, other_worker_pid], "flags": ["foreign-holder"],
+        },
+        {
+            "key": {"bigint": 1_001_002}, "id": 1_001_002, "constant": null,
+            "owner": "plugin:billing", "kind": "handover",
+            "holder": handover.expected_holder(&observer).await,
+            "waiters": [], "flags": [],
+        },
+        {
+            "key": {"bigint": 1_001_003}, "id": 1_001_003, "constant": null, "owner": null,
+            "kind": "retired", "holder": retired.expected_holder(&observer).await,
+            "waiters": [], "flags": ["retired"],
+        },
+        {
+            "key": {"bigint": (1_001_004_i64 << 32) | 7}, "id": 1_001_004,
+            "constant": "ADVISORY_LOCK_RELOAD_BASE", "owner": "core", "kind": "constant",
+            "holder": bigint_member.expected_holder(&observer).await,
+            "waiters": [], "flags": [],
+        },
+        {
+            "key": {"pair": [-1, -2]}, "id": null, "constant": null, "owner": null, "kind": null,
+            "holder": unknown.expected_holder(&observer).await,
+            "waiters": [], "flags": ["unregistered"],
+        },
+        {
+            "key": {"pair": [1_001_004, 3]}, "id": 1_001_004,
+            "constant": "ADVISORY_LOCK_RELOAD_BASE", "owner": "core", "kind": "constant",
+            "holder": member.expected_holder(&observer).await,
+            "waiters": [], "flags": [],
+        },
+    ]});
+    assert_eq!(serde_json::to_value(&snapshot).unwrap(), expected);
+    // What the table shows beside the JSON.
+    assert_eq!(snapshot.locks[5].literal.as_deref(), Some("1_001_004"));
+    assert_eq!(
+        snapshot.locks[5].worker.as_deref(),
+        Some("reload instance lock")
+    );
+    assert!(
+        snapshot
+            .locks
+            .iter()
+            .all(|lock| lock.holder.as_ref().unwrap().held_for.is_some())
+    );
+}
+
+#[tokio::test]
+async fn one_worker_on_many_hosts_waiting_for_its_own_lock_is_not_flagged() {
+    let db = TestDb::new().await;
+    let observer = db.connect().await;
+    let leader = session(&db, "lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP host-a/1").await;
+    leader.hold("pg_advisory_lock(1001001)").await;
+    let follower = session(&db, "lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP host-b/2").await;
+    let follower_pid = follower.pid;
+    follower
+        .wait_for("pg_advisory_lock(1001001)", &observer)
+        .await;
+
+    let snapshot = live::snapshot(&observer, &registry()).await.unwrap();
+
+    assert_eq!(snapshot.locks.len(), 1);
+    assert_eq!(snapshot.locks[0].waiters, [follower_pid]);
+    assert_eq!(snapshot.locks[0].flags, []);
+}
+
+#[tokio::test]
+async fn a_lockward_worker_holding_another_constants_id_is_a_foreign_holder() {
+    let db = TestDb::new().await;
+    let observer = db.connect().await;
+    let stray = session(&db, "lockward:harbor:ADVISORY_LOCK_RELOAD_BASE host-a/1").await;
+    stray.hold("pg_advisory_lock(1001001)").await;
+
+    let snapshot = live::snapshot(&observer, &registry()).await.unwrap();
+
+    assert_eq!(snapshot.locks.len(), 1);
+    assert_eq!(
+        snapshot.locks[0].constant.as_deref(),
+        Some("ADVISORY_LOCK_INVOICE_ROLLUP")
+    );
+    assert_eq!(snapshot.locks[0].flags, [Flag::ForeignHolder]);
+}
+
+#[tokio::test]
+async fn locks_of_other_databases_and_released_locks_are_not_shown() {
+    let db = TestDb::new().await;
+    let other = TestDb::new().await;
+    let elsewhere = session(&other, "elsewhere").await;
+    elsewhere.hold("pg_advisory_lock(1001001)").await;
+    let here = session(&db, "here").await;
+    here.hold("pg_advisory_lock(1001002)").await;
+    here.hold("pg_advisory_unlock(1001002)").await;
+    let observer = db.connect().await;
+
+    let snapshot = live::snapshot(&observer, &registry()).await.unwrap();
+
+    assert_eq!(snapshot.locks, []);
+    assert_eq!(serde_json::to_string(&snapshot).unwrap(), r#"{"locks":[]}"#);
+}
+
+#[tokio::test]
+async fn an_unreachable_database_is_named_without_its_password() {
+    // Port 1 on the loopback address refuses connections at once.
+    let url = "postgres://alice:s3cret-pw@127.0.0.1:1/harbor";
+
+    let error = live::connect(url).await.unwrap_err();
+
+    let message = error.to_string();
+    assert!(
+        message.starts_with("cannot reach the database alice@127.0.0.1:1/harbor: "),
+        "{message}"
+    );
+    assert!(
+        message.ends_with("Connection refused (os error 111)"),
+        "{message}"
+    );
+    assert!(!message.contains("s3cret-pw"), "{message}");
+}
