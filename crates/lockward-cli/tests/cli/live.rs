@@ -1,0 +1,168 @@
+//! `lockward live` against a real database.
+
+use std::process::Command;
+
+use lockward_pg::testing::TestDb;
+use serde_json::json;
+
+use crate::TestProject;
+
+/// `lockward live ARGS` in `project`, with `DATABASE_URL` set to `database_url` when given.
+fn live(project: &TestProject, database_url: Option<&str>, args: &[&str]) -> crate::Run {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_lockward"));
+    command
+        .arg("live")
+        .args(args)
+        .current_dir(project.path())
+        .env_remove("LOCKWARD_LOG");
+    match database_url {
+        Some(url) => command.env("DATABASE_URL", url),
+        None => command.env_remove("DATABASE_URL"),
+    };
+    let output = command.output().expect("run lockward");
+    crate::Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+async fn pid(client: &tokio_postgres::Client) -> i32 {
+    client
+        .query_one("SELECT pg_backend_pid()", &[])
+        .await
+        .unwrap()
+        .get(0)
+}
+
+#[tokio::test]
+async fn live_prints_the_documented_json_and_exits_1_when_a_key_is_flagged() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let holder = db.connect().await;
+    holder
+        .batch_execute("SELECT pg_advisory_lock(1001004, 2), pg_advisory_lock(4242)")
+        .await
+        .unwrap();
+    let holder_pid = pid(&holder).await;
+
+    let run = live(
+        &project,
+        None,
+        &["--database-url", &db.url(), "--format", "json"],
+    );
+
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let mut value = run.json();
+    for lock in value["locks"].as_array_mut().unwrap() {
+        let holder = lock["holder"].as_object_mut().unwrap();
+        assert_eq!(holder["pid"], json!(holder_pid));
+        assert!(
+            holder
+                .remove("since")
+                .unwrap()
+                .as_str()
+                .unwrap()
+                .ends_with('Z')
+        );
+        holder.remove("client_addr");
+    }
+    assert_eq!(
+        value,
+        json!({"locks": [
+            {"key": {"bigint": 4242}, "id": null, "constant": null, "owner": null, "kind": null,
+             "holder": {"pid": holder_pid, "application_name": ""},
+             "waiters": [], "flags": ["unregistered"]},
+            {"key": {"pair": [1_001_004, 2]}, "id": 1_001_004,
+             "constant": "ADVISORY_LOCK_RELOAD_BASE", "owner": "core", "kind": "constant",
+             "holder": {"pid": holder_pid, "application_name": ""},
+             "waiters": [], "flags": []},
+        ]})
+    );
+}
+
+#[tokio::test]
+async fn live_takes_the_url_from_database_url_and_shows_a_table() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let holder = db.connect().await;
+    holder
+        .batch_execute("SELECT pg_advisory_lock(1001001)")
+        .await
+        .unwrap();
+    let holder_pid = pid(&holder).await;
+
+    let run = live(&project, Some(&db.url()), &[]);
+
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    let header: Vec<&str> = lines[0].split_whitespace().collect();
+    assert_eq!(
+        header,
+        [
+            "ID",
+            "CONSTANT",
+            "OWNER",
+            "KEY",
+            "PID",
+            "APPLICATION",
+            "CLIENT",
+            "HELD",
+            "SINCE",
+            "WAITERS",
+            "FLAGS"
+        ]
+    );
+    let row: Vec<&str> = lines[1].split_whitespace().collect();
+    assert_eq!(
+        row[..5],
+        [
+            "1_001_001",
+            "ADVISORY_LOCK_INVOICE_ROLLUP",
+            "core",
+            "1001001",
+            &holder_pid.to_string()
+        ]
+    );
+    assert!(
+        run.stdout
+            .ends_with(": 1 advisory lock held, 0 sessions waiting, 0 flagged\n"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn live_names_an_unreachable_database_without_its_password() {
+    let project = TestProject::harbor();
+
+    let run = live(
+        &project,
+        Some("postgres://alice:s3cret-pw@127.0.0.1:1/harbor"),
+        &[],
+    );
+
+    assert_eq!(run.code, 2);
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr
+            .starts_with("error: cannot reach the database alice@127.0.0.1:1/harbor: "),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("s3cret-pw"), "{}", run.stderr);
+}
+
+#[test]
+fn live_without_a_database_url_is_bad_usage() {
+    let project = TestProject::harbor();
+
+    let run = live(&project, None, &[]);
+
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("--database-url <URL>"),
+        "{}",
+        run.stderr
+    );
+}
