@@ -1,0 +1,568 @@
+//! The cross-check: every site the walk found, held to the registry.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::Write as _;
+use std::path::Path;
+
+use lockward_registry::{Code, Finding, Kind, Lock, Registry, Severity, Source};
+
+use crate::extract::{FileSites, Item, ItemKind, Key, Location, Shape};
+use crate::{PluginDir, ScanReport, Site, SiteForm, SiteKey};
+
+/// How a site wrote its key: as a literal (which must stand where the entry says) or by name
+/// (fine anywhere a use is allowed at all).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Written {
+    Literal,
+    ByName,
+}
+
+struct Checker<'a> {
+    registry: &'a Registry,
+    root: &'a Path,
+    plugins: &'a [PluginDir],
+    /// Every pattern-matching constant defined with an integer literal, by name.
+    definitions: HashMap<&'a str, Vec<(i64, &'a str)>>,
+    report: ScanReport,
+    found: HashSet<i64>,
+    mismatched: HashSet<i64>,
+}
+
+pub(crate) fn check(
+    registry: &Registry,
+    root: &Path,
+    files: &[FileSites],
+    plugins: &[PluginDir],
+) -> ScanReport {
+    let mut definitions: HashMap<&str, Vec<(i64, &str)>> = HashMap::new();
+    for file in files {
+        for item in &file.items {
+            if let ItemKind::Definition {
+                name,
+                value: Some(value),
+            } = &item.kind
+            {
+                definitions
+                    .entry(name)
+                    .or_default()
+                    .push((*value, &file.path));
+            }
+        }
+    }
+    let mut checker = Checker {
+        registry,
+        root,
+        plugins,
+        definitions,
+        report: ScanReport::default(),
+        found: HashSet::new(),
+        mismatched: HashSet::new(),
+    };
+    for file in files {
+        for item in &file.items {
+            checker.item(&file.path, item);
+        }
+    }
+    checker.duplicates(files);
+    checker.missing(files);
+    let mut report = checker.report;
+    report
+        .sites
+        .sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
+    report
+}
+
+fn finding(code: Code, severity: Severity, path: &str, at: &Location, message: String) -> Finding {
+    Finding {
+        code,
+        severity,
+        message,
+        path: path.to_owned(),
+        line: at.line,
+        column: at.column,
+        width: at.width,
+        source_line: Some(at.source_line.clone()),
+        labels: Vec::new(),
+        help: None,
+    }
+}
+
+impl<'a> Checker<'a> {
+    fn emit(&mut self, at: &Location, finding: Finding) {
+        if !at.allowed.contains(&finding.code) {
+            self.report.findings.push(finding);
+        }
+    }
+
+    /// The entry a key belongs to: the id itself, or for a bigint whose high 32 bits are a
+    /// registered family, that family.
+    fn entry(&self, key: SiteKey) -> Option<&'a Lock> {
+        match key {
+            SiteKey::Pair(family) => self.registry.lock(family),
+            SiteKey::Bigint(value) => self.registry.lock(value).or_else(|| {
+                let high = value >> 32;
+                (high != 0).then(|| self.registry.family(high)).flatten()
+            }),
+        }
+    }
+
+    fn item(&mut self, path: &'a str, item: &'a Item) {
+        match &item.kind {
+            ItemKind::Definition {
+                name,
+                value: Some(value),
+            } => {
+                self.definition(path, &item.at, name, *value);
+            }
+            ItemKind::Definition { value: None, .. } => {}
+            ItemKind::Call {
+                function,
+                shape,
+                key,
+            } => {
+                let form = |constant: Option<&str>| SiteForm::Call {
+                    function: function.clone(),
+                    constant: constant.map(str::to_owned),
+                };
+                self.usage(path, &item.at, *shape, key, form, Some(function));
+            }
+            ItemKind::Keyword { keyword, key } => {
+                let form = |constant: Option<&str>| SiteForm::Keyword {
+                    keyword: keyword.clone(),
+                    constant: constant.map(str::to_owned),
+                };
+                self.usage(path, &item.at, Shape::Bigint, key, form, None);
+            }
+        }
+    }
+
+    fn site(
+        &mut self,
+        path: &str,
+        at: &Location,
+        key: SiteKey,
+        form: SiteForm,
+    ) -> Option<&'a Lock> {
+        let lock = self.entry(key);
+        let id = match (lock, key) {
+            (Some(lock), _) => lock.id.value(),
+            (None, SiteKey::Bigint(value) | SiteKey::Pair(value)) => value,
+        };
+        self.report.sites.push(Site {
+            path: path.to_owned(),
+            line: at.line,
+            column: at.column,
+            id,
+            key,
+            form,
+            source_line: at.source_line.clone(),
+        });
+        lock
+    }
+
+    fn definition(&mut self, path: &str, at: &Location, name: &str, value: i64) {
+        let form = SiteForm::Definition {
+            constant: name.to_owned(),
+        };
+        let lock = self.site(path, at, SiteKey::Bigint(value), form);
+        if let Some(registered) = self.registered_under_other_value(path, name, value) {
+            self.mismatched.insert(registered.id.value());
+            let message = format!(
+                "`{name}` is {value} here, but the registry gives it id {}",
+                registered.id
+            );
+            let help = format!(
+                "set `{name}` to {}: the registry is the authority",
+                registered.id
+            );
+            let finding = finding(
+                Code::ConstantValueMismatch,
+                Severity::Error,
+                path,
+                at,
+                message,
+            );
+            self.emit(at, finding.with_help(help));
+            return;
+        }
+        let Some(lock) = lock else {
+            let message = format!("advisory lock id {value} (`{name}`) is not in the registry");
+            let help = format!(
+                "ids come from the registry: take one with `lockward take {name} --worker \"...\"` and use the id it prints"
+            );
+            let finding = finding(Code::UnregisteredId, Severity::Error, path, at, message);
+            self.emit(at, finding.with_help(help));
+            return;
+        };
+        if self.kind_findings(path, at, lock, Written::Literal) {
+            return;
+        }
+        match &lock.constant {
+            Some(registered) if registered != name && self.is_home(path, lock) => {
+                let message = format!(
+                    "id {} is defined here as `{name}`, but registered as `{registered}`",
+                    lock.id
+                );
+                let help = format!("one id has one name: use `{registered}` instead of `{name}`");
+                let finding = finding(
+                    Code::DuplicateDefinition,
+                    Severity::Error,
+                    path,
+                    at,
+                    message,
+                );
+                self.emit(at, finding.with_help(help));
+            }
+            _ if self.is_home(path, lock) => {
+                self.found.insert(lock.id.value());
+            }
+            _ => {}
+        }
+    }
+
+    /// The entry named `name` when none of the entries of that name has `value`.
+    fn registered_under_other_value(&self, path: &str, name: &str, value: i64) -> Option<&'a Lock> {
+        let registry: &'a Registry = self.registry;
+        let named: Vec<&'a Lock> = registry
+            .locks()
+            .iter()
+            .filter(|lock| lock.constant.as_deref() == Some(name))
+            .collect();
+        if named.is_empty() || named.iter().any(|lock| lock.id.value() == value) {
+            return None;
+        }
+        named
+            .iter()
+            .find(|lock| lock.defined_in(self.registry).contains(&path))
+            .or_else(|| named.iter().find(|lock| lock.kind == Kind::Constant))
+            .or_else(|| named.first())
+            .copied()
+    }
+
+    /// Whether `path` is a file the entry says defines it.
+    fn is_home(&self, path: &str, lock: &Lock) -> bool {
+        lock.defined_in(self.registry)
+            .iter()
+            .any(|file| normalise(file) == path)
+    }
+
+    fn usage(
+        &mut self,
+        path: &'a str,
+        at: &Location,
+        shape: Shape,
+        key: &Key,
+        form: impl Fn(Option<&str>) -> SiteForm,
+        function: Option<&str>,
+    ) {
+        let site_key = |value: i64| match shape {
+            Shape::Bigint => SiteKey::Bigint(value),
+            Shape::Pair => SiteKey::Pair(value),
+        };
+        let (value, written, constant) = match key {
+            Key::Literal(value) => (*value, Written::Literal, None),
+            // A pattern-matching constant of this file carries its own findings; a call through
+            // any other local name stands for the literal it names.
+            Key::Local { name, value } if self.defined_here(path, name) => {
+                (*value, Written::ByName, Some(name.as_str()))
+            }
+            Key::Local { name, value } => (*value, Written::Literal, Some(name.as_str())),
+            Key::Name(name) => match self.resolve(path, name) {
+                Some(value) => (value, Written::ByName, Some(name.as_str())),
+                None => return self.dynamic(path, at, function, name),
+            },
+            Key::Dynamic(text) => return self.dynamic(path, at, function, text),
+        };
+        let lock = self.site(path, at, site_key(value), form(constant));
+        let Some(lock) = lock else {
+            if written == Written::Literal {
+                let shown = constant
+                    .map_or_else(|| value.to_string(), |name| format!("{value} (`{name}`)"));
+                let message = format!("advisory lock id {shown} is not in the registry");
+                let help = "ids come from the registry: take one with `lockward take CONSTANT --worker \"...\"` and use its constant here";
+                let finding = finding(Code::UnregisteredId, Severity::Error, path, at, message);
+                self.emit(at, finding.with_help(help));
+            }
+            return;
+        };
+        if self.kind_findings(path, at, lock, written) || written == Written::ByName {
+            return;
+        }
+        if self.is_home(path, lock) {
+            self.found.insert(lock.id.value());
+        }
+    }
+
+    fn defined_here(&self, path: &str, name: &str) -> bool {
+        self.definitions
+            .get(name)
+            .is_some_and(|d| d.iter().any(|&(_, file)| file == path))
+    }
+
+    /// A name resolves to a definition in the same file (already folded into `Key::Local` by
+    /// extraction, or a pattern-matching constant here), then to the one value the tree defines
+    /// it as, then to the registry's entry of that name.
+    fn resolve(&self, path: &str, name: &str) -> Option<i64> {
+        if let Some(definitions) = self.definitions.get(name) {
+            if let Some(&(value, _)) = definitions.iter().find(|(_, file)| *file == path) {
+                return Some(value);
+            }
+            let values: HashSet<i64> = definitions.iter().map(|&(value, _)| value).collect();
+            if values.len() == 1 {
+                return values.into_iter().next();
+            }
+            return None;
+        }
+        self.registry
+            .lock_by_constant(name)
+            .map(|lock| lock.id.value())
+    }
+
+    fn dynamic(&mut self, path: &str, at: &Location, function: Option<&str>, text: &str) {
+        // Only calls are lock sites whatever their key; a keyword bound to an unknown name is
+        // most often a parameter or a type, not a lock id.
+        let Some(function) = function else {
+            return;
+        };
+        self.report.dynamic_keys += 1;
+        let message = if text.is_empty() {
+            format!(
+                "the key of this `{function}` call is built at run time and cannot be resolved to an id"
+            )
+        } else {
+            format!("the key of this `{function}` call, `{text}`, cannot be resolved to an id")
+        };
+        let help = "pass a registered constant as the key, or add a trailing `lockward: allow(dynamic-key)` comment once the key is known to be registered";
+        let finding = finding(Code::DynamicKey, Severity::Note, path, at, message);
+        self.emit(at, finding.with_help(help));
+    }
+
+    /// Findings that depend on the entry's kind alone; returns whether one applied (then the
+    /// site needs no further checks).
+    fn kind_findings(&mut self, path: &str, at: &Location, lock: &Lock, written: Written) -> bool {
+        let id = &lock.id;
+        match &lock.kind {
+            Kind::Retired { reason } => {
+                let message = format!("id {id} is retired ({reason}) but still used here");
+                let help = "retired ids are never reused: remove this use, or take a new id with `lockward take`";
+                let finding = finding(Code::RetiredIdInUse, Severity::Error, path, at, message);
+                self.emit(at, finding.with_help(help));
+                true
+            }
+            Kind::Reserved { reason } => {
+                if written == Written::Literal {
+                    let by = match &lock.source {
+                        Source::Registry => String::new(),
+                        Source::Branch(branch) => format!(" on branch {branch}"),
+                    };
+                    let message = format!("id {id} is reserved{by} ({reason}), not registered");
+                    let help = "if this is the work it was reserved for, make the reservation an entry with a constant and a worker; otherwise take a new id with `lockward take`";
+                    let finding = finding(Code::UnregisteredId, Severity::Error, path, at, message);
+                    self.emit(at, finding.with_help(help));
+                }
+                true
+            }
+            Kind::Handover { plugin } => {
+                let dirs: Vec<&str> = self
+                    .plugins
+                    .iter()
+                    .filter(|p| &p.name == plugin)
+                    .map(|p| p.dir.as_str())
+                    .collect();
+                let inside = dirs
+                    .iter()
+                    .any(|dir| dir.is_empty() || path.starts_with(&format!("{dir}/")));
+                if !inside {
+                    let whose = match dirs.first() {
+                        Some(dir) => format!("outside its directory `{dir}/`"),
+                        None => "and the plugin has no manifest in this tree".to_owned(),
+                    };
+                    let message = format!(
+                        "id {id} was handed over to plugin `{plugin}`, but is used here {whose}"
+                    );
+                    let help = format!(
+                        "only plugin `{plugin}` may hold this lock: move this code into the plugin, or take a core id with `lockward take`"
+                    );
+                    let finding =
+                        finding(Code::HandoverInCoreCode, Severity::Error, path, at, message);
+                    self.emit(at, finding.with_help(help));
+                }
+                true
+            }
+            Kind::Constant if written == Written::Literal && !self.is_home(path, lock) => {
+                let constants = &self.registry.core().constants;
+                let name = lock.constant.as_deref().unwrap_or("its constant");
+                let message = format!(
+                    "id {id} (`{name}`) is written as a literal outside core's constants file `{constants}`"
+                );
+                let help =
+                    format!("use `{name}` from `{constants}` instead of repeating its value");
+                let finding = finding(Code::UndeclaredSite, Severity::Error, path, at, message);
+                self.emit(at, finding.with_help(help));
+                true
+            }
+            Kind::External { defined_in }
+                if written == Written::Literal && !self.is_home(path, lock) =>
+            {
+                let name = lock
+                    .constant
+                    .as_deref()
+                    .map_or_else(String::new, |n| format!(" (`{n}`)"));
+                let message = format!(
+                    "id {id}{name} is used in `{path}`, which its registry entry does not list"
+                );
+                let help = format!(
+                    "add \"{path}\" to the entry's defined_in, or use the id through its constant from {}",
+                    defined_in
+                        .iter()
+                        .map(|f| format!("`{f}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                let finding = finding(Code::UndeclaredSite, Severity::Error, path, at, message);
+                self.emit(at, finding.with_help(help));
+                true
+            }
+            Kind::Constant | Kind::External { .. } => false,
+        }
+    }
+
+    /// One id defined by constants of different names, where the registry names none of them
+    /// (an unregistered id, or an entry without a constant).
+    fn duplicates(&mut self, files: &[FileSites]) {
+        let mut by_value: BTreeMap<i64, Vec<(&str, &Item, &str)>> = BTreeMap::new();
+        for file in files {
+            for item in &file.items {
+                if let ItemKind::Definition {
+                    name,
+                    value: Some(value),
+                } = &item.kind
+                {
+                    let named_entry = self
+                        .entry(SiteKey::Bigint(*value))
+                        .and_then(|l| l.constant.as_ref());
+                    if named_entry.is_none() && self.registry.locks_named(name).next().is_none() {
+                        by_value
+                            .entry(*value)
+                            .or_default()
+                            .push((&file.path, item, name));
+                    }
+                }
+            }
+        }
+        for (value, definitions) in by_value {
+            let Some(&(first_path, first, first_name)) = definitions.first() else {
+                continue;
+            };
+            for &(path, item, name) in &definitions[1..] {
+                if name == first_name {
+                    continue;
+                }
+                let message =
+                    format!("id {value} is defined by two constants, `{first_name}` and `{name}`");
+                let help = format!("one id has one name: keep `{first_name}` and use it here");
+                let label = lockward_registry::Label {
+                    path: first_path.to_owned(),
+                    line: first.at.line,
+                    column: first.at.column,
+                    width: first.at.width,
+                    source_line: Some(first.at.source_line.clone()),
+                    message: format!("`{first_name}` defines {value} here"),
+                };
+                let finding = finding(
+                    Code::DuplicateDefinition,
+                    Severity::Error,
+                    path,
+                    &item.at,
+                    message,
+                )
+                .with_help(help)
+                .with_label(label);
+                self.emit(&item.at, finding);
+            }
+        }
+    }
+
+    /// Registered constants not defined in core's constants file, and externals found in none
+    /// of their files.
+    fn missing(&mut self, files: &[FileSites]) {
+        let non_literal: HashSet<(&str, &str)> = files
+            .iter()
+            .flat_map(|file| {
+                file.items.iter().filter_map(move |item| match &item.kind {
+                    ItemKind::Definition { name, value: None } => {
+                        Some((file.path.as_str(), name.as_str()))
+                    }
+                    _ => None,
+                })
+            })
+            .collect();
+        let constants = normalise(&self.registry.core().constants).to_owned();
+        let constants_exist = self.root.join(&constants).is_file();
+        for lock in self.registry.locks() {
+            let id = lock.id.value();
+            if self.found.contains(&id)
+                || self.mismatched.contains(&id)
+                || lock.source != Source::Registry
+            {
+                continue;
+            }
+            let name = lock.constant.as_deref();
+            match &lock.kind {
+                Kind::Constant => {
+                    let name = name.unwrap_or("?");
+                    let why = if !constants_exist {
+                        "which does not exist".to_owned()
+                    } else if non_literal.contains(&(constants.as_str(), name)) {
+                        "where its value is not an integer literal".to_owned()
+                    } else {
+                        "where no definition of it was found".to_owned()
+                    };
+                    let message = format!(
+                        "registered constant `{name}` ({}) is not defined in `{constants}`, {why}",
+                        lock.id
+                    );
+                    let help = format!("define `{name}` = {} in `{constants}`", lock.id);
+                    let finding = Finding::file(
+                        Code::ConstantMissing,
+                        Severity::Error,
+                        constants.clone(),
+                        message,
+                    );
+                    self.report.findings.push(finding.with_help(help));
+                }
+                Kind::External { defined_in } => {
+                    let what = name.map_or_else(
+                        || format!("id {}", lock.id),
+                        |n| format!("`{n}` ({})", lock.id),
+                    );
+                    let absent: Vec<&str> = defined_in
+                        .iter()
+                        .map(|f| normalise(f))
+                        .filter(|f| !self.root.join(f).is_file())
+                        .collect();
+                    let files = defined_in
+                        .iter()
+                        .map(|f| format!("`{f}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    let mut message =
+                        format!("external {what} is not found in any of its files: {files}");
+                    if !absent.is_empty() {
+                        let _ = write!(message, " ({} missing)", absent.join(", "));
+                    }
+                    let help = "point the entry's defined_in at the files that define or use it, or retire the id if that code is gone";
+                    let path = defined_in.first().map_or("", |f| normalise(f)).to_owned();
+                    let finding =
+                        Finding::file(Code::ExternalNotFound, Severity::Error, path, message);
+                    self.report.findings.push(finding.with_help(help));
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+fn normalise(path: &str) -> &str {
+    path.strip_prefix("./").unwrap_or(path)
+}

@@ -1,0 +1,683 @@
+//! From one file's tokens to its lock sites: constant definitions, lock calls and keyword forms.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use lockward_registry::{Code, SourceFile};
+
+use crate::lang::{Language, SQL};
+use crate::lexer::{Lexed, Token, TokenKind, lex};
+use crate::words::{self, Pattern};
+
+/// The PostgreSQL functions that take an advisory lock key.
+const LOCK_FUNCTIONS: &[&str] = &[
+    "pg_advisory_lock",
+    "pg_advisory_lock_shared",
+    "pg_try_advisory_lock",
+    "pg_try_advisory_lock_shared",
+    "pg_advisory_xact_lock",
+    "pg_advisory_xact_lock_shared",
+    "pg_try_advisory_xact_lock",
+    "pg_try_advisory_xact_lock_shared",
+    "pg_advisory_unlock",
+    "pg_advisory_unlock_shared",
+];
+
+/// What names count: the constant patterns and the keywords, from `[scan]`.
+#[derive(Debug, Clone)]
+pub(crate) struct Names {
+    patterns: Vec<Pattern>,
+    keywords: Vec<Pattern>,
+}
+
+impl Names {
+    pub(crate) fn new(patterns: &[String], keywords: &[String]) -> Self {
+        Self {
+            patterns: patterns.iter().map(|p| Pattern::new(p)).collect(),
+            keywords: keywords.iter().map(|k| Pattern::new(k)).collect(),
+        }
+    }
+
+    /// The words any site must contain, for the byte prefilter; `None` when a pattern has no
+    /// literal word (then every file must be lexed).
+    pub(crate) fn trigger_runs(&self) -> Option<Vec<Vec<String>>> {
+        let mut runs = vec![vec!["advisory".to_owned()]];
+        for pattern in self.patterns.iter().chain(&self.keywords) {
+            let literal = pattern.literal_runs();
+            runs.push(
+                literal
+                    .into_iter()
+                    .max_by_key(|run| run.iter().map(String::len).sum::<usize>())?,
+            );
+        }
+        Some(runs)
+    }
+
+    fn is_constant(&self, words: &[String]) -> bool {
+        self.patterns.iter().any(|p| p.matches(words))
+    }
+
+    fn is_keyword(&self, words: &[String]) -> bool {
+        self.keywords.iter().any(|p| p.matches(words))
+    }
+}
+
+/// Where an item is, ready for a finding.
+#[derive(Debug, Clone)]
+pub(crate) struct Location {
+    pub(crate) line: usize,
+    pub(crate) column: usize,
+    pub(crate) width: usize,
+    pub(crate) source_line: String,
+    /// Codes a trailing `lockward: allow(...)` comment exempts on this line.
+    pub(crate) allowed: Vec<Code>,
+}
+
+/// How a lock key is written at a use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Key {
+    /// An integer literal.
+    Literal(i64),
+    /// A name defined with an integer literal in the same file (any name, not only those the
+    /// constant patterns match).
+    Local { name: String, value: i64 },
+    /// A name to resolve across the tree.
+    Name(String),
+    /// Anything else: a placeholder, a variable, an expression.
+    Dynamic(String),
+}
+
+/// One argument key (`pg_advisory_lock(k)`) or two, of which the first is the family
+/// (`pg_advisory_lock(family, n)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    Bigint,
+    Pair,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum ItemKind {
+    /// `NAME = <value>` where NAME matches a constant pattern; `value` is `None` when the value
+    /// is not an integer literal.
+    Definition { name: String, value: Option<i64> },
+    /// A lock function call.
+    Call {
+        function: String,
+        shape: Shape,
+        key: Key,
+    },
+    /// `keyword = <value>`, `keyword: <value>`, `keyword => <value>`.
+    Keyword { keyword: String, key: Key },
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Item {
+    pub(crate) at: Location,
+    pub(crate) kind: ItemKind,
+}
+
+/// The lock sites of one file.
+#[derive(Debug, Clone)]
+pub(crate) struct FileSites {
+    pub(crate) path: String,
+    pub(crate) items: Vec<Item>,
+}
+
+/// Lexes and extracts one file's sites. `text` is the whole file.
+pub(crate) fn extract(path: &str, language: Language, text: String, names: &Names) -> FileSites {
+    let file = SourceFile::new(path, text);
+    let code = lex(file.text(), 0..file.text().len(), language.syntax());
+    let mut extractor = Extractor {
+        file: &file,
+        names,
+        raw: Vec::new(),
+        locals: HashMap::new(),
+        directives: Vec::new(),
+        binds: None,
+    };
+    extractor.collect_directives(&code);
+    extractor.walk(&code.tokens, language, true);
+    extractor.strings(&code.tokens, language, 0);
+    let Extractor {
+        raw,
+        locals,
+        directives,
+        ..
+    } = extractor;
+    let items = raw
+        .into_iter()
+        .map(|(span, mut kind)| {
+            resolve_local(&mut kind, &locals);
+            Item {
+                at: locate(&file, span, &directives),
+                kind,
+            }
+        })
+        .collect();
+    FileSites {
+        path: path.to_owned(),
+        items,
+    }
+}
+
+fn resolve_local(kind: &mut ItemKind, locals: &HashMap<String, i64>) {
+    let (ItemKind::Call { key, .. } | ItemKind::Keyword { key, .. }) = kind else {
+        return;
+    };
+    if let Key::Name(name) = key
+        && let Some(&value) = locals.get(name.as_str())
+    {
+        *key = Key::Local {
+            name: std::mem::take(name),
+            value,
+        };
+    }
+}
+
+fn locate(file: &SourceFile, span: Range<usize>, directives: &[(usize, Vec<Code>)]) -> Location {
+    let label = file.label(span, "");
+    let allowed = directives
+        .iter()
+        .filter(|(line, _)| *line == label.line)
+        .flat_map(|(_, codes)| codes.iter().copied())
+        .collect();
+    Location {
+        line: label.line,
+        column: label.column,
+        width: label.width,
+        source_line: label.source_line.unwrap_or_default(),
+        allowed,
+    }
+}
+
+struct Extractor<'a> {
+    file: &'a SourceFile,
+    names: &'a Names,
+    raw: Vec<(Range<usize>, ItemKind)>,
+    locals: HashMap<String, i64>,
+    directives: Vec<(usize, Vec<Code>)>,
+    /// While walking a string's SQL: what its placeholders are bound to.
+    binds: Option<Binds>,
+}
+
+/// The code values bound to the placeholders of the SQL string being walked.
+struct Binds {
+    values: Vec<Vec<Token>>,
+    language: Language,
+    placeholders: Vec<usize>,
+}
+
+/// How a name is bound to a value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Binding {
+    /// `=` or `:=`, possibly after a type (`NAME: i64 =`, `NAME int64 =`).
+    Assign,
+    /// `NAME: value` (an object or hash entry, a keyword argument).
+    Colon,
+    /// `NAME => value`.
+    Arrow,
+}
+
+impl Extractor<'_> {
+    fn text(&self, range: Range<usize>) -> &str {
+        &self.file.text()[range]
+    }
+
+    fn collect_directives(&mut self, lexed: &Lexed) {
+        for span in &lexed.directives {
+            let comment = self.text(span.clone());
+            let mut codes = Vec::new();
+            for (at, _) in comment.match_indices("lockward:") {
+                let rest = comment[at + "lockward:".len()..].trim_start();
+                let Some(list) = rest.strip_prefix("allow(").and_then(|r| r.split_once(')')) else {
+                    continue;
+                };
+                codes.extend(
+                    list.0
+                        .split(',')
+                        .filter_map(|c| Code::from_str_opt(c.trim())),
+                );
+            }
+            if !codes.is_empty() {
+                let line = self.file.position(span.start).line;
+                self.directives.push((line, codes));
+            }
+        }
+    }
+
+    /// Lexes the strings that mention `advisory` as SQL and extracts their calls and keywords.
+    /// The values bound to the string's placeholders (`$1`, `%s`, `?`, `{}`) are the code that
+    /// follows it: the call's next arguments, or the operand of Python's `%`.
+    fn strings(&mut self, tokens: &[Token], language: Language, depth: usize) {
+        if depth > 1 {
+            return;
+        }
+        for (index, token) in tokens.iter().enumerate() {
+            if token.kind != TokenKind::Str {
+                continue;
+            }
+            let content = token.content.clone();
+            let bytes = &self.file.text().as_bytes()[content.clone()];
+            if !contains_ignore_case(bytes, b"advisory") {
+                continue;
+            }
+            let inner = lex(self.file.text(), content, &SQL);
+            let binds = Binds {
+                values: self.bound_arguments(tokens, index),
+                language,
+                placeholders: self.placeholders(&inner.tokens),
+            };
+            let outer = self.binds.replace(binds);
+            self.walk(&inner.tokens, Language::Sql, false);
+            self.binds = outer;
+            self.strings(&inner.tokens, Language::Sql, depth + 1);
+        }
+    }
+
+    /// The byte offsets where each positional placeholder (`%s`, `%d`, `?`, `{}`) starts, in
+    /// order.
+    fn placeholders(&self, tokens: &[Token]) -> Vec<usize> {
+        let mut starts = Vec::new();
+        for (i, token) in tokens.iter().enumerate() {
+            let next = tokens.get(i + 1).map(|t| self.text(t.span.clone()));
+            let is_placeholder = match self.text(token.span.clone()) {
+                "%" => matches!(next, Some("s" | "d")),
+                "{" => next == Some("}"),
+                "?" => true,
+                _ => false,
+            };
+            if is_placeholder {
+                starts.push(token.span.start);
+            }
+        }
+        starts
+    }
+
+    /// The values that follow the string at `index`: `f(sql, a, &[&b])` gives `a`, `b`;
+    /// `sql % (a, b)` and `sql.format(a)` too. Each value is its tokens, `&`s removed.
+    fn bound_arguments(&self, tokens: &[Token], index: usize) -> Vec<Vec<Token>> {
+        let text = |i: usize| tokens.get(i).map_or("", |t| self.text(t.span.clone()));
+        let start = match (text(index + 1), text(index + 2), text(index + 3)) {
+            ("," | "%", _, _) => index + 2,
+            (".", "format", "(") => index + 4,
+            _ => return Vec::new(),
+        };
+        let single_operand = text(index + 1) == "%" && text(start) != "(";
+        let mut values = Vec::new();
+        let mut current = Vec::new();
+        let mut depth = 0usize;
+        for (i, token) in tokens.iter().enumerate().skip(start) {
+            let piece = text(i);
+            match piece {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => {
+                    if depth == 0 {
+                        break;
+                    }
+                    depth -= 1;
+                }
+                _ => {}
+            }
+            if single_operand && (token.newline_before && i > start) {
+                break;
+            }
+            match piece {
+                "," | "(" | "[" | ")" | "]" => {
+                    if !current.is_empty() {
+                        values.push(std::mem::take(&mut current));
+                    }
+                    if depth == 0 && piece == "," && single_operand {
+                        break;
+                    }
+                }
+                "&" => {}
+                _ => current.push(token.clone()),
+            }
+            if single_operand && depth == 0 && !current.is_empty() && piece != "." {
+                let next = text(i + 1);
+                if !matches!(next, "." | "::") {
+                    values.push(std::mem::take(&mut current));
+                    break;
+                }
+            }
+        }
+        if !current.is_empty() {
+            values.push(current);
+        }
+        values
+    }
+
+    /// The value bound to a placeholder argument, when the code around the string shows it.
+    fn bound_key(&self, argument: &[Token]) -> Option<Key> {
+        let binds = self.binds.as_ref()?;
+        let texts: Vec<&str> = argument.iter().map(|t| self.text(t.span.clone())).collect();
+        let position = match texts.as_slice() {
+            ["$", number] => number.parse::<usize>().ok()?.checked_sub(1)?,
+            ["%", "s" | "d"] | ["?"] | ["{", "}"] => {
+                let start = argument[0].span.start;
+                binds.placeholders.iter().position(|&p| p == start)?
+            }
+            _ => return None,
+        };
+        let value = binds.values.get(position)?;
+        let key = self.key(value, binds.language);
+        (!matches!(key, Key::Dynamic(_))).then_some(key)
+    }
+
+    /// Finds definitions (in code only), calls and keyword forms in a token stream.
+    fn walk(&mut self, tokens: &[Token], language: Language, code: bool) {
+        // Which brackets are open, and whether each holds arguments (as opposed to a block of
+        // declarations such as Go's `const (` or a class body).
+        let mut brackets: Vec<bool> = Vec::new();
+        for (i, token) in tokens.iter().enumerate() {
+            let text = self.text(token.span.clone());
+            match (token.kind, text) {
+                (TokenKind::Punct, "(" | "[") => {
+                    let declarations = i.checked_sub(1).is_some_and(|p| {
+                        matches!(self.text(tokens[p].span.clone()), "const" | "var")
+                    });
+                    brackets.push(!declarations);
+                }
+                (TokenKind::Punct, "{") => brackets.push(false),
+                (TokenKind::Punct, ")" | "]" | "}") => {
+                    brackets.pop();
+                }
+                (TokenKind::Ident, _) => {
+                    let in_arguments = brackets.last().copied().unwrap_or(false);
+                    if tokens
+                        .get(i + 1)
+                        .is_some_and(|t| self.text(t.span.clone()) == "(")
+                        && LOCK_FUNCTIONS.iter().any(|f| f.eq_ignore_ascii_case(text))
+                    {
+                        self.call(tokens, i, language);
+                    } else {
+                        self.binding(tokens, i, language, code, in_arguments);
+                    }
+                }
+                (TokenKind::Str, _) => {
+                    let name = self.text(token.content.clone()).to_owned();
+                    if let Some((_, value, false)) = self.bound_value(tokens, i)
+                        && self.names.is_keyword(&words::split(&name))
+                    {
+                        let key = self.key(&tokens[value.clone()], language);
+                        self.keyword_site(token.span.clone(), name, key);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn binding(
+        &mut self,
+        tokens: &[Token],
+        i: usize,
+        language: Language,
+        code: bool,
+        in_arguments: bool,
+    ) {
+        let Some((binding, value, typed)) = self.bound_value(tokens, i) else {
+            return;
+        };
+        let span = tokens[i].span.clone();
+        let name = self.text(span.clone()).to_owned();
+        let literal = literal_value(self.file.text(), &tokens[value.clone()], language);
+        if binding == Binding::Assign
+            && code
+            && let Some(value) = literal
+        {
+            self.locals.entry(name.clone()).or_insert(value);
+        }
+        if !name.bytes().any(|b| b.is_ascii_alphabetic()) {
+            return;
+        }
+        let name_words = words::split(&name);
+        let keyword = self.names.is_keyword(&name_words);
+        let constant = self.names.is_constant(&name_words);
+        if (keyword || constant) && (in_arguments || (keyword && binding != Binding::Assign)) {
+            // A typed parameter with a default (`advisory_lock_id: int = 0`) is a signature,
+            // not a use.
+            if !typed {
+                let key = self.key(&tokens[value], language);
+                self.keyword_site(span, name, key);
+            }
+        } else if constant && code {
+            self.raw.push((
+                span,
+                ItemKind::Definition {
+                    name,
+                    value: literal,
+                },
+            ));
+        } else if keyword && !typed {
+            let key = self.key(&tokens[value], language);
+            self.keyword_site(span, name, key);
+        }
+    }
+
+    fn keyword_site(&mut self, span: Range<usize>, keyword: String, key: Key) {
+        // A keyword bound to something that is neither a number nor a name (a type annotation,
+        // a call) says nothing about lock ids.
+        if !matches!(key, Key::Dynamic(_)) {
+            self.raw.push((span, ItemKind::Keyword { keyword, key }));
+        }
+    }
+
+    /// If token `i` is bound to a value, how, and the value's tokens (up to the end of the
+    /// expression: a line break, `;`, `,` or a closing bracket).
+    fn bound_value(&self, tokens: &[Token], i: usize) -> Option<(Binding, Range<usize>, bool)> {
+        let next = tokens.get(i + 1)?;
+        if next.newline_before {
+            return None;
+        }
+        let binding_at = |j: usize| -> Option<Binding> {
+            let token = tokens.get(j)?;
+            if token.kind != TokenKind::Punct {
+                return None;
+            }
+            match self.text(token.span.clone()) {
+                "=" | ":=" => Some(Binding::Assign),
+                ":" => Some(Binding::Colon),
+                "=>" => Some(Binding::Arrow),
+                _ => None,
+            }
+        };
+        let (binding, start, typed) = match binding_at(i + 1) {
+            Some(Binding::Colon) if !self.starts_value(tokens, i + 2) => {
+                // `NAME: Type = value`.
+                let at = self.skip_type(tokens, i + 2)?;
+                (Binding::Assign, at + 1, true)
+            }
+            Some(binding) => (binding, i + 2, false),
+            None => {
+                // `NAME int64 = value`, `name CONSTANT bigint := value`.
+                let at = self.skip_type(tokens, i + 1)?;
+                (Binding::Assign, at + 1, true)
+            }
+        };
+        let first = tokens.get(start)?;
+        if first.newline_before {
+            return None;
+        }
+        let mut end = start;
+        while let Some(token) = tokens.get(end) {
+            if end > start
+                && (token.newline_before
+                    || (token.kind == TokenKind::Punct
+                        && matches!(self.text(token.span.clone()), ";" | "," | ")" | "]" | "}")))
+            {
+                break;
+            }
+            end += 1;
+        }
+        Some((binding, start..end, typed))
+    }
+
+    fn starts_value(&self, tokens: &[Token], j: usize) -> bool {
+        tokens.get(j).is_some_and(|t| {
+            t.kind == TokenKind::Number
+                || (t.kind == TokenKind::Punct && self.text(t.span.clone()) == "-")
+        })
+    }
+
+    /// Skips the tokens of a type annotation starting at `from`; returns the index of the `=`
+    /// or `:=` that follows it on the same line, if any.
+    fn skip_type(&self, tokens: &[Token], from: usize) -> Option<usize> {
+        for (j, token) in tokens.iter().enumerate().skip(from).take(10) {
+            if token.newline_before {
+                return None;
+            }
+            let text = self.text(token.span.clone());
+            match token.kind {
+                TokenKind::Ident => {}
+                TokenKind::Punct if matches!(text, "=" | ":=") && j > from => return Some(j),
+                TokenKind::Punct
+                    if matches!(
+                        text,
+                        ":" | "::" | "<" | ">" | "[" | "]" | "?" | "&" | "." | "'" | "*"
+                    ) => {}
+                _ => return None,
+            }
+        }
+        None
+    }
+
+    fn call(&mut self, tokens: &[Token], i: usize, language: Language) {
+        let function = self.text(tokens[i].span.clone()).to_ascii_lowercase();
+        let open = i + 1;
+        let mut depth = 0usize;
+        let mut arguments: Vec<Range<usize>> = Vec::new();
+        let mut argument_start = open + 1;
+        let mut close = None;
+        for (j, token) in tokens.iter().enumerate().skip(open) {
+            if token.kind != TokenKind::Punct {
+                continue;
+            }
+            match self.text(token.span.clone()) {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(j);
+                        break;
+                    }
+                }
+                "," if depth == 1 => {
+                    arguments.push(argument_start..j);
+                    argument_start = j + 1;
+                }
+                _ => {}
+            }
+        }
+        let span = tokens[i].span.start..tokens[close.unwrap_or(i)].span.end;
+        let Some(close) = close else {
+            // The call's arguments are not all here, as in a string that is concatenated with
+            // its key: the key is built at run time.
+            let rest = tokens.get(open + 1).map_or(String::new(), |t| {
+                let end = tokens.last().map_or(t.span.end, |last| last.span.end);
+                self.text(t.span.start..end).to_owned()
+            });
+            let key = Key::Dynamic(rest);
+            self.raw.push((
+                span,
+                ItemKind::Call {
+                    function,
+                    shape: Shape::Bigint,
+                    key,
+                },
+            ));
+            return;
+        };
+        arguments.push(argument_start..close);
+        let shape = match arguments.len() {
+            1 if !arguments[0].is_empty() => Shape::Bigint,
+            2 => Shape::Pair,
+            _ => return,
+        };
+        let first = &tokens[arguments[0].clone()];
+        let key = match self.key(first, language) {
+            Key::Dynamic(text) => self.bound_key(first).unwrap_or(Key::Dynamic(text)),
+            key => key,
+        };
+        self.raw.push((
+            span,
+            ItemKind::Call {
+                function,
+                shape,
+                key,
+            },
+        ));
+    }
+
+    /// What an argument (or a bound value) says about the key.
+    fn key(&self, tokens: &[Token], language: Language) -> Key {
+        let text = self.file.text();
+        let token_text = |t: &Token| &text[t.span.clone()];
+        let shown = match (tokens.first(), tokens.last()) {
+            (Some(first), Some(last)) => text[first.span.start..last.span.end].to_owned(),
+            _ => String::new(),
+        };
+        let mut tokens = tokens;
+        // Interpolation: `{NAME}`, `${NAME}`, `#{NAME}`.
+        if let [first, second, ..] = tokens
+            && matches!(token_text(first), "$" | "#")
+            && token_text(second) == "{"
+        {
+            tokens = &tokens[1..];
+        }
+        if let [first, inner @ .., last] = tokens
+            && token_text(first) == "{"
+            && token_text(last) == "}"
+        {
+            tokens = inner;
+        }
+        // Casts: `1001042::bigint` (but `Locks::ADVISORY_LOCK_FOO` is a path).
+        if let [head @ .., cast, kind] = tokens {
+            let integer_type = [
+                "bigint", "int8", "integer", "int", "int4", "smallint", "int2", "oid",
+            ]
+            .iter()
+            .any(|t| t.eq_ignore_ascii_case(token_text(kind)));
+            if token_text(cast) == "::" && integer_type && !head.is_empty() {
+                tokens = head;
+            }
+        }
+        if let Some(value) = literal_value(text, tokens, language) {
+            return Key::Literal(value);
+        }
+        let is_path = !tokens.is_empty()
+            && tokens.iter().enumerate().all(|(k, t)| {
+                if k % 2 == 0 {
+                    t.kind == TokenKind::Ident
+                } else {
+                    matches!(token_text(t), "." | "::" | "->")
+                }
+            })
+            && tokens.len() % 2 == 1;
+        if is_path {
+            let last = tokens.last().expect("a path has a token");
+            return Key::Name(token_text(last).to_owned());
+        }
+        Key::Dynamic(shown)
+    }
+}
+
+/// The value of `tokens` when it is exactly an integer literal, possibly negated.
+fn literal_value(text: &str, tokens: &[Token], language: Language) -> Option<i64> {
+    let (negative, number) = match tokens {
+        [number] => (false, number),
+        [minus, number] if &text[minus.span.clone()] == "-" => (true, number),
+        _ => return None,
+    };
+    if number.kind != TokenKind::Number {
+        return None;
+    }
+    let magnitude = language.parse_int(&text[number.span.clone()])?;
+    i64::try_from(if negative { -magnitude } else { magnitude }).ok()
+}
+
+fn contains_ignore_case(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|window| window.eq_ignore_ascii_case(needle))
+}

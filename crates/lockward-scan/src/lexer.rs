@@ -1,0 +1,440 @@
+//! A light lexer: just enough of each language to tell code from comments and strings.
+//!
+//! It never fails: any byte sequence lexes to some tokens, and an unclosed string or comment
+//! simply runs to its end. Identifiers take every byte at or above 0x80, so token boundaries
+//! always fall on character boundaries.
+
+use std::ops::Range;
+
+use crate::lang::Syntax;
+
+/// What a token is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TokenKind {
+    /// A name: letters, digits, `_` and any non-ASCII character.
+    Ident,
+    /// Something starting with a digit.
+    Number,
+    /// A string literal; `content` is the text between its quotes.
+    Str,
+    /// Any other character, or one of a few two-character operators.
+    Punct,
+}
+
+/// One token: its kind, its byte range and, for a string, the range of its content.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Token {
+    pub(crate) kind: TokenKind,
+    pub(crate) span: Range<usize>,
+    pub(crate) content: Range<usize>,
+    /// A line break lies between the previous token and this one.
+    pub(crate) newline_before: bool,
+}
+
+/// The tokens of a text, and the comments that carry a `lockward:` directive.
+#[derive(Debug, Default)]
+pub(crate) struct Lexed {
+    pub(crate) tokens: Vec<Token>,
+    pub(crate) directives: Vec<Range<usize>>,
+}
+
+const TWO_CHAR_OPERATORS: &[&[u8; 2]] = &[
+    b"::", b":=", b"==", b"=>", b"!=", b"<=", b">=", b"->", b"<<", b">>", b"&&", b"||",
+];
+
+/// Lexes `text[range]` by `syntax`. Offsets in the result are offsets into `text`.
+pub(crate) fn lex(text: &str, range: Range<usize>, syntax: &Syntax) -> Lexed {
+    let mut lexer = Lexer {
+        bytes: text.as_bytes(),
+        end: range.end,
+        pos: range.start,
+        syntax,
+        out: Lexed::default(),
+        newline: true,
+    };
+    lexer.run();
+    lexer.out
+}
+
+struct Lexer<'a> {
+    bytes: &'a [u8],
+    end: usize,
+    pos: usize,
+    syntax: &'a Syntax,
+    out: Lexed,
+    newline: bool,
+}
+
+fn is_ident_byte(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || byte == b'_' || byte >= 0x80
+}
+
+impl Lexer<'_> {
+    fn peek(&self, offset: usize) -> Option<u8> {
+        let at = self.pos + offset;
+        (at < self.end).then(|| self.bytes[at])
+    }
+
+    fn starts_with(&self, needle: &str) -> bool {
+        self.bytes[self.pos..self.end].starts_with(needle.as_bytes())
+    }
+
+    fn at_line_start(&self) -> bool {
+        self.pos == 0 || self.bytes[self.pos - 1] == b'\n'
+    }
+
+    fn push(&mut self, kind: TokenKind, span: Range<usize>, content: Range<usize>) {
+        let newline_before = std::mem::take(&mut self.newline);
+        self.out.tokens.push(Token {
+            kind,
+            span,
+            content,
+            newline_before,
+        });
+    }
+
+    fn comment(&mut self, span: Range<usize>) {
+        if self.bytes[span.clone()].contains(&b'\n') {
+            self.newline = true;
+        }
+        if memchr::memmem::find(&self.bytes[span.clone()], b"lockward:").is_some() {
+            self.out.directives.push(span);
+        }
+    }
+
+    fn run(&mut self) {
+        while self.pos < self.end {
+            let byte = self.bytes[self.pos];
+            if byte == b'\n' {
+                self.newline = true;
+                self.pos += 1;
+            } else if byte.is_ascii_whitespace() {
+                self.pos += 1;
+            } else if !self.comment_here() && !self.string_here() {
+                self.token_here(byte);
+            }
+        }
+    }
+
+    /// Skips a comment starting here, if any.
+    fn comment_here(&mut self) -> bool {
+        let start = self.pos;
+        let first = self.bytes[start];
+        if !matches!(first, b'/' | b'#' | b'-' | b'=') {
+            return false;
+        }
+        if let Some(opener) = self
+            .syntax
+            .line_comments
+            .iter()
+            .find(|o| self.starts_with(o))
+        {
+            let line_end = memchr::memchr(b'\n', &self.bytes[self.pos..self.end])
+                .map_or(self.end, |i| self.pos + i);
+            self.pos = line_end.max(start + opener.len());
+            self.comment(start..self.pos);
+            return true;
+        }
+        if let Some((open, close, nested)) = self.syntax.block_comment
+            && self.starts_with(open)
+        {
+            self.skip_block_comment(open, close, nested);
+            self.comment(start..self.pos);
+            return true;
+        }
+        if self.syntax.begin_end_comments && self.at_line_start() && self.starts_with("=begin") {
+            self.pos = find_line_starting(self.bytes, self.pos, self.end, b"=end");
+            self.comment(start..self.pos);
+            return true;
+        }
+        false
+    }
+
+    fn skip_block_comment(&mut self, open: &str, close: &str, nested: bool) {
+        let mut depth = 0usize;
+        while self.pos < self.end {
+            if self.starts_with(close) {
+                self.pos += close.len();
+                depth -= 1;
+                if depth == 0 {
+                    return;
+                }
+            } else if self.starts_with(open) && (nested || depth == 0) {
+                self.pos += open.len();
+                depth += 1;
+            } else {
+                self.pos += 1;
+            }
+        }
+    }
+
+    /// Lexes a string (or a character literal) starting here, if any.
+    fn string_here(&mut self) -> bool {
+        let start = self.pos;
+        let byte = self.bytes[start];
+        let syntax = self.syntax;
+        if syntax.triple_quotes && (self.starts_with("\"\"\"") || self.starts_with("'''")) {
+            if byte == b'\'' && !syntax.single_quote_strings {
+                return false;
+            }
+            let quote = &self.bytes[start..start + 3];
+            let body = start + 3;
+            let mut at = body;
+            while at < self.end && !self.bytes[at..self.end].starts_with(quote) {
+                at += if self.bytes[at] == b'\\' && syntax.backslash_escapes {
+                    2
+                } else {
+                    1
+                };
+            }
+            let close = at.min(self.end);
+            self.pos = (close + 3).min(self.end);
+            self.push(TokenKind::Str, start..self.pos, body..close);
+            return true;
+        }
+        match byte {
+            b'"' => self.quoted(b'"', syntax.multiline_strings),
+            b'\'' if syntax.single_quote_strings => self.quoted(b'\'', syntax.multiline_strings),
+            b'\'' => return self.char_literal(),
+            b'`' if syntax.backtick_strings => self.quoted(b'`', true),
+            b'r' | b'b' if syntax.raw_hash_strings => return self.raw_string(),
+            b'$' if syntax.dollar_quotes => return self.dollar_quote(),
+            b'/' if syntax.regex_literals => return self.regex_literal(),
+            _ => return false,
+        }
+        true
+    }
+
+    fn quoted(&mut self, quote: u8, multiline: bool) {
+        let start = self.pos;
+        let mut at = start + 1;
+        let escapes = self.syntax.backslash_escapes;
+        let close = loop {
+            let Some(&byte) = self.bytes.get(at).filter(|_| at < self.end) else {
+                break self.end;
+            };
+            if byte == b'\\' && escapes {
+                at += 2;
+            } else if byte == quote {
+                // SQL writes a quote inside a string by doubling it.
+                if !escapes && self.bytes.get(at + 1) == Some(&quote) && at + 1 < self.end {
+                    at += 2;
+                } else {
+                    break at;
+                }
+            } else if byte == b'\n' && !multiline {
+                break at;
+            } else {
+                at += 1;
+            }
+        };
+        let close = close.min(self.end);
+        let end = if close < self.end && self.bytes[close] == quote {
+            close + 1
+        } else {
+            close
+        };
+        self.pos = end;
+        self.push(TokenKind::Str, start..end, start + 1..close);
+    }
+
+    /// `'x'`, `'\n'` and `'\u{1F600}'` are characters; a lone `'` (a Rust lifetime) is punctuation.
+    fn char_literal(&mut self) -> bool {
+        let start = self.pos;
+        let window_end = (start + 12).min(self.end);
+        let rest = &self.bytes[start + 1..window_end];
+        let close = if rest.first() == Some(&b'\\') {
+            rest.iter().skip(2).position(|&b| b == b'\'').map(|i| i + 2)
+        } else {
+            let width = rest.first().map_or(1, |&b| utf8_width(b));
+            (rest.get(width) == Some(&b'\'')).then_some(width)
+        };
+        let Some(close) = close else {
+            return false;
+        };
+        let end = start + 1 + close + 1;
+        self.pos = end;
+        self.push(TokenKind::Str, start..end, start + 1..end - 1);
+        true
+    }
+
+    /// Rust's `r"..."`, `r#"..."#` and `br#"..."#`.
+    fn raw_string(&mut self) -> bool {
+        let start = self.pos;
+        let mut at = start + usize::from(self.bytes[start] == b'b');
+        if self.bytes.get(at) != Some(&b'r') || at >= self.end {
+            return false;
+        }
+        at += 1;
+        let hashes_start = at;
+        while at < self.end && self.bytes[at] == b'#' {
+            at += 1;
+        }
+        if at >= self.end
+            || self.bytes[at] != b'"'
+            || (start > 0 && is_ident_byte(self.bytes[start - 1]))
+        {
+            return false;
+        }
+        let hashes = at - hashes_start;
+        let body = at + 1;
+        let mut closing = Vec::with_capacity(hashes + 1);
+        closing.push(b'"');
+        closing.extend(std::iter::repeat_n(b'#', hashes));
+        let close = memchr::memmem::find(&self.bytes[body..self.end], &closing)
+            .map_or(self.end, |i| body + i);
+        self.pos = (close + closing.len()).min(self.end);
+        self.push(TokenKind::Str, start..self.pos, body..close);
+        true
+    }
+
+    /// `$tag$` and `$$` delimit a PostgreSQL function body, which is more SQL: the delimiters
+    /// are skipped and the body lexed as code. `$1` is a placeholder and left to `token_here`.
+    fn dollar_quote(&mut self) -> bool {
+        let mut at = self.pos + 1;
+        while at < self.end && (self.bytes[at].is_ascii_alphabetic() || self.bytes[at] == b'_') {
+            at += 1;
+        }
+        if at < self.end && self.bytes[at] == b'$' {
+            self.pos = at + 1;
+            return true;
+        }
+        false
+    }
+
+    fn regex_literal(&mut self) -> bool {
+        let follows_value = self
+            .out
+            .tokens
+            .last()
+            .is_some_and(|token| match token.kind {
+                TokenKind::Ident | TokenKind::Number | TokenKind::Str => true,
+                TokenKind::Punct => matches!(self.bytes[token.span.start], b')' | b']' | b'}'),
+            });
+        if follows_value || self.peek(1).is_some_and(|b| b == b'/' || b == b'*') {
+            return false;
+        }
+        let start = self.pos;
+        let mut at = start + 1;
+        let mut in_class = false;
+        while at < self.end {
+            match self.bytes[at] {
+                b'\\' => at += 1,
+                b'[' => in_class = true,
+                b']' => in_class = false,
+                b'/' if !in_class => {
+                    self.pos = at + 1;
+                    self.push(TokenKind::Str, start..self.pos, start + 1..at);
+                    return true;
+                }
+                b'\n' => return false,
+                _ => {}
+            }
+            at += 1;
+        }
+        false
+    }
+
+    fn token_here(&mut self, byte: u8) {
+        let start = self.pos;
+        if byte.is_ascii_digit() {
+            self.pos = self.ident_end(start);
+            if self.peek(0) == Some(b'.') && self.peek(1).is_some_and(|b| b.is_ascii_digit()) {
+                self.pos = self.ident_end(self.pos + 1);
+            }
+            self.push(TokenKind::Number, start..self.pos, start..start);
+        } else if is_ident_byte(byte) {
+            self.pos = self.ident_end(start);
+            self.push(TokenKind::Ident, start..self.pos, start..start);
+        } else {
+            let pair = self
+                .bytes
+                .get(start..start + 2)
+                .filter(|_| start + 2 <= self.end);
+            let width = match pair {
+                Some(pair) if TWO_CHAR_OPERATORS.iter().any(|op| op.as_slice() == pair) => 2,
+                _ => 1,
+            };
+            self.pos = start + width;
+            self.push(TokenKind::Punct, start..self.pos, start..start);
+        }
+    }
+
+    fn ident_end(&self, mut at: usize) -> usize {
+        while at < self.end && is_ident_byte(self.bytes[at]) {
+            at += 1;
+        }
+        at
+    }
+}
+
+fn utf8_width(first: u8) -> usize {
+    match first {
+        0xF0.. => 4,
+        0xE0.. => 3,
+        0xC0.. => 2,
+        _ => 1,
+    }
+}
+
+/// The end of the line that starts with `marker` at or after `from`, or `end`.
+fn find_line_starting(bytes: &[u8], from: usize, end: usize, marker: &[u8]) -> usize {
+    let mut at = from;
+    while let Some(i) = memchr::memchr(b'\n', &bytes[at..end]) {
+        let line = at + i + 1;
+        if bytes[line..end].starts_with(marker) {
+            return memchr::memchr(b'\n', &bytes[line..end]).map_or(end, |j| line + j);
+        }
+        at = line;
+    }
+    end
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::Language;
+
+    fn kinds(text: &str, language: Language) -> Vec<(TokenKind, &str)> {
+        lex(text, 0..text.len(), language.syntax())
+            .tokens
+            .into_iter()
+            .map(|t| (t.kind, &text[t.span]))
+            .collect()
+    }
+
+    #[test]
+    fn comments_are_not_tokens_and_strings_keep_their_content() {
+        let tokens = kinds("x = 1 # 1001042\ns = 'a # b'\n", Language::Python);
+        assert_eq!(
+            tokens,
+            vec![
+                (TokenKind::Ident, "x"),
+                (TokenKind::Punct, "="),
+                (TokenKind::Number, "1"),
+                (TokenKind::Ident, "s"),
+                (TokenKind::Punct, "="),
+                (TokenKind::Str, "'a # b'"),
+            ]
+        );
+    }
+
+    #[test]
+    fn rust_lifetimes_chars_and_raw_strings_lex() {
+        let tokens = kinds(
+            "fn f<'a>(c: char) { let s = r#\"q\"#; '\"'; }",
+            Language::Rust,
+        );
+        assert!(tokens.contains(&(TokenKind::Str, "r#\"q\"#")));
+        assert!(tokens.contains(&(TokenKind::Str, "'\"'")));
+        assert!(tokens.contains(&(TokenKind::Punct, "'")));
+    }
+
+    #[test]
+    fn sql_doubled_quotes_and_dollar_bodies() {
+        let tokens = kinds("SELECT 'it''s'; $$ SELECT 1 $$ -- c", Language::Sql);
+        assert_eq!(tokens[1], (TokenKind::Str, "'it''s'"));
+        assert!(tokens.contains(&(TokenKind::Number, "1")));
+        assert_eq!(tokens.len(), 5);
+    }
+}

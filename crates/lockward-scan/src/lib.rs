@@ -1,0 +1,165 @@
+//! The lockward code scan: finds every advisory lock id a source tree uses and holds it to the
+//! registry.
+//!
+//! [`scan`] walks the tree under the registry's directory in parallel (honouring `.gitignore`
+//! and the `[scan]` include/exclude globs), reads each file once, and lexes only the files whose
+//! bytes contain one of the trigger words (`advisory` and the literal words of the constant
+//! patterns and keywords), so its cost is close to the cost of reading the bytes. In those files
+//! a light lexer per language (Python, Rust, Go, SQL, Ruby, JavaScript/TypeScript, Java/Kotlin)
+//! separates code from comments and strings; strings that mention `advisory` are lexed again as
+//! SQL. It extracts constant definitions whose name matches a constant pattern on its words,
+//! calls of the `pg_*advisory*` functions, and keyword forms (`advisory_lock_id=1_001_042`), and
+//! checks each against the [`Registry`], reporting [`Finding`]s with the codes of DESIGN §5.
+//!
+//! What counts as a use, and where:
+//! - An id written as a literal (a constant's value, a call's literal key, a keyword's value) must
+//!   be written where its entry says: a core constant only in core's constants file, an external
+//!   only in the files its entry lists. Anywhere else it is `undeclared-site`.
+//! - A use by name (`pg_advisory_lock(ADVISORY_LOCK_FOO)`) is fine anywhere, except for a
+//!   retired id (`retired-id-in-use`) and a plugin's id outside the plugin's directory
+//!   (`handover-in-core-code`), which are wrong however they are written.
+//! - A call's key that is a name resolves to a definition in the same file first (any
+//!   `NAME = <integer>`), then to a constant matching the patterns anywhere in the tree, then to
+//!   the registry's entry of that name; otherwise the call is a `dynamic-key` note.
+#![deny(missing_docs)]
+
+mod check;
+mod extract;
+pub mod lang;
+mod lexer;
+mod plugins;
+mod walk;
+mod words;
+
+use std::path::Path;
+
+use lockward_registry::{Finding, Registry};
+use serde::Serialize;
+
+pub use lang::Language;
+
+/// A plugin's name and its directory (relative to the registry's directory, `/`-separated):
+/// the directory of its manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginDir {
+    /// The plugin's name, as its manifest declares it.
+    pub name: String,
+    /// The directory the plugin's code lives in.
+    pub dir: String,
+}
+
+/// How to scan.
+#[derive(Debug, Clone)]
+pub struct ScanOptions {
+    /// Worker threads; 0 picks the number of available cores.
+    pub threads: usize,
+    /// Files larger than this many bytes are not read.
+    pub max_file_size: u64,
+    /// The plugins and their directories. `None` finds them by matching the registry's
+    /// `[plugins] manifests` globs during the walk and reading each manifest's name.
+    pub plugins: Option<Vec<PluginDir>>,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        Self {
+            threads: 0,
+            max_file_size: 16 * 1024 * 1024,
+            plugins: None,
+        }
+    }
+}
+
+/// How a site's key reaches PostgreSQL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SiteKey {
+    /// One bigint key (a constant's value, or a one-argument call).
+    Bigint(i64),
+    /// A two-argument call; the value is the first `int4`, the family.
+    Pair(i64),
+}
+
+/// What kind of site it is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "form", rename_all = "lowercase")]
+pub enum SiteForm {
+    /// A constant defined with an integer literal.
+    Definition {
+        /// The constant's name.
+        constant: String,
+    },
+    /// A call of an advisory lock function.
+    Call {
+        /// The function, lowercase (`pg_try_advisory_lock`).
+        function: String,
+        /// The name the key was written as, if not a literal.
+        constant: Option<String>,
+    },
+    /// A keyword form such as `advisory_lock_id=1_001_042`.
+    Keyword {
+        /// The keyword as written.
+        keyword: String,
+        /// The name the value was written as, if not a literal.
+        constant: Option<String>,
+    },
+}
+
+/// One place in the code that uses a lock id whose value is known.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Site {
+    /// Path relative to the scanned root, `/`-separated.
+    pub path: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+    /// The registry id this site belongs to: the key itself, or the family of a pair or of a
+    /// bigint whose high 32 bits are a registered family.
+    pub id: i64,
+    /// The key as used.
+    pub key: SiteKey,
+    /// Definition, call or keyword.
+    #[serde(flatten)]
+    pub form: SiteForm,
+    /// The text of the line.
+    pub source_line: String,
+}
+
+/// What a scan found.
+#[derive(Debug, Clone, Default)]
+pub struct ScanReport {
+    /// Every finding, sorted by path, line and column.
+    pub findings: Vec<Finding>,
+    /// How many files were read.
+    pub files_scanned: u64,
+    /// How many bytes were read.
+    pub bytes_scanned: u64,
+    /// How many lock calls have a key that cannot be resolved (each is also a `dynamic-key` note,
+    /// unless allowed).
+    pub dynamic_keys: usize,
+    /// Every site whose id is known, sorted by path, line and column.
+    pub sites: Vec<Site>,
+}
+
+impl ScanReport {
+    /// The sites that use `id` (definitions included): what `lockward retire` must see empty.
+    pub fn uses_of(&self, id: i64) -> impl Iterator<Item = &Site> + '_ {
+        self.sites.iter().filter(move |site| site.id == id)
+    }
+}
+
+/// Scans the tree under `root` (the registry's directory) and checks it against `registry`.
+pub fn scan(registry: &Registry, root: &Path, options: &ScanOptions) -> ScanReport {
+    let walked = walk::walk(registry, root, options);
+    let plugins = options
+        .plugins
+        .clone()
+        .unwrap_or_else(|| walked.plugins.clone());
+    let mut report = check::check(registry, root, &walked.files, &plugins);
+    report.files_scanned = walked.files_scanned;
+    report.bytes_scanned = walked.bytes_scanned;
+    report.findings.extend(walked.errors);
+    lockward_registry::finding::sort(&mut report.findings);
+    report
+}

@@ -1,0 +1,345 @@
+//! The parallel walk: every file read once, and only files holding a trigger word lexed.
+
+use std::io::Read;
+use std::path::Path;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use ignore::overrides::OverrideBuilder;
+use ignore::{DirEntry, WalkBuilder, WalkState};
+use lockward_registry::{Code, Finding, Registry, ScanSettings, Severity};
+use regex::bytes::{Regex, RegexBuilder};
+
+use crate::extract::{FileSites, Names, extract};
+use crate::lang::Language;
+use crate::{PluginDir, ScanOptions, plugins};
+
+/// What the walk collected.
+#[derive(Debug, Default)]
+pub(crate) struct Walked {
+    pub(crate) files: Vec<FileSites>,
+    pub(crate) plugins: Vec<PluginDir>,
+    pub(crate) errors: Vec<Finding>,
+    pub(crate) files_scanned: u64,
+    pub(crate) bytes_scanned: u64,
+}
+
+/// The constant patterns and keywords in force: the registry's, or the defaults.
+pub(crate) fn names(settings: &ScanSettings) -> Names {
+    let patterns: Vec<String> = if settings.constant_patterns.is_empty() {
+        ScanSettings::DEFAULT_CONSTANT_PATTERNS
+            .iter()
+            .map(|&p| p.to_owned())
+            .collect()
+    } else {
+        settings.constant_patterns.clone()
+    };
+    let keywords: Vec<String> = ScanSettings::DEFAULT_KEYWORDS
+        .iter()
+        .map(|&k| k.to_owned())
+        .chain(settings.keywords.iter().cloned())
+        .collect();
+    Names::new(&patterns, &keywords)
+}
+
+/// A case-insensitive search for any trigger word, with or without `_` between its words
+/// (`lock_key` finds `LOCK_KEY`, `LockKey` and `lockKey`). `None` means every file is lexed.
+pub(crate) fn prefilter(names: &Names) -> Option<Regex> {
+    let runs = names.trigger_runs()?;
+    // A run that contains another (`advisory lock` contains `advisory`) adds nothing.
+    let contains = |outer: &[String], inner: &[String]| {
+        outer.len() > inner.len() && outer.windows(inner.len()).any(|w| w == inner)
+    };
+    let mut alternatives: Vec<String> = runs
+        .iter()
+        .filter(|run| !runs.iter().any(|other| contains(run, other)))
+        .map(|run| {
+            run.iter()
+                .map(|word| regex::escape(word))
+                .collect::<Vec<_>>()
+                .join("_?")
+        })
+        .collect();
+    alternatives.sort();
+    alternatives.dedup();
+    let pattern = alternatives.join("|");
+    RegexBuilder::new(&pattern)
+        .case_insensitive(true)
+        .unicode(false)
+        .build()
+        .ok()
+}
+
+struct Shared<'a> {
+    root: &'a Path,
+    include: Option<globset::GlobSet>,
+    names: Names,
+    prefilter: Option<Regex>,
+    manifests: Option<(globset::GlobSet, &'a str)>,
+    max_file_size: u64,
+    files: Mutex<Vec<FileSites>>,
+    plugins: Mutex<Vec<PluginDir>>,
+    errors: Mutex<Vec<Finding>>,
+    files_scanned: AtomicU64,
+    bytes_scanned: AtomicU64,
+}
+
+pub(crate) fn walk(registry: &Registry, root: &Path, options: &ScanOptions) -> Walked {
+    let settings = registry.scan_settings();
+    let mut errors = Vec::new();
+    let mut builder = WalkBuilder::new(root);
+    builder.threads(options.threads).require_git(false);
+    // Excludes become ignore rules. Includes do not: an override that whitelists a path would
+    // win over `.gitignore`, and files git ignores are never read.
+    let mut overrides = OverrideBuilder::new(root);
+    for glob in &settings.exclude {
+        if let Err(error) = overrides.add(&format!("!{glob}")) {
+            errors.push(Finding::file(
+                Code::InvalidGlob,
+                Severity::Error,
+                "",
+                format!("[scan] glob `{glob}` does not parse: {error}"),
+            ));
+        }
+    }
+    match overrides.build() {
+        Ok(overrides) => {
+            builder.overrides(overrides);
+        }
+        Err(error) => errors.push(Finding::file(
+            Code::InvalidGlob,
+            Severity::Error,
+            "",
+            format!("[scan] globs do not parse: {error}"),
+        )),
+    }
+    let include = include_globs(&settings.include, &mut errors);
+    let names = names(settings);
+    let shared = Shared {
+        root,
+        include,
+        prefilter: prefilter(&names),
+        names,
+        manifests: options
+            .plugins
+            .is_none()
+            .then(|| plugins::manifest_globs(registry.plugin_settings()))
+            .flatten()
+            .map(|set| (set, registry.plugin_settings().table.as_str())),
+        max_file_size: options.max_file_size,
+        files: Mutex::default(),
+        plugins: Mutex::default(),
+        errors: Mutex::new(errors),
+        files_scanned: AtomicU64::new(0),
+        bytes_scanned: AtomicU64::new(0),
+    };
+    builder.build_parallel().run(|| {
+        let shared = &shared;
+        let mut buffer = Vec::with_capacity(256 * 1024);
+        Box::new(move |entry| {
+            match entry {
+                Ok(entry) => shared.visit(&entry, &mut buffer),
+                Err(error) => shared.error(error.to_string()),
+            }
+            WalkState::Continue
+        })
+    });
+    let mut files = shared
+        .files
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut plugins = shared
+        .plugins
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    plugins.sort_by(|a, b| (&a.name, &a.dir).cmp(&(&b.name, &b.dir)));
+    Walked {
+        files,
+        plugins,
+        errors: shared
+            .errors
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+        files_scanned: shared.files_scanned.into_inner(),
+        bytes_scanned: shared.bytes_scanned.into_inner(),
+    }
+}
+
+impl Shared<'_> {
+    fn error(&self, message: String) {
+        let finding = Finding::file(Code::Unreadable, Severity::Warning, "", message);
+        lock(&self.errors).push(finding);
+    }
+
+    fn visit(&self, entry: &DirEntry, buffer: &mut Vec<u8>) {
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            return;
+        }
+        let relative = entry.path().strip_prefix(self.root).unwrap_or(entry.path());
+        let relative = relative.to_string_lossy();
+        let relative = if std::path::MAIN_SEPARATOR == '/' {
+            relative
+        } else {
+            relative.replace(std::path::MAIN_SEPARATOR, "/").into()
+        };
+        if let Some((globs, table)) = &self.manifests
+            && globs.is_match(relative.as_ref())
+        {
+            self.manifest(entry.path(), &relative, table);
+        }
+        let Some(language) = Language::from_path(&relative) else {
+            return;
+        };
+        if self
+            .include
+            .as_ref()
+            .is_some_and(|globs| !globs.is_match(relative.as_ref()))
+        {
+            return;
+        }
+        buffer.clear();
+        let read = std::fs::File::open(entry.path())
+            .and_then(|file| file.take(self.max_file_size + 1).read_to_end(buffer));
+        if let Err(error) = read {
+            self.error(format!("{relative}: {error}"));
+            return;
+        }
+        if buffer.len() as u64 > self.max_file_size {
+            return;
+        }
+        self.files_scanned.fetch_add(1, Ordering::Relaxed);
+        self.bytes_scanned
+            .fetch_add(buffer.len() as u64, Ordering::Relaxed);
+        if self
+            .prefilter
+            .as_ref()
+            .is_some_and(|re| !triggered(re, buffer))
+        {
+            return;
+        }
+        if memchr::memchr(0, &buffer[..buffer.len().min(8192)]).is_some() {
+            return;
+        }
+        let text = String::from_utf8_lossy(buffer).into_owned();
+        let sites = extract(&relative, language, text, &self.names);
+        if !sites.items.is_empty() {
+            lock(&self.files).push(sites);
+        }
+    }
+
+    fn manifest(&self, path: &Path, relative: &str, table: &str) {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            return;
+        };
+        if let Some(name) = plugins::manifest_name(relative, &text, table) {
+            let dir = relative
+                .rsplit_once('/')
+                .map_or("", |(dir, _)| dir)
+                .to_owned();
+            lock(&self.plugins).push(PluginDir { name, dir });
+        }
+    }
+}
+
+/// Whether the bytes hold a trigger that starts and ends on a word boundary, as a name whose
+/// words match must: `lock_id` in `block_id` is no trigger, in `LOCK_ID` and `lockId` it is.
+fn triggered(prefilter: &Regex, bytes: &[u8]) -> bool {
+    prefilter.find_iter(bytes).any(|found| {
+        let matched = found.as_bytes();
+        word_starts(bytes, found.start(), matched) && word_ends(bytes, found.end(), matched)
+    })
+}
+
+fn word_starts(bytes: &[u8], start: usize, matched: &[u8]) -> bool {
+    let Some(&before) = start.checked_sub(1).and_then(|i| bytes.get(i)) else {
+        return true;
+    };
+    let first = matched[0];
+    if !before.is_ascii_alphanumeric() {
+        return true;
+    }
+    first.is_ascii_uppercase()
+        && (before.is_ascii_lowercase()
+            || before.is_ascii_digit()
+            || matched.get(1).is_some_and(u8::is_ascii_lowercase))
+}
+
+fn word_ends(bytes: &[u8], end: usize, matched: &[u8]) -> bool {
+    let Some(&after) = bytes.get(end) else {
+        return true;
+    };
+    !after.is_ascii_alphanumeric()
+        || (after.is_ascii_uppercase() && matched.last().is_some_and(u8::is_ascii_lowercase))
+}
+
+/// `[scan] include` as gitignore-style globs: one without a `/` matches a file name anywhere.
+fn include_globs(include: &[String], errors: &mut Vec<Finding>) -> Option<globset::GlobSet> {
+    if include.is_empty() {
+        return None;
+    }
+    let mut builder = globset::GlobSetBuilder::new();
+    for glob in include {
+        let trimmed = glob.trim_start_matches('/');
+        let pattern = if glob.contains('/') {
+            trimmed.to_owned()
+        } else {
+            format!("**/{trimmed}")
+        };
+        // A pattern naming a directory includes everything under it.
+        let compiled = globset::GlobBuilder::new(&pattern)
+            .literal_separator(true)
+            .build()
+            .and_then(|file| {
+                let under = format!("{}/**", pattern.trim_end_matches('/'));
+                Ok((
+                    file,
+                    globset::GlobBuilder::new(&under)
+                        .literal_separator(true)
+                        .build()?,
+                ))
+            });
+        match compiled {
+            Ok((file, under)) => {
+                builder.add(file);
+                builder.add(under);
+            }
+            Err(error) => errors.push(Finding::file(
+                Code::InvalidGlob,
+                Severity::Error,
+                "",
+                format!("[scan] glob `{glob}` does not parse: {error}"),
+            )),
+        }
+    }
+    builder.build().ok()
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn triggers_count_only_on_word_boundaries() {
+        let names = Names::new(&["ADVISORY_LOCK*".into(), "*_LOCK_ID".into()], &[]);
+        let prefilter = prefilter(&names).expect("literal words");
+        for text in ["r.block_id", "LOCK_IDENTITY", "clockId", "unadvisory"] {
+            assert!(!triggered(&prefilter, text.as_bytes()), "{text}");
+        }
+        for text in [
+            "ADVISORY_LOCK_X",
+            "fooLockId",
+            "JOB_LOCK_ID",
+            "pg_advisory_lock",
+            "HTTPLockId",
+        ] {
+            assert!(triggered(&prefilter, text.as_bytes()), "{text}");
+        }
+    }
+}

@@ -1,0 +1,16 @@
+package billing;
+
+/** The billing sync. {@code pg_advisory_lock(2000007)} in Javadoc is not a site. */
+public final class Sync {
+    public static final long BILLING_SYNC_LOCK_ID = 2_000_007L; // site(2000007)
+    private static final long BLOCK_KEY_SIZE = 2_000_007L;
+    static final long AUDIT_LOCK_ID = 2_000_007L; // expect(duplicate-definition) site(2000007)
+    private static final char QUOTE = '"';
+
+    void run(Connection conn) throws SQLException {
+        conn.prepareStatement("SELECT pg_try_advisory_lock(" + BILLING_SYNC_LOCK_ID + ")"); // expect(dynamic-key)
+        conn.prepareStatement("""
+            SELECT pg_advisory_unlock(2000007) -- site(2000007)
+            """);
+    }
+}

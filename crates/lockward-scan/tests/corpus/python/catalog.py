@@ -1,0 +1,25 @@
+import psycopg
+
+from .locks import ADVISORY_LOCK_INVOICE_ROLLUP, ADVISORY_LOCK_RELOAD_BASE
+
+_CATALOG_LOCK_KEY = 2_000_001  # site(2000001)
+
+
+def write_catalog(conn, shard):
+    with conn.cursor() as cur:
+        cur.execute("SELECT pg_advisory_lock(%s)", (_CATALOG_LOCK_KEY,))  # site(2000001)
+        cur.execute(f"SELECT pg_advisory_xact_lock({_CATALOG_LOCK_KEY})")  # site(2000001)
+        cur.execute("""
+            SELECT pg_try_advisory_lock(2000001)  -- site(2000001)
+        """)
+        cur.execute("SELECT pg_advisory_lock(%s, %s)" % (ADVISORY_LOCK_RELOAD_BASE, shard))  # site(1001002)
+        cur.execute(f"SELECT pg_advisory_lock({ADVISORY_LOCK_RELOAD_BASE}, {shard})")  # site(1001002)
+        cur.execute("SELECT pg_advisory_unlock_all()")
+        # cur.execute("SELECT pg_advisory_lock(2000001)") is commented out: not a site.
+        run_worker(ADVISORY_LOCK_INVOICE_ROLLUP, advisory_lock_id=ADVISORY_LOCK_INVOICE_ROLLUP)  # site(1001001)
+        run_worker(None, advisory_lock_id=4_242)  # expect(unregistered-id) site(4242)
+        run_worker(None, timeout=2_000_001)
+
+
+def run_worker(lock, advisory_lock_id: int = 0):
+    return psycopg.sql.SQL("SELECT pg_try_advisory_lock({})").format(lock)  # expect(dynamic-key)

@@ -1,0 +1,305 @@
+//! Planted faults: the harbor fixture is clean, and each fault planted in it yields exactly the
+//! finding a user expects, where they expect it.
+
+use lockward_registry::Severity;
+use lockward_scan::{PluginDir, ScanOptions, SiteForm, scan};
+
+use crate::support::{Project, brief, registry};
+
+#[test]
+fn the_clean_fixture_has_no_findings() {
+    let report = Project::harbor().scan();
+    assert_eq!(brief(&report.findings), Vec::<String>::new());
+    assert_eq!(report.dynamic_keys, 0, "rollup.rs binds `$1` to a constant");
+    assert_eq!(report.files_scanned, 5);
+}
+
+#[test]
+fn an_unregistered_literal_is_reported_where_it_is_written() {
+    let project = Project::harbor();
+    project.write(
+        "services/jobs/cleanup.py",
+        "def run(cur):\n    cur.execute(\"SELECT pg_advisory_lock(4242)\")\n",
+    );
+    let report = project.scan();
+    assert_eq!(
+        brief(&report.findings),
+        ["services/jobs/cleanup.py:2 unregistered-id"]
+    );
+    let finding = &report.findings[0];
+    assert_eq!(finding.column, 25, "the call, inside the string");
+    assert_eq!(
+        finding.source_line.as_deref(),
+        Some("    cur.execute(\"SELECT pg_advisory_lock(4242)\")")
+    );
+    assert!(finding.help.is_some());
+}
+
+#[test]
+fn a_constant_whose_value_differs_from_the_registry_is_a_mismatch() {
+    let project = Project::harbor();
+    let locks = "pub const ADVISORY_LOCK_INVOICE_ROLLUP: i64 = 1_001_009;\npub const ADVISORY_LOCK_RELOAD_BASE: i32 = 1_001_004;\n";
+    project.write("crates/harbor-core/src/locks.rs", locks);
+    let report = project.scan();
+    assert_eq!(
+        brief(&report.findings),
+        ["crates/harbor-core/src/locks.rs:1 constant-value-mismatch"]
+    );
+    assert!(
+        report.findings[0].message.contains("1_001_001"),
+        "{}",
+        report.findings[0].message
+    );
+}
+
+#[test]
+fn a_retired_id_in_use_is_reported() {
+    let project = Project::harbor();
+    project.write(
+        "services/jobs/old.go",
+        "package jobs\n\nconst q = \"SELECT pg_try_advisory_lock(1001003)\"\n",
+    );
+    let report = project.scan();
+    assert_eq!(
+        brief(&report.findings),
+        ["services/jobs/old.go:3 retired-id-in-use"]
+    );
+}
+
+#[test]
+fn a_plugins_id_in_core_code_is_reported_however_it_is_written() {
+    let project = Project::harbor();
+    project.write(
+        "crates/harbor-core/src/billing.rs",
+        "const SQL: &str = \"SELECT pg_advisory_lock(1001002)\";\nconst BY_NAME: &str = \"SELECT pg_advisory_unlock({BILLING_LOCK_ID})\";\n",
+    );
+    let report = project.scan();
+    assert_eq!(
+        brief(&report.findings),
+        [
+            "crates/harbor-core/src/billing.rs:1 handover-in-core-code",
+            "crates/harbor-core/src/billing.rs:2 handover-in-core-code",
+        ]
+    );
+    assert!(report.findings[0].message.contains("plugins/billing/"));
+}
+
+#[test]
+fn plugin_directories_can_be_given_instead_of_found() {
+    let project = Project::harbor();
+    let options = ScanOptions {
+        threads: 1,
+        plugins: Some(vec![PluginDir {
+            name: "billing".into(),
+            dir: "elsewhere".into(),
+        }]),
+        ..ScanOptions::default()
+    };
+    let report = scan(&registry(project.path()), project.path(), &options);
+    assert_eq!(
+        brief(&report.findings),
+        [
+            "plugins/billing/worker.py:1 handover-in-core-code",
+            "plugins/billing/worker.py:5 handover-in-core-code"
+        ]
+    );
+}
+
+#[test]
+fn an_external_id_in_a_file_its_entry_does_not_list_is_undeclared() {
+    let project = Project::harbor();
+    project.write(
+        "services/api/catalog_admin.py",
+        "_CATALOG_LOCK_KEY = 8_675_309\n",
+    );
+    let report = project.scan();
+    assert_eq!(
+        brief(&report.findings),
+        ["services/api/catalog_admin.py:1 undeclared-site"]
+    );
+    assert!(
+        report.findings[0]
+            .help
+            .as_deref()
+            .unwrap_or("")
+            .contains("services/api/catalog_admin.py")
+    );
+}
+
+#[test]
+fn a_core_constant_used_by_its_literal_value_outside_the_constants_file_is_undeclared() {
+    let project = Project::harbor();
+    project.write(
+        "services/jobs/rollup.rb",
+        "conn.execute('SELECT pg_advisory_lock(1001001)')\n",
+    );
+    project.write(
+        "services/jobs/by_name.rb",
+        "conn.execute(\"SELECT pg_advisory_lock(#{Locks::ADVISORY_LOCK_INVOICE_ROLLUP})\")\n",
+    );
+    let report = project.scan();
+    assert_eq!(
+        brief(&report.findings),
+        ["services/jobs/rollup.rb:1 undeclared-site"]
+    );
+}
+
+#[test]
+fn a_git_ignored_file_is_never_read() {
+    let project = Project::harbor();
+    let baseline = project.scan();
+    project.write("generated/locks.py", "ADVISORY_LOCK_GENERATED = 4242\n");
+    let report = project.scan();
+    assert_eq!(brief(&report.findings), Vec::<String>::new());
+    assert_eq!(report.files_scanned, baseline.files_scanned);
+    assert_eq!(report.bytes_scanned, baseline.bytes_scanned);
+}
+
+#[test]
+fn an_excluded_glob_is_never_read() {
+    let project = Project::harbor();
+    let baseline = project.scan();
+    project.write("vendor/lib/locks.py", "ADVISORY_LOCK_VENDORED = 4242\n");
+    let report = project.scan();
+    assert_eq!(brief(&report.findings), Vec::<String>::new());
+    assert_eq!(report.bytes_scanned, baseline.bytes_scanned);
+}
+
+#[test]
+fn an_allowed_line_is_exempt_but_still_a_site() {
+    let project = Project::harbor();
+    project.write(
+        "services/jobs/legacy.py",
+        "cur.execute(\"SELECT pg_advisory_lock(4242)\")  # lockward: allow(unregistered-id)\ncur.execute(\"SELECT pg_advisory_lock(4243)\")  # lockward: allow(dynamic-key)\n",
+    );
+    let report = project.scan();
+    assert_eq!(
+        brief(&report.findings),
+        ["services/jobs/legacy.py:2 unregistered-id"]
+    );
+    assert_eq!(report.uses_of(4242).count(), 1);
+}
+
+#[test]
+fn a_registered_constant_missing_from_the_constants_file_is_reported() {
+    let project = Project::harbor();
+    project.write(
+        "crates/harbor-core/src/locks.rs",
+        "pub const ADVISORY_LOCK_INVOICE_ROLLUP: i64 = 1_001_001;\n",
+    );
+    let report = project.scan();
+    assert_eq!(
+        brief(&report.findings),
+        ["crates/harbor-core/src/locks.rs:0 constant-missing"]
+    );
+    assert!(
+        report.findings[0]
+            .message
+            .contains("ADVISORY_LOCK_RELOAD_BASE")
+    );
+}
+
+#[test]
+fn an_external_defined_in_none_of_its_files_is_not_found() {
+    let project = Project::harbor();
+    project.write("services/api/catalog.py", "def write(cur):\n    pass\n");
+    let report = project.scan();
+    assert_eq!(
+        brief(&report.findings),
+        ["services/api/catalog.py:0 external-not-found"]
+    );
+}
+
+#[test]
+fn one_id_under_two_names_is_a_duplicate_definition() {
+    let project = Project::harbor();
+    project.write(
+        "crates/harbor-core/src/locks.rs",
+        "pub const ADVISORY_LOCK_INVOICE_ROLLUP: i64 = 1_001_001;\npub const ADVISORY_LOCK_RELOAD_BASE: i32 = 1_001_004;\npub const ADVISORY_LOCK_ROLLUP_AGAIN: i64 = 1_001_001;\n",
+    );
+    project.write("tools/a.py", "ADVISORY_LOCK_TOOL = 5555\n");
+    project.write("tools/b.py", "TOOL_LOCK_ID = 5555\n");
+    let report = project.scan();
+    assert_eq!(
+        brief(&report.findings),
+        [
+            "crates/harbor-core/src/locks.rs:3 duplicate-definition",
+            "tools/a.py:1 unregistered-id",
+            "tools/b.py:1 unregistered-id",
+            "tools/b.py:1 duplicate-definition",
+        ]
+    );
+    assert_eq!(report.findings[3].labels[0].path, "tools/a.py");
+}
+
+#[test]
+fn uses_of_lists_every_site_of_an_id_for_retire() {
+    let report = Project::harbor().scan();
+    let uses: Vec<(String, usize)> = report
+        .uses_of(1_001_001)
+        .map(|s| (s.path.clone(), s.line))
+        .collect();
+    assert_eq!(
+        uses,
+        [
+            ("crates/harbor-core/src/locks.rs".to_owned(), 4),
+            ("crates/harbor-core/src/rollup.rs".to_owned(), 5)
+        ]
+    );
+    let family: Vec<&SiteForm> = report.uses_of(1_001_004).map(|s| &s.form).collect();
+    assert_eq!(family.len(), 2, "{family:?}");
+    assert!(report.uses_of(1_001_003).next().is_none());
+}
+
+#[test]
+fn planted_faults_snapshot() {
+    let project = Project::harbor();
+    project.write(
+        "services/jobs/cleanup.py",
+        "cur.execute(\"SELECT pg_try_advisory_lock(4242)\")\n",
+    );
+    project.write(
+        "services/jobs/old.go",
+        "package jobs\n\nconst q = \"SELECT pg_try_advisory_lock(1001003)\"\n",
+    );
+    project.write(
+        "crates/harbor-core/src/billing.rs",
+        "const SQL: &str = \"SELECT pg_advisory_lock(1001002)\";\n",
+    );
+    project.write(
+        "services/api/catalog_admin.py",
+        "_CATALOG_LOCK_KEY = 8_675_309\n",
+    );
+    let report = project.scan();
+    assert!(
+        report
+            .findings
+            .iter()
+            .all(|f| f.severity != Severity::Warning)
+    );
+    insta::assert_json_snapshot!("planted_faults", report.findings);
+}
+
+#[test]
+fn include_globs_limit_the_scan_but_never_read_ignored_files() {
+    let project = Project::harbor();
+    let registry = std::fs::read_to_string(project.path().join("lockward.toml")).expect("readable");
+    project.write(
+        "lockward.toml",
+        &registry.replace(
+            "[scan]\n",
+            "[scan]\ninclude = [\"services\", \"generated\"]\n",
+        ),
+    );
+    project.write("generated/locks.py", "ADVISORY_LOCK_GENERATED = 4242\n");
+    project.write("tools/locks.py", "ADVISORY_LOCK_TOOL = 4243\n");
+    let report = project.scan();
+    assert_eq!(report.files_scanned, 2, "only services/api/*.py");
+    assert_eq!(
+        brief(&report.findings),
+        [
+            "crates/harbor-core/src/locks.rs:0 constant-missing",
+            "crates/harbor-core/src/locks.rs:0 constant-missing"
+        ]
+    );
+}

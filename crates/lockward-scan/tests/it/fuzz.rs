@@ -1,0 +1,69 @@
+//! Arbitrary bytes in a source file never panic the scanner.
+
+use proptest::prelude::*;
+
+use crate::support::Project;
+
+const EXTENSIONS: &[&str] = &["py", "rs", "go", "sql", "rb", "ts", "java", "kt"];
+
+/// Bytes biased towards what the lexers care about, so the interesting paths are reached.
+fn source_bytes() -> impl Strategy<Value = Vec<u8>> {
+    let pieces = prop_oneof![
+        any::<u8>().prop_map(|b| vec![b]),
+        Just(b"pg_advisory_lock(".to_vec()),
+        Just(b"ADVISORY_LOCK_X = ".to_vec()),
+        Just(b"advisory_lock_id: ".to_vec()),
+        Just(b"lockward: allow(".to_vec()),
+        prop::sample::select(vec![
+            "\"",
+            "'",
+            "`",
+            "\"\"\"",
+            "r#\"",
+            "$$",
+            "$1",
+            "/*",
+            "*/",
+            "//",
+            "--",
+            "#",
+            "\n",
+            "=begin\n",
+            "{",
+            "}",
+            "(",
+            ")",
+            ",",
+            "::",
+            ":=",
+            "=>",
+            "-",
+            "1_001_001",
+            "0x",
+            "é",
+            "\u{1F600}",
+            "${",
+            "#{",
+            "\\",
+            "/",
+            "[",
+            "]",
+        ])
+        .prop_map(|s| s.as_bytes().to_vec()),
+    ];
+    prop::collection::vec(pieces, 0..200).prop_map(|parts| parts.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_bytes_never_panic_the_scanner(bytes in source_bytes(), extension in 0..EXTENSIONS.len()) {
+        let project = Project::harbor();
+        let path = project.path().join(format!("fuzz/input.{}", EXTENSIONS[extension]));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &bytes).unwrap();
+        let report = project.scan();
+        prop_assert!(report.files_scanned >= 1);
+    }
+}

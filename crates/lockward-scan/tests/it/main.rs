@@ -1,0 +1,7 @@
+//! The scan's integration tests: the labelled corpus, planted faults on a fixture project, and
+//! arbitrary bytes.
+
+mod corpus;
+mod faults;
+mod fuzz;
+mod support;
