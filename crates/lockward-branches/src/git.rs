@@ -189,11 +189,19 @@ fn read_one(stdout: &mut impl BufRead) -> io::Result<Lookup> {
 }
 
 /// `git` run in `dir`, with messages in English (they are matched) and no pager or prompt.
+///
+/// The repository is the one around the registry's directory. Git hooks (a pre-commit hook
+/// running `lockward check`) export `GIT_DIR` and friends relative to the hook's directory,
+/// which would point elsewhere once `-C` moves; they are not passed on.
 fn git(dir: &Path) -> Command {
     let mut command = Command::new("git");
     command
         .arg("-C")
         .arg(dir)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .env_remove("GIT_PREFIX")
         .env("LC_ALL", "C")
         .env("GIT_TERMINAL_PROMPT", "0")
         .stdin(Stdio::null());
