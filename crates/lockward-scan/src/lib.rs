@@ -32,6 +32,8 @@ mod walk;
 mod words;
 
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use lockward_registry::{Finding, Registry};
 use serde::Serialize;
@@ -58,6 +60,8 @@ pub struct ScanOptions {
     /// The plugins and their directories. `None` finds them by matching the registry's
     /// `[plugins] manifests` globs during the walk and reading each manifest's name.
     pub plugins: Option<Vec<PluginDir>>,
+    /// Counters the scan advances as it reads, for a progress bar drawn by another thread.
+    pub progress: Option<Arc<Progress>>,
 }
 
 impl Default for ScanOptions {
@@ -66,7 +70,33 @@ impl Default for ScanOptions {
             threads: 0,
             max_file_size: 16 * 1024 * 1024,
             plugins: None,
+            progress: None,
         }
+    }
+}
+
+/// How far a running scan has got: files and bytes read so far. Share one through
+/// [`ScanOptions::progress`] and read it from another thread while [`scan`] runs.
+#[derive(Debug, Default)]
+pub struct Progress {
+    files: AtomicU64,
+    bytes: AtomicU64,
+}
+
+impl Progress {
+    /// Files read so far.
+    pub fn files(&self) -> u64 {
+        self.files.load(Ordering::Relaxed)
+    }
+
+    /// Bytes read so far.
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn add(&self, bytes: u64) {
+        self.files.fetch_add(1, Ordering::Relaxed);
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
     }
 }
 

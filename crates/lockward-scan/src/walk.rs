@@ -2,8 +2,7 @@
 
 use std::io::Read;
 use std::path::Path;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use ignore::overrides::OverrideBuilder;
 use ignore::{DirEntry, WalkBuilder, WalkState};
@@ -12,7 +11,7 @@ use regex::bytes::{Regex, RegexBuilder};
 
 use crate::extract::{FileSites, Names, extract};
 use crate::lang::Language;
-use crate::{PluginDir, ScanOptions, plugins};
+use crate::{PluginDir, Progress, ScanOptions, plugins};
 
 /// What the walk collected.
 #[derive(Debug, Default)]
@@ -80,8 +79,7 @@ struct Shared<'a> {
     files: Mutex<Vec<FileSites>>,
     plugins: Mutex<Vec<PluginDir>>,
     errors: Mutex<Vec<Finding>>,
-    files_scanned: AtomicU64,
-    bytes_scanned: AtomicU64,
+    progress: Arc<Progress>,
 }
 
 pub(crate) fn walk(registry: &Registry, root: &Path, options: &ScanOptions) -> Walked {
@@ -130,9 +128,10 @@ pub(crate) fn walk(registry: &Registry, root: &Path, options: &ScanOptions) -> W
         files: Mutex::default(),
         plugins: Mutex::default(),
         errors: Mutex::new(errors),
-        files_scanned: AtomicU64::new(0),
-        bytes_scanned: AtomicU64::new(0),
+        progress: options.progress.clone().unwrap_or_default(),
     };
+    // A caller may share one `Progress` across scans; this scan's figures are the difference.
+    let (files_before, bytes_before) = (shared.progress.files(), shared.progress.bytes());
     builder.build_parallel().run(|| {
         let shared = &shared;
         let mut buffer = Vec::with_capacity(256 * 1024);
@@ -161,8 +160,8 @@ pub(crate) fn walk(registry: &Registry, root: &Path, options: &ScanOptions) -> W
             .errors
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner),
-        files_scanned: shared.files_scanned.into_inner(),
-        bytes_scanned: shared.bytes_scanned.into_inner(),
+        files_scanned: shared.progress.files() - files_before,
+        bytes_scanned: shared.progress.bytes() - bytes_before,
     }
 }
 
@@ -208,9 +207,7 @@ impl Shared<'_> {
         if buffer.len() as u64 > self.max_file_size {
             return;
         }
-        self.files_scanned.fetch_add(1, Ordering::Relaxed);
-        self.bytes_scanned
-            .fetch_add(buffer.len() as u64, Ordering::Relaxed);
+        self.progress.add(buffer.len() as u64);
         if self
             .prefilter
             .as_ref()

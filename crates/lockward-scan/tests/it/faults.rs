@@ -303,3 +303,20 @@ fn include_globs_limit_the_scan_but_never_read_ignored_files() {
         ]
     );
 }
+
+#[test]
+fn progress_counts_what_the_report_counts() {
+    let project = Project::harbor();
+    let progress = std::sync::Arc::new(lockward_scan::Progress::default());
+    let options = ScanOptions {
+        threads: 2,
+        progress: Some(progress.clone()),
+        ..ScanOptions::default()
+    };
+    let report = scan(&registry(project.path()), project.path(), &options);
+    assert_eq!(
+        (progress.files(), progress.bytes()),
+        (report.files_scanned, report.bytes_scanned)
+    );
+    assert!(report.bytes_scanned > 0);
+}

@@ -11,5 +11,6 @@ pub async fn index(client: &tokio_postgres::Client, shard: i32) -> Result<(), to
     let label = 'x';
     let _ = sqlx::query!("SELECT pg_advisory_unlock(1001003)"); // expect(retired-id-in-use) site(1001003)
     let _ = format!("SELECT pg_advisory_xact_lock({}, {shard})", crate::locks::ADVISORY_LOCK_RELOAD_BASE); // site(1001002)
+    let _worker = Worker { advisory_lock_id: 2_000_002, name: "indexer" }; // site(2000002)
     Ok(())
 }

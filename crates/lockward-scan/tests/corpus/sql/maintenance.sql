@@ -8,4 +8,5 @@ BEGIN
   RETURN pg_try_advisory_xact_lock(1001002, shard);  -- expect(undeclared-site) site(1001002)
 END;
 $$ LANGUAGE plpgsql;
+SELECT pg_advisory_lock(:lock_id);  -- expect(dynamic-key)
 SELECT PG_ADVISORY_LOCK(1001004);  -- expect(handover-in-core-code) site(1001004)
