@@ -64,6 +64,28 @@ pub(crate) enum Command {
     ///
     /// Exits 1 when any plugin is refused.
     Plugins,
+    /// Take the next free id for a new worker, in one step.
+    ///
+    /// Under an exclusive lock on the project: re-reads the registry, takes the next free id
+    /// (one above the highest id recorded in core's block, plugin manifests' and other
+    /// branches' ids included; gaps are never filled), appends the `[[lock]]` entry to the
+    /// registry, appends the constant with a comment naming the worker to core's constants
+    /// file (Python, Rust, Go, TypeScript/JavaScript, Ruby, Java or Kotlin, by extension), and
+    /// re-renders the page when `[project] page` is set. The files are written through
+    /// temporary files and renamed into place: all of them change, or none.
+    ///
+    /// Prints the id taken, as written in the registry (`1_001_007`). Exits 2, writing
+    /// nothing, when the name is not an identifier or is already registered or defined, or
+    /// when the block is used up.
+    Take(TakeArgs),
+    /// Retire an id: it is no longer used and is never handed out again.
+    ///
+    /// Under the same lock as `take`, rewrites the id's entry in place as
+    /// `retired = "REASON"` (its `plugin`, `reserved` or `defined_in` line goes; `constant`,
+    /// `worker` and `key` stay as the record of what it was) and re-renders the page. Refuses,
+    /// exiting 1, while the id is still in use: core's constants file (or an external's files)
+    /// still defining the constant, or a plugin manifest declaring the id. Prints the id.
+    Retire(RetireArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -74,4 +96,45 @@ pub(crate) struct RenderArgs {
     /// Where to write the page instead of `[project] page`; `-` writes to stdout.
     #[arg(long, value_name = "PATH")]
     pub(crate) output: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct TakeArgs {
+    /// The constant's name, e.g. `ADVISORY_LOCK_DUNNING` (letters, digits and `_`, not starting
+    /// with a digit; not used by any entry, retired ones included).
+    #[arg(value_name = "CONSTANT")]
+    pub(crate) constant: String,
+    /// The background worker that will hold the lock; written to the registry and, as a
+    /// comment, above the constant.
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) worker: String,
+    /// Hand the id over to plugin NAME instead: the entry gets `plugin = "NAME"` and core's
+    /// constants file is left alone (the plugin defines the constant in its own code and
+    /// declares the id in its manifest).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) plugin: Option<String>,
+    /// Register a family (`key = "family"`): the id is the first int4 of
+    /// `pg_advisory_lock(id, n)`, so it must fit in an int4.
+    #[arg(long)]
+    pub(crate) family: bool,
+    /// Print the id and the changes to every file, and write nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct RetireArgs {
+    /// The id, in any TOML integer form (`1_001_003`, `1001003`, `0xF4A3B`), or its constant's
+    /// name.
+    #[arg(value_name = "ID")]
+    pub(crate) id: String,
+    /// Why the id is retired; written as `retired = "REASON"`.
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) reason: String,
+    /// Retire the id even though it is still in use (the uses are listed as a warning).
+    #[arg(long)]
+    pub(crate) force: bool,
+    /// Print the id and the changes to every file, and write nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
 }

@@ -4,6 +4,8 @@ pub(crate) mod check;
 pub(crate) mod list;
 pub(crate) mod plugins;
 pub(crate) mod render;
+pub(crate) mod retire;
+pub(crate) mod take;
 
 use lockward_registry::LoadError;
 

@@ -4,6 +4,7 @@
 //! status: 0 clean, 1 findings at error level, 2 bad usage or unreadable input.
 
 mod args;
+mod atomic;
 mod commands;
 mod output;
 mod project;
@@ -53,6 +54,8 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::List => commands::list::run(global),
         Command::Render(args) => commands::render::run(global, args),
         Command::Plugins => commands::plugins::run(global),
+        Command::Take(args) => commands::take::run(global, args),
+        Command::Retire(args) => commands::retire::run(global, args),
     }
 }
 

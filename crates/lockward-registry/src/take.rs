@@ -729,17 +729,34 @@ pub fn append_constant(
 ) -> Result<String, EditError> {
     let nl = line_ending(text);
     let comment = language.doc_comment(worker);
+    // CommonJS exports what is assigned to `module.exports`, often an object built at the end
+    // of the file: only an assignment after it exports the new constant.
+    let commonjs = language == Language::JavaScript && is_commonjs(path, text);
     let last_shape = lines_with_offsets(text)
         .enumerate()
+        .filter(|_| !commonjs)
         .filter_map(|(index, (range, line))| Some((index, range, shape_of(line, language)?)))
         .last();
     if let Some((index, range, mut shape)) = last_shape {
         shape.spaced = spaced_above(text, index, language);
         let indent = shape.indent();
         let literal = literal_for(language, id, shape.suffix);
+        // `const A = 1; export { A };`: the sibling is exported by a list lockward does not
+        // edit, so the new constant exports itself.
+        let export = if matches!(language, Language::JavaScript | Language::TypeScript)
+            && ["const ", "let ", "var "]
+                .iter()
+                .any(|keyword| shape.head.trim_start().starts_with(keyword))
+        {
+            "export "
+        } else {
+            ""
+        };
         let declaration = format!(
-            "{}{name}{}{literal}{}",
-            shape.head, shape.between, shape.tail
+            "{indent}{export}{}{name}{}{literal}{}",
+            shape.head.trim_start(),
+            shape.between,
+            shape.tail
         );
         let at = range.end;
         let mut insert = String::new();
@@ -761,9 +778,7 @@ pub fn append_constant(
         Language::Python | Language::Ruby => (format!("{name} = {literal}"), false),
         Language::Rust => (format!("pub const {name}: i64 = {literal};"), false),
         Language::Go => (format!("const {name} = {literal}"), false),
-        Language::JavaScript if is_commonjs(path, text) => {
-            (format!("module.exports.{name} = {literal};"), false)
-        }
+        Language::JavaScript if commonjs => (format!("module.exports.{name} = {literal};"), false),
         Language::TypeScript | Language::JavaScript => {
             (format!("export const {name} = {literal};"), false)
         }
@@ -1217,6 +1232,22 @@ key = \"family\"
         assert_eq!(
             constant("locks.py", python_crlf),
             "A_LOCK_ID = 1  # x\r\n# dunning reminders\r\nADVISORY_LOCK_DUNNING = 1_001_006\r\n"
+        );
+    }
+
+    #[test]
+    fn javascript_constants_are_always_exported() {
+        let commonjs = "const A_LOCK_ID = 1;\n\nmodule.exports = { A_LOCK_ID };\n";
+        assert_eq!(
+            constant("locks.js", commonjs),
+            format!(
+                "{commonjs}\n// dunning reminders\nmodule.exports.ADVISORY_LOCK_DUNNING = 1_001_006;\n"
+            )
+        );
+        let listed = "const A_LOCK_ID = 1;\nexport { A_LOCK_ID };\n";
+        assert_eq!(
+            constant("locks.mjs", listed),
+            "const A_LOCK_ID = 1;\n// dunning reminders\nexport const ADVISORY_LOCK_DUNNING = 1_001_006;\nexport { A_LOCK_ID };\n"
         );
     }
 

@@ -4,6 +4,8 @@ mod check;
 mod list;
 mod plugins;
 mod render;
+mod retire;
+mod take;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,0 +1,300 @@
+//! `lockward take`: the whole procedure of taking an id in one step, under the project lock.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use lockward_registry::take::{self, EditError, Request};
+use lockward_registry::{AdmissionReport, Id, KeyShape, Registry, page};
+use serde_json::json;
+
+use crate::args::{Global, TakeArgs};
+use crate::atomic::{Change, ProjectLock, write_all};
+use crate::project::{Location, Project};
+use crate::{Outcome, UsageError, output};
+
+pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
+    let json = super::human_or_json(global, "take")?;
+    let location = Location::find(global.registry.as_deref())?;
+    // Everything from here on reads the project as the lock holder sees it: an id is only
+    // free if no other run can take it between this read and the write.
+    let _lock = ProjectLock::acquire(&location.root)?;
+    let project = super::load(global)?;
+    let request = Request {
+        constant: args.constant.clone(),
+        worker: args.worker.clone(),
+        plugin: args.plugin.clone(),
+        key: if args.family {
+            KeyShape::Family
+        } else {
+            KeyShape::Exact
+        },
+    };
+    let manifest_ids: Vec<i64> =
+        AdmissionReport::declared_ids(&project.parsed_manifests()).collect();
+    let constants_path = project.location.resolve(&project.registry.core().constants);
+    let constants_text = if request.plugin.is_some() {
+        None
+    } else {
+        read_if_exists(&constants_path)?
+    };
+    let taken = take::take(
+        &project.registry,
+        &request,
+        &manifest_ids,
+        constants_text.as_deref(),
+    )
+    .map_err(|error| refusal(&error))?;
+
+    let mut changes = vec![Change {
+        path: project.location.file.clone(),
+        contents: taken.registry_text.clone(),
+    }];
+    if let Some(text) = &taken.constants_text {
+        changes.push(Change {
+            path: constants_path,
+            contents: text.clone(),
+        });
+    }
+    changes.extend(page_change(
+        &project,
+        &taken.registry,
+        taken.next_free.as_ref(),
+    ));
+
+    if args.dry_run {
+        return preview(&project, &changes, &taken.id, json);
+    }
+    let written = relative(&project, &write_all(&changes)?);
+    if let Some(plugin) = &request.plugin {
+        eprintln!(
+            "note: handed {} over to plugin `{plugin}`; add it to the plugin's manifest (`advisory_lock_ids`)",
+            taken.id
+        );
+    }
+    eprintln!(
+        "took {} for {}: wrote {}",
+        taken.id,
+        request.constant,
+        written.join(", ")
+    );
+    if json {
+        output::print_json(&json!({
+            "id": taken.id.value(),
+            "literal": taken.id.literal(),
+            "constant": request.constant,
+            "kind": if request.plugin.is_some() { "handover" } else { "constant" },
+            "written": written,
+        }))?;
+    } else {
+        output::print(&format!("{}\n", taken.id))?;
+    }
+    Ok(Outcome::Clean)
+}
+
+/// A refused edit is bad usage (exit 2): the message says what to change.
+pub(crate) fn refusal(error: &EditError) -> anyhow::Error {
+    UsageError(error.to_string()).into()
+}
+
+/// The file's text, or `None` when it does not exist.
+pub(crate) fn read_if_exists(path: &std::path::Path) -> anyhow::Result<Option<String>> {
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            let text = String::from_utf8(bytes)
+                .map_err(|_| UsageError(format!("{}: the file is not UTF-8", path.display())))?;
+            Ok(Some(text))
+        }
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(error).with_context(|| format!("cannot read {}", path.display())),
+    }
+}
+
+/// The page re-rendered from `registry`, when the registry names one (`[project] page`).
+pub(crate) fn page_change(
+    project: &Project,
+    registry: &Registry,
+    next_free: Option<&Id>,
+) -> Option<Change> {
+    let page = project.registry.project().page.as_ref()?;
+    Some(Change {
+        path: project.location.resolve(page),
+        contents: page::render(registry, next_free),
+    })
+}
+
+/// `--dry-run`: prints the id and what each file would become, and writes nothing.
+pub(crate) fn preview(
+    project: &Project,
+    changes: &[Change],
+    id: &Id,
+    json: bool,
+) -> anyhow::Result<Outcome> {
+    let changed: Vec<(String, String, &str)> = changes
+        .iter()
+        .filter_map(|change| {
+            let before = std::fs::read_to_string(&change.path).unwrap_or_default();
+            (before != change.contents).then(|| {
+                (
+                    project.location.relative(&change.path),
+                    before,
+                    change.contents.as_str(),
+                )
+            })
+        })
+        .collect();
+    if json {
+        let files: Vec<_> = changed
+            .iter()
+            .map(|(path, _, contents)| json!({ "path": path, "contents": contents }))
+            .collect();
+        output::print_json(&json!({
+            "id": id.value(),
+            "literal": id.literal(),
+            "dry_run": true,
+            "changes": files,
+        }))?;
+    } else {
+        let mut out = format!("{id}\n");
+        for (path, before, after) in &changed {
+            out.push_str(&diff(path, before, after));
+        }
+        output::print(&out)?;
+    }
+    eprintln!("dry run: nothing was written");
+    Ok(Outcome::Clean)
+}
+
+/// The lines that differ between `before` and `after`, as unified-diff hunks with two lines
+/// of context.
+fn diff(path: &str, before: &str, after: &str) -> String {
+    const CONTEXT: usize = 2;
+    let old: Vec<&str> = before.lines().collect();
+    let new: Vec<&str> = after.lines().collect();
+    let ops = line_ops(&old, &new);
+    let mut out = format!("--- {path}\n+++ {path}\n");
+    let changed: Vec<usize> = (0..ops.len())
+        .filter(|&i| !matches!(ops[i], Op::Same(..)))
+        .collect();
+    let mut index = 0;
+    while index < changed.len() {
+        // A hunk runs from one change to the last change within 2 * CONTEXT lines of the next.
+        let first = changed[index];
+        let mut last = first;
+        index += 1;
+        while index < changed.len() && changed[index] <= last + 2 * CONTEXT + 1 {
+            last = changed[index];
+            index += 1;
+        }
+        let from = first.saturating_sub(CONTEXT);
+        let to = (last + CONTEXT + 1).min(ops.len());
+        let hunk = &ops[from..to];
+        let (old_start, new_start) = match ops[from] {
+            Op::Same(o, n) => (o, n),
+            Op::Removed(o) => (
+                o,
+                ops[..from]
+                    .iter()
+                    .filter(|op| !matches!(op, Op::Removed(_)))
+                    .count(),
+            ),
+            Op::Added(n) => (
+                ops[..from]
+                    .iter()
+                    .filter(|op| !matches!(op, Op::Added(_)))
+                    .count(),
+                n,
+            ),
+        };
+        let old_len = hunk.iter().filter(|op| !matches!(op, Op::Added(_))).count();
+        let new_len = hunk
+            .iter()
+            .filter(|op| !matches!(op, Op::Removed(_)))
+            .count();
+        let _ = writeln!(
+            out,
+            "@@ -{},{old_len} +{},{new_len} @@",
+            old_start + 1,
+            new_start + 1
+        );
+        for op in hunk {
+            let _ = match *op {
+                Op::Same(o, _) => writeln!(out, " {}", old[o]),
+                Op::Removed(o) => writeln!(out, "-{}", old[o]),
+                Op::Added(n) => writeln!(out, "+{}", new[n]),
+            };
+        }
+    }
+    out
+}
+
+/// One line of a diff: kept (old and new index), removed (old index) or added (new index).
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Same(usize, usize),
+    Removed(usize),
+    Added(usize),
+}
+
+/// A line diff: the common ends are matched first, then the middle by longest common
+/// subsequence when it is small enough to afford (a take's edits are), else as one block.
+fn line_ops(old: &[&str], new: &[&str]) -> Vec<Op> {
+    const MAX_CELLS: usize = 4_000_000;
+    let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+    let suffix = old[prefix..]
+        .iter()
+        .rev()
+        .zip(new[prefix..].iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let (old_mid, new_mid) = (
+        &old[prefix..old.len() - suffix],
+        &new[prefix..new.len() - suffix],
+    );
+    let mut ops: Vec<Op> = (0..prefix).map(|i| Op::Same(i, i)).collect();
+    if old_mid.len().saturating_mul(new_mid.len()) <= MAX_CELLS {
+        // lcs[i][j]: the longest common subsequence of old_mid[i..] and new_mid[j..].
+        let width = new_mid.len() + 1;
+        let mut lcs = vec![0u32; (old_mid.len() + 1) * width];
+        for i in (0..old_mid.len()).rev() {
+            for j in (0..new_mid.len()).rev() {
+                lcs[i * width + j] = if old_mid[i] == new_mid[j] {
+                    lcs[(i + 1) * width + j + 1] + 1
+                } else {
+                    lcs[(i + 1) * width + j].max(lcs[i * width + j + 1])
+                };
+            }
+        }
+        let (mut i, mut j) = (0, 0);
+        while i < old_mid.len() || j < new_mid.len() {
+            if i < old_mid.len() && j < new_mid.len() && old_mid[i] == new_mid[j] {
+                ops.push(Op::Same(prefix + i, prefix + j));
+                i += 1;
+                j += 1;
+            } else if i < old_mid.len()
+                && (j == new_mid.len() || lcs[(i + 1) * width + j] >= lcs[i * width + j + 1])
+            {
+                ops.push(Op::Removed(prefix + i));
+                i += 1;
+            } else {
+                ops.push(Op::Added(prefix + j));
+                j += 1;
+            }
+        }
+    } else {
+        ops.extend((0..old_mid.len()).map(|i| Op::Removed(prefix + i)));
+        ops.extend((0..new_mid.len()).map(|j| Op::Added(prefix + j)));
+    }
+    let old_tail = old.len() - suffix;
+    let new_tail = new.len() - suffix;
+    ops.extend((0..suffix).map(|k| Op::Same(old_tail + k, new_tail + k)));
+    ops
+}
+
+/// Paths a command wrote, relative to the registry's directory.
+pub(crate) fn relative(project: &Project, paths: &[PathBuf]) -> Vec<String> {
+    paths
+        .iter()
+        .map(|path| project.location.relative(path))
+        .collect()
+}

@@ -1,0 +1,178 @@
+//! `lockward retire`: refuses while the id is in use, rewrites only its entry, re-renders the page.
+
+use crate::TestProject;
+
+const HARBOR_CONSTANTS: &str = "crates/harbor-core/src/locks.rs";
+
+#[test]
+fn retire_refuses_while_core_still_defines_the_constant_then_force_retires() {
+    let project = TestProject::harbor();
+    let before = project.read("lockward.toml");
+
+    let run = project.run(&[
+        "retire",
+        "1_001_006",
+        "--reason",
+        "reindexing moved to the search service",
+    ]);
+
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr
+            .contains("id 1_001_006 (ADVISORY_LOCK_SEARCH_REINDEX) is still in use")
+            && run.stderr.contains(
+                "crates/harbor-core/src/locks.rs:13: defines ADVISORY_LOCK_SEARCH_REINDEX"
+            )
+            && run.stderr.contains("--force"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(project.read("lockward.toml"), before);
+
+    let run = project.run(&[
+        "retire",
+        "1_001_006",
+        "--reason",
+        "reindexing moved to the search service",
+        "--force",
+    ]);
+
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "1_001_006\n");
+    assert!(
+        run.stderr.contains("warning: retiring id 1_001_006"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        project.read("lockward.toml"),
+        before.replace(
+            "id = 1_001_006\n",
+            "id = 1_001_006\nretired = \"reindexing moved to the search service\"\n"
+        )
+    );
+    let page = project.read("docs/advisory-locks.md");
+    assert!(page.contains("| `1_001_006` | `ADVISORY_LOCK_SEARCH_REINDEX` | retired | retired: reindexing moved to the search service |"), "{page}");
+    assert_eq!(project.run(&["render", "--check"]).code, 0);
+}
+
+#[test]
+fn retire_succeeds_once_the_constant_is_gone_and_keeps_the_name_taken() {
+    let project = TestProject::harbor();
+    project.edit(
+        HARBOR_CONSTANTS,
+        "/// search reindex\npub const ADVISORY_LOCK_SEARCH_REINDEX: i64 = 1_001_006;\n",
+        "",
+    );
+
+    let run = project.run(&[
+        "retire",
+        "ADVISORY_LOCK_SEARCH_REINDEX",
+        "--reason",
+        "gone",
+        "--format",
+        "json",
+    ]);
+
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.json(),
+        serde_json::json!({
+            "id": 1_001_006,
+            "literal": "1_001_006",
+            "retired": true,
+            "written": ["lockward.toml", "docs/advisory-locks.md"],
+        })
+    );
+    assert_eq!(project.run(&["check"]).code, 0);
+    // A retired id is never handed out again, and its name stays taken.
+    let run = project.run(&["take", "ADVISORY_LOCK_SEARCH_REINDEX", "--worker", "again"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("id 1_001_006 (retired)"),
+        "{}",
+        run.stderr
+    );
+    let run = project.run(&[
+        "take",
+        "ADVISORY_LOCK_SEARCH_REINDEX_V2",
+        "--worker",
+        "again",
+    ]);
+    assert_eq!(run.stdout, "1_001_007\n");
+}
+
+#[test]
+fn retire_refuses_a_handover_a_plugin_still_declares() {
+    let project = TestProject::harbor();
+    let run = project.run(&["retire", "1001002", "--reason", "billing is gone"]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stderr.contains("plugins/billing/plugin.toml:")
+            && run.stderr.contains("plugin `billing` declares it"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn retire_rewrites_a_reservation_in_place() {
+    let project = TestProject::harbor();
+    let before = project.read("lockward.toml");
+    let run = project.run(&["retire", "1_001_005", "--reason", "dunning was dropped"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        project.read("lockward.toml"),
+        before.replace(
+            "id = 1_001_005\nreserved = \"dunning reminders, branch feature/dunning\"\n",
+            "id = 1_001_005\nretired = \"dunning was dropped\"\n"
+        )
+    );
+    assert_eq!(project.run(&["check"]).code, 0);
+}
+
+#[test]
+fn retire_refuses_unknown_and_already_retired_ids_with_exit_2() {
+    let project = TestProject::harbor();
+    let run = project.run(&["retire", "1_001_777", "--reason", "x"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("`1_001_777` is not registered"),
+        "{}",
+        run.stderr
+    );
+
+    let run = project.run(&["retire", "1_001_003", "--reason", "x"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains("id 1_001_003 is already retired: merged into the invoice rollup"),
+        "{}",
+        run.stderr
+    );
+
+    let run = project.run(&["retire", "1_001_005", "--reason", ""]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("the reason must not be empty"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn retire_dry_run_writes_nothing() {
+    let project = TestProject::harbor();
+    let before = project.read("lockward.toml");
+    let run = project.run(&["retire", "1_001_005", "--reason", "dropped", "--dry-run"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains(
+            "-reserved = \"dunning reminders, branch feature/dunning\"\n+retired = \"dropped\"\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(project.read("lockward.toml"), before);
+}

@@ -1,0 +1,423 @@
+//! `lockward take`: the registry entry, the constant in every language, the page, the lock.
+
+use std::process::{Command, Stdio};
+
+use crate::TestProject;
+
+const HARBOR_CONSTANTS: &str = "crates/harbor-core/src/locks.rs";
+
+/// A copy of the fixture whose core constants file is swapped per language.
+fn languages() -> TestProject {
+    TestProject::copy_of(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/fixtures/languages"),
+    )
+}
+
+#[test]
+fn take_appends_the_entry_the_constant_and_the_page_and_prints_the_id() {
+    let project = TestProject::harbor();
+    let registry_before = project.read("lockward.toml");
+    let constants_before = project.read(HARBOR_CONSTANTS);
+
+    let run = project.run(&[
+        "take",
+        "ADVISORY_LOCK_DUNNING",
+        "--worker",
+        "dunning reminders",
+    ]);
+
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "1_001_007\n");
+    let registry = project.read("lockward.toml");
+    assert_eq!(
+        registry.strip_prefix(registry_before.as_str()),
+        Some(
+            "\n[[lock]]\nid = 1_001_007\nconstant = \"ADVISORY_LOCK_DUNNING\"\nworker = \"dunning reminders\"\n"
+        )
+    );
+    assert_eq!(
+        project
+            .read(HARBOR_CONSTANTS)
+            .strip_prefix(constants_before.as_str()),
+        Some("\n/// dunning reminders\npub const ADVISORY_LOCK_DUNNING: i64 = 1_001_007;\n")
+    );
+    let page = project.read("docs/advisory-locks.md");
+    assert!(page.contains("- Next free id: `1_001_008`"), "{page}");
+    assert!(page.contains("| `1_001_007` | `ADVISORY_LOCK_DUNNING` | core | dunning reminders |"));
+    assert_eq!(project.run(&["check"]).code, 0);
+    assert_eq!(project.run(&["render", "--check"]).code, 0);
+}
+
+#[test]
+fn take_writes_the_constant_in_the_language_of_the_constants_file() {
+    let cases = [
+        (
+            "locks.py",
+            "\n# dunning reminders\nADVISORY_LOCK_DUNNING = 1_001_002\n",
+        ),
+        (
+            "locks.rs",
+            "\n/// dunning reminders\npub const ADVISORY_LOCK_DUNNING: i64 = 1_001_002;\n",
+        ),
+        (
+            "locks.ts",
+            "\n// dunning reminders\nexport const ADVISORY_LOCK_DUNNING = 1_001_002;\n",
+        ),
+        (
+            "locks.cjs",
+            "\n// dunning reminders\nmodule.exports.ADVISORY_LOCK_DUNNING = 1_001_002;\n",
+        ),
+    ];
+    for (file, appended) in cases {
+        let project = languages();
+        project.edit(
+            "lockward.toml",
+            "constants = \"locks.py\"",
+            &format!("constants = \"{file}\""),
+        );
+        let before = project.read(file);
+        let run = project.run(&[
+            "take",
+            "ADVISORY_LOCK_DUNNING",
+            "--worker",
+            "dunning reminders",
+        ]);
+        assert_eq!(
+            (run.code, run.stdout.as_str()),
+            (0, "1_001_002\n"),
+            "{file}: {}",
+            run.stderr
+        );
+        assert_eq!(
+            project.read(file).strip_prefix(before.as_str()),
+            Some(appended),
+            "{file}"
+        );
+        assert_eq!(project.run(&["check"]).code, 0, "{file}");
+    }
+}
+
+#[test]
+fn take_puts_the_constant_inside_go_blocks_ruby_modules_and_java_and_kotlin_bodies() {
+    let cases = [
+        (
+            "locks.go",
+            "\t// invoice rollup\n\tADVISORY_LOCK_INVOICE_ROLLUP int64 = 1_001_001\n",
+            "\t// dunning reminders\n\tADVISORY_LOCK_DUNNING int64 = 1_001_002\n)\n",
+        ),
+        (
+            "locks.rb",
+            "    ADVISORY_LOCK_INVOICE_ROLLUP = 1_001_001\n",
+            "    # dunning reminders\n    ADVISORY_LOCK_DUNNING = 1_001_002\n  end\nend\n",
+        ),
+        (
+            "Locks.java",
+            "    public static final long ADVISORY_LOCK_INVOICE_ROLLUP = 1_001_001L;\n",
+            "\n    /** dunning reminders */\n    public static final long ADVISORY_LOCK_DUNNING = 1_001_002L;\n}\n",
+        ),
+        (
+            "Locks.kt",
+            "    const val ADVISORY_LOCK_INVOICE_ROLLUP: Long = 1_001_001L\n",
+            "    /** dunning reminders */\n    const val ADVISORY_LOCK_DUNNING: Long = 1_001_002L\n}\n",
+        ),
+    ];
+    for (file, sibling, rest) in cases {
+        let project = languages();
+        project.edit(
+            "lockward.toml",
+            "constants = \"locks.py\"",
+            &format!("constants = \"{file}\""),
+        );
+        let run = project.run(&[
+            "take",
+            "ADVISORY_LOCK_DUNNING",
+            "--worker",
+            "dunning reminders",
+        ]);
+        assert_eq!(run.code, 0, "{file}: {}", run.stderr);
+        let text = project.read(file);
+        assert!(
+            text.ends_with(&format!("{sibling}{rest}")),
+            "{file}:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn take_with_plugin_records_a_handover_and_leaves_core_constants_alone() {
+    let project = TestProject::harbor();
+    let constants_before = project.read(HARBOR_CONSTANTS);
+
+    let run = project.run(&[
+        "take",
+        "BILLING_REFUNDS_LOCK_ID",
+        "--worker",
+        "refunds",
+        "--plugin",
+        "billing",
+    ]);
+
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "1_001_007\n");
+    assert!(
+        run.stderr.contains("add it to the plugin's manifest"),
+        "{}",
+        run.stderr
+    );
+    assert!(project.read("lockward.toml").ends_with(
+        "id = 1_001_007\nconstant = \"BILLING_REFUNDS_LOCK_ID\"\nworker = \"refunds\"\nplugin = \"billing\"\n"
+    ));
+    assert_eq!(project.read(HARBOR_CONSTANTS), constants_before);
+    let list = project.run(&["list", "--format", "json"]).json();
+    let entry = list["locks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|lock| lock["id"] == 1_001_007)
+        .cloned()
+        .unwrap();
+    assert_eq!(entry["kind"], "handover");
+    assert_eq!(entry["owner"], "plugin:billing");
+    // The handover no manifest declares yet is a warning, not an error.
+    assert_eq!(project.run(&["check"]).code, 0);
+}
+
+#[test]
+fn take_with_family_marks_the_key() {
+    let project = TestProject::harbor();
+    let run = project.run(&[
+        "take",
+        "ADVISORY_LOCK_TENANT_BASE",
+        "--worker",
+        "per tenant",
+        "--family",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        project
+            .read("lockward.toml")
+            .ends_with("worker = \"per tenant\"\nkey = \"family\"\n")
+    );
+    assert_eq!(project.run(&["check"]).code, 0);
+}
+
+#[test]
+fn dry_run_prints_the_id_and_the_changes_and_writes_nothing() {
+    let project = TestProject::harbor();
+    let files = ["lockward.toml", HARBOR_CONSTANTS, "docs/advisory-locks.md"];
+    let before: Vec<String> = files.iter().map(|file| project.read(file)).collect();
+
+    let run = project.run(&[
+        "take",
+        "ADVISORY_LOCK_DUNNING",
+        "--worker",
+        "dunning reminders",
+        "--dry-run",
+    ]);
+
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.starts_with("1_001_007\n--- lockward.toml\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("\n+id = 1_001_007\n"));
+    assert!(
+        run.stdout
+            .contains("\n+pub const ADVISORY_LOCK_DUNNING: i64 = 1_001_007;\n")
+    );
+    assert!(run.stdout.contains("\n-- Next free id: `1_001_007`\n"));
+    assert!(run.stdout.contains("\n+- Next free id: `1_001_008`\n"));
+    assert!(run.stderr.contains("nothing was written"));
+    let after: Vec<String> = files.iter().map(|file| project.read(file)).collect();
+    assert_eq!(before, after);
+}
+
+#[test]
+fn take_json_reports_the_id_and_the_files_written() {
+    let project = TestProject::harbor();
+    let run = project.run(&[
+        "take",
+        "ADVISORY_LOCK_DUNNING",
+        "--worker",
+        "w",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.json(),
+        serde_json::json!({
+            "id": 1_001_007,
+            "literal": "1_001_007",
+            "constant": "ADVISORY_LOCK_DUNNING",
+            "kind": "constant",
+            "written": ["lockward.toml", HARBOR_CONSTANTS, "docs/advisory-locks.md"],
+        })
+    );
+}
+
+#[test]
+fn take_refuses_a_registered_name_and_writes_nothing() {
+    let project = TestProject::harbor();
+    let before = project.read("lockward.toml");
+    for name in ["ADVISORY_LOCK_INVOICE_ROLLUP", "_CATALOG_LOCK_KEY"] {
+        let run = project.run(&["take", name, "--worker", "again"]);
+        assert_eq!(run.code, 2, "{name}");
+        assert!(
+            run.stderr
+                .contains(&format!("constant `{name}` is already registered")),
+            "{}",
+            run.stderr
+        );
+        assert_eq!(run.stdout, "");
+    }
+    assert_eq!(project.read("lockward.toml"), before);
+}
+
+#[test]
+fn take_refuses_bad_names_a_defined_constant_and_a_missing_constants_file() {
+    let project = TestProject::harbor();
+    let run = project.run(&["take", "1_BAD-NAME", "--worker", "w"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("is not an identifier"),
+        "{}",
+        run.stderr
+    );
+
+    let run = project.run(&["take", "ADVISORY_LOCK_X", "--worker", "  "]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("the worker must not be empty"),
+        "{}",
+        run.stderr
+    );
+
+    project.edit(
+        HARBOR_CONSTANTS,
+        "/// search reindex",
+        "pub const ADVISORY_LOCK_X: i64 = 5;\n/// search reindex",
+    );
+    let run = project.run(&["take", "ADVISORY_LOCK_X", "--worker", "w"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains("`ADVISORY_LOCK_X` is already defined in core's constants file"),
+        "{}",
+        run.stderr
+    );
+
+    std::fs::remove_file(project.path().join(HARBOR_CONSTANTS)).unwrap();
+    let before = project.read("lockward.toml");
+    let run = project.run(&["take", "ADVISORY_LOCK_Y", "--worker", "w"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("core's constants file does not exist"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(project.read("lockward.toml"), before);
+}
+
+#[test]
+fn take_refuses_when_the_block_is_used_up_and_on_an_invalid_registry() {
+    let project = TestProject::harbor();
+    project.edit("lockward.toml", "end = 1_001_999", "end = 1_001_006");
+    let run = project.run(&["take", "ADVISORY_LOCK_X", "--worker", "w"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains("core's block 1_001_001..=1_001_006 is used up"),
+        "{}",
+        run.stderr
+    );
+
+    project.edit(
+        "lockward.toml",
+        "worker = \"invoice rollup\"",
+        "wroker = \"invoice rollup\"",
+    );
+    let run = project.run(&["take", "ADVISORY_LOCK_X", "--worker", "w"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("did you mean `worker`?"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn take_without_a_page_writes_the_registry_and_the_constant_only() {
+    let project = languages();
+    project.edit("lockward.toml", "page = \"docs/locks.md\"\n", "");
+    let run = project.run(&[
+        "take",
+        "ADVISORY_LOCK_DUNNING",
+        "--worker",
+        "w",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.json()["written"],
+        serde_json::json!(["lockward.toml", "locks.py"])
+    );
+    assert!(!project.path().join("docs/locks.md").exists());
+}
+
+#[test]
+fn twelve_takes_at_once_get_twelve_distinct_consecutive_ids() {
+    let project = TestProject::harbor();
+    let children: Vec<_> = (0..12)
+        .map(|i| {
+            Command::new(env!("CARGO_BIN_EXE_lockward"))
+                .args([
+                    "take",
+                    &format!("ADVISORY_LOCK_WORKER_{i}"),
+                    "--worker",
+                    &format!("worker {i}"),
+                ])
+                .current_dir(project.path())
+                .env_remove("LOCKWARD_LOG")
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn lockward")
+        })
+        .collect();
+    let mut ids: Vec<i64> = children
+        .into_iter()
+        .map(|child| {
+            let output = child.wait_with_output().expect("wait");
+            let stdout = String::from_utf8(output.stdout).unwrap();
+            assert!(
+                output.status.success(),
+                "{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            stdout
+                .trim()
+                .replace('_', "")
+                .parse()
+                .expect("an id on stdout")
+        })
+        .collect();
+    ids.sort_unstable();
+    assert_eq!(ids, (1_001_007..1_001_019).collect::<Vec<i64>>());
+
+    let check = project.run(&["check"]);
+    assert_eq!(check.code, 0, "{}", check.stdout);
+    let list = project.run(&["list", "--format", "json"]).json();
+    assert_eq!(list["core_constants"], 4 + 12);
+    let constants = project.read(HARBOR_CONSTANTS);
+    for i in 0..12 {
+        assert_eq!(
+            constants
+                .matches(&format!("ADVISORY_LOCK_WORKER_{i}:"))
+                .count(),
+            1
+        );
+    }
+}
