@@ -8,7 +8,6 @@
 //! different workers contending for one key. A [`Snapshot`] serializes to the JSON of
 //! `lockward live --format json`.
 
-use std::str::FromStr as _;
 use std::time::Duration;
 
 use lockward_registry::{AdvisoryKey, Kind, Lock, Registry};
@@ -98,7 +97,7 @@ impl LiveConnection {
 /// Cancel safe: a connect cancelled before it completes leaves no connection behind.
 pub async fn connect(url: &str) -> Result<LiveConnection, LiveError> {
     let mut target = Target::parse(url).map_err(|error| LiveError::Url(error.to_string()))?;
-    let description = describe(url);
+    let description = describe(&target.config);
     target.config.application_name(APPLICATION_NAME);
     if target.config.get_connect_timeout().is_none() {
         target.config.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
@@ -130,11 +129,8 @@ fn chain(error: &dyn std::error::Error) -> String {
     text
 }
 
-/// `user@host:port/database` for a URL, without its password.
-fn describe(url: &str) -> String {
-    let Ok(config) = tokio_postgres::Config::from_str(url) else {
-        return "(unparsable URL)".to_owned();
-    };
+/// `user@host:port/database`, without the password.
+fn describe(config: &tokio_postgres::Config) -> String {
     let ports = config.get_ports();
     let hosts: Vec<String> = config
         .get_hosts()

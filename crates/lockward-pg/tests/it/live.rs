@@ -273,3 +273,17 @@ async fn an_unreachable_database_is_named_without_its_password() {
     );
     assert!(!message.contains("s3cret-pw"), "{message}");
 }
+
+#[tokio::test]
+async fn a_key_value_connection_string_is_named_without_its_password_too() {
+    let url = "host=127.0.0.1 port=1 user=alice password=s3cret-pw dbname=harbor";
+
+    let error = live::connect(url).await.unwrap_err();
+
+    let message = error.to_string();
+    assert!(
+        message.starts_with("cannot reach the database alice@127.0.0.1:1/harbor: "),
+        "{message}"
+    );
+    assert!(!message.contains("s3cret-pw"), "{message}");
+}
