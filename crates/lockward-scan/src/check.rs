@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
-use lockward_registry::{Code, Finding, Kind, Lock, Registry, Severity, Source};
+use lockward_registry::{Code, Finding, Kind, Label, Lock, Registry, Severity, Source, SourceFile};
 
 use crate::extract::{FileSites, Item, ItemKind, Key, Location, Shape};
 use crate::{PluginDir, ScanReport, Site, SiteForm, SiteKey};
@@ -26,6 +26,7 @@ struct Checker<'a> {
     report: ScanReport,
     found: HashSet<i64>,
     mismatched: HashSet<i64>,
+    registry_file: Option<&'a SourceFile>,
 }
 
 pub(crate) fn check(
@@ -33,6 +34,7 @@ pub(crate) fn check(
     root: &Path,
     files: &[FileSites],
     plugins: &[PluginDir],
+    registry_file: Option<&SourceFile>,
 ) -> ScanReport {
     let mut definitions: HashMap<&str, Vec<(i64, &str)>> = HashMap::new();
     for file in files {
@@ -57,6 +59,7 @@ pub(crate) fn check(
         report: ScanReport::default(),
         found: HashSet::new(),
         mismatched: HashSet::new(),
+        registry_file,
     };
     for file in files {
         for item in &file.items {
@@ -88,6 +91,25 @@ fn finding(code: Code, severity: Severity, path: &str, at: &Location, message: S
 }
 
 impl<'a> Checker<'a> {
+    /// `finding`, with a label on the registry entry it is about.
+    fn about(&self, finding: Finding, lock: &Lock) -> Finding {
+        let Some(file) = self
+            .registry_file
+            .filter(|_| lock.line > 0 && lock.source == Source::Registry)
+        else {
+            return finding;
+        };
+        let text = file.line_text(lock.line);
+        finding.with_label(Label {
+            path: file.path().to_owned(),
+            line: lock.line,
+            column: 1,
+            width: text.chars().count().max(1),
+            source_line: Some(text.to_owned()),
+            message: format!("id {} is registered here", lock.id),
+        })
+    }
+
     fn emit(&mut self, at: &Location, finding: Finding) {
         if !at.allowed.contains(&finding.code) {
             self.report.findings.push(finding);
@@ -182,7 +204,8 @@ impl<'a> Checker<'a> {
                 at,
                 message,
             );
-            self.emit(at, finding.with_help(help));
+            let finding = self.about(finding.with_help(help), registered);
+            self.emit(at, finding);
             return;
         }
         let Some(lock) = lock else {
@@ -211,7 +234,8 @@ impl<'a> Checker<'a> {
                     at,
                     message,
                 );
-                self.emit(at, finding.with_help(help));
+                let finding = self.about(finding.with_help(help), lock);
+                self.emit(at, finding);
             }
             _ if self.is_home(path, lock) => {
                 self.found.insert(lock.id.value());
@@ -346,7 +370,8 @@ impl<'a> Checker<'a> {
                 let message = format!("id {id} is retired ({reason}) but still used here");
                 let help = "retired ids are never reused: remove this use, or take a new id with `lockward take`";
                 let finding = finding(Code::RetiredIdInUse, Severity::Error, path, at, message);
-                self.emit(at, finding.with_help(help));
+                let finding = self.about(finding.with_help(help), lock);
+                self.emit(at, finding);
                 true
             }
             Kind::Reserved { reason } => {
@@ -358,7 +383,8 @@ impl<'a> Checker<'a> {
                     let message = format!("id {id} is reserved{by} ({reason}), not registered");
                     let help = "if this is the work it was reserved for, make the reservation an entry with a constant and a worker; otherwise take a new id with `lockward take`";
                     let finding = finding(Code::UnregisteredId, Severity::Error, path, at, message);
-                    self.emit(at, finding.with_help(help));
+                    let finding = self.about(finding.with_help(help), lock);
+                    self.emit(at, finding);
                 }
                 true
             }
@@ -385,7 +411,8 @@ impl<'a> Checker<'a> {
                     );
                     let finding =
                         finding(Code::HandoverInCoreCode, Severity::Error, path, at, message);
-                    self.emit(at, finding.with_help(help));
+                    let finding = self.about(finding.with_help(help), lock);
+                    self.emit(at, finding);
                 }
                 true
             }
@@ -398,7 +425,8 @@ impl<'a> Checker<'a> {
                 let help =
                     format!("use `{name}` from `{constants}` instead of repeating its value");
                 let finding = finding(Code::UndeclaredSite, Severity::Error, path, at, message);
-                self.emit(at, finding.with_help(help));
+                let finding = self.about(finding.with_help(help), lock);
+                self.emit(at, finding);
                 true
             }
             Kind::External { defined_in }
@@ -420,7 +448,8 @@ impl<'a> Checker<'a> {
                         .join(", ")
                 );
                 let finding = finding(Code::UndeclaredSite, Severity::Error, path, at, message);
-                self.emit(at, finding.with_help(help));
+                let finding = self.about(finding.with_help(help), lock);
+                self.emit(at, finding);
                 true
             }
             Kind::Constant | Kind::External { .. } => false,
@@ -529,7 +558,8 @@ impl<'a> Checker<'a> {
                         constants.clone(),
                         message,
                     );
-                    self.report.findings.push(finding.with_help(help));
+                    let finding = self.about(finding.with_help(help), lock);
+                    self.report.findings.push(finding);
                 }
                 Kind::External { defined_in } => {
                     let what = name.map_or_else(
@@ -555,7 +585,8 @@ impl<'a> Checker<'a> {
                     let path = defined_in.first().map_or("", |f| normalise(f)).to_owned();
                     let finding =
                         Finding::file(Code::ExternalNotFound, Severity::Error, path, message);
-                    self.report.findings.push(finding.with_help(help));
+                    let finding = self.about(finding.with_help(help), lock);
+                    self.report.findings.push(finding);
                 }
                 _ => {}
             }

@@ -55,7 +55,7 @@ fn source_bytes() -> impl Strategy<Value = Vec<u8>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
     #[test]
     fn arbitrary_bytes_never_panic_the_scanner(bytes in source_bytes(), extension in 0..EXTENSIONS.len()) {
