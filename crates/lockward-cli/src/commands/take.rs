@@ -32,6 +32,14 @@ pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
     };
     let manifest_ids: Vec<i64> =
         AdmissionReport::declared_ids(&project.parsed_manifests()).collect();
+    // Ids other branches took are recorded too (DESIGN §6), whether or not the page shows them.
+    let mut also_taken = manifest_ids.clone();
+    also_taken.extend(
+        lockward_branches::read(&project.location.file, &project.registry)
+            .locks
+            .iter()
+            .map(|lock| lock.id.value()),
+    );
     let constants_path = project.location.resolve(&project.registry.core().constants);
     let constants_text = if request.plugin.is_some() {
         None
@@ -41,7 +49,7 @@ pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
     let taken = take::take(
         &project.registry,
         &request,
-        &manifest_ids,
+        &also_taken,
         constants_text.as_deref(),
     )
     .map_err(|error| refusal(&error))?;
@@ -56,10 +64,13 @@ pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
             contents: text.clone(),
         });
     }
+    // The page shows the next free id as `lockward render` computes it, so that
+    // `render --check` agrees with what take wrote.
+    let page_next_free = taken.registry.next_free_id(manifest_ids.iter().copied());
     changes.extend(page_change(
         &project,
         &taken.registry,
-        taken.next_free.as_ref(),
+        page_next_free.as_ref(),
     ));
 
     if args.dry_run {

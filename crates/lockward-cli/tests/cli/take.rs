@@ -421,3 +421,44 @@ fn twelve_takes_at_once_get_twelve_distinct_consecutive_ids() {
         );
     }
 }
+
+#[test]
+fn take_skips_ids_another_git_branch_took() {
+    let project = TestProject::harbor();
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args([
+                "-c",
+                "user.name=test",
+                "-c",
+                "user.email=test@example.invalid",
+            ])
+            .args(args)
+            .current_dir(project.path())
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("git runs");
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "harbor"]);
+    git(&["checkout", "-q", "-b", "feature/dunning"]);
+    let registry = project.read("lockward.toml");
+    project.write(
+        "lockward.toml",
+        &format!("{registry}\n[[lock]]\nid = 1_001_007\nconstant = \"ADVISORY_LOCK_DUNNING\"\nworker = \"dunning\"\n"),
+    );
+    git(&["commit", "-q", "-am", "take 1_001_007 for dunning"]);
+    git(&["checkout", "-q", "main"]);
+
+    let run = project.run(&["take", "ADVISORY_LOCK_EXPORT", "--worker", "export"]);
+
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "1_001_008\n");
+    // The page take wrote is the one `lockward render` writes.
+    assert_eq!(project.run(&["render", "--check"]).code, 0);
+}
