@@ -74,9 +74,11 @@ pub(crate) enum Command {
     /// re-renders the page when `[project] page` is set. The files are written through
     /// temporary files and renamed into place: all of them change, or none.
     ///
-    /// Prints the id taken, as written in the registry (`1_001_007`). Exits 2, writing
-    /// nothing, when the name is not an identifier or is already registered or defined, or
-    /// when the block is used up.
+    /// Prints the id taken, as written in the registry (`1_001_007`); with `--format json`,
+    /// `{"id", "literal", "constant", "kind", "written"}`. Exits 2, writing nothing, when the
+    /// name is not an identifier or is already registered (retired entries included) or
+    /// defined in core's constants file, when that file does not exist, or when the block is
+    /// used up.
     Take(TakeArgs),
     /// Retire an id: it is no longer used and is never handed out again.
     ///
@@ -84,7 +86,11 @@ pub(crate) enum Command {
     /// `retired = "REASON"` (its `plugin`, `reserved` or `defined_in` line goes; `constant`,
     /// `worker` and `key` stay as the record of what it was) and re-renders the page. Refuses,
     /// exiting 1, while the id is still in use: core's constants file (or an external's files)
-    /// still defining the constant, or a plugin manifest declaring the id. Prints the id.
+    /// still defining the constant, or a plugin manifest declaring the id; the uses are listed.
+    /// Exits 2 for an id that is not registered or already retired.
+    ///
+    /// Prints the id; with `--format json`, `{"id", "literal", "retired", "written"}` (or
+    /// `"uses"` when refused).
     Retire(RetireArgs),
 }
 

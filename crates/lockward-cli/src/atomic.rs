@@ -72,6 +72,9 @@ pub(crate) struct Change {
 
 /// One change on its way: the temporary file holding the new contents and what to put back.
 struct Staged {
+    /// The path as the change named it.
+    shown: PathBuf,
+    /// The file the rename replaces: `shown` with symlinks resolved.
     path: PathBuf,
     temporary: PathBuf,
     original: Option<Vec<u8>>,
@@ -117,11 +120,12 @@ fn commit(
     for one in &staged {
         sync_parent(&one.path);
     }
-    Ok(staged.into_iter().map(|one| one.path).collect())
+    Ok(staged.into_iter().map(|one| one.shown).collect())
 }
 
 fn stage(change: &Change) -> anyhow::Result<Option<Staged>> {
-    let path = &change.path;
+    // A rename over a symlink would replace the link with a file: write where it points.
+    let path = &std::fs::canonicalize(&change.path).unwrap_or_else(|_| change.path.clone());
     let original = match std::fs::read(path) {
         Ok(bytes) => Some(bytes),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
@@ -142,6 +146,7 @@ fn stage(change: &Change) -> anyhow::Result<Option<Staged>> {
         return Err(error).with_context(|| format!("cannot write {}", temporary.display()));
     }
     Ok(Some(Staged {
+        shown: change.path.clone(),
         path: path.clone(),
         temporary,
         original,
@@ -305,6 +310,21 @@ mod tests {
             "old a"
         );
         assert!(leftovers(dir.path()).is_empty());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlinked_file_is_written_through_its_link() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("real.toml"), "old").unwrap();
+        std::os::unix::fs::symlink("real.toml", dir.path().join("lockward.toml")).unwrap();
+        let written = write_all(&[change(dir.path(), "lockward.toml", "new")]).unwrap();
+        assert_eq!(written, vec![dir.path().join("lockward.toml")]);
+        assert!(dir.path().join("lockward.toml").is_symlink());
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("real.toml")).unwrap(),
+            "new"
+        );
     }
 
     #[cfg(unix)]
