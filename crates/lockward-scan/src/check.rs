@@ -208,6 +208,9 @@ impl<'a> Checker<'a> {
             self.emit(at, finding);
             return;
         }
+        if lock.is_none() && self.plugin_id(path, at, value) {
+            return;
+        }
         let Some(lock) = lock else {
             let message = format!("advisory lock id {value} (`{name}`) is not in the registry");
             let help = format!(
@@ -298,6 +301,9 @@ impl<'a> Checker<'a> {
             Key::Dynamic(text) => return self.dynamic(path, at, function, text),
         };
         let lock = self.site(path, at, site_key(value), form(constant));
+        if lock.is_none() && self.plugin_id(path, at, value) {
+            return;
+        }
         let Some(lock) = lock else {
             if written == Written::Literal {
                 let shown = constant
@@ -361,6 +367,31 @@ impl<'a> Checker<'a> {
         self.emit(at, finding.with_help(help));
     }
 
+    /// An id the registry does not list but a plugin's manifest declares: fine inside that
+    /// plugin's directory, `handover-in-core-code` anywhere else. Returns whether a plugin
+    /// declares it.
+    fn plugin_id(&mut self, path: &str, at: &Location, value: i64) -> bool {
+        let plugins: &'a [PluginDir] = self.plugins;
+        let declaring: Vec<&PluginDir> =
+            plugins.iter().filter(|p| p.ids.contains(&value)).collect();
+        let Some(first) = declaring.first() else {
+            return false;
+        };
+        if !declaring.iter().any(|plugin| inside(path, &plugin.dir)) {
+            let message = format!(
+                "id {value} belongs to plugin `{}` (its manifest declares it), but is used here outside its directory `{}/`",
+                first.name, first.dir
+            );
+            let help = format!(
+                "only plugin `{}` may hold this lock: move this code into the plugin, or take a core id with `lockward take`",
+                first.name
+            );
+            let finding = finding(Code::HandoverInCoreCode, Severity::Error, path, at, message);
+            self.emit(at, finding.with_help(help));
+        }
+        true
+    }
+
     /// Findings that depend on the entry's kind alone; returns whether one applied (then the
     /// site needs no further checks).
     fn kind_findings(&mut self, path: &str, at: &Location, lock: &Lock, written: Written) -> bool {
@@ -395,10 +426,7 @@ impl<'a> Checker<'a> {
                     .filter(|p| &p.name == plugin)
                     .map(|p| p.dir.as_str())
                     .collect();
-                let inside = dirs
-                    .iter()
-                    .any(|dir| dir.is_empty() || path.starts_with(&format!("{dir}/")));
-                if !inside {
+                if !dirs.iter().any(|dir| inside(path, dir)) {
                     let whose = match dirs.first() {
                         Some(dir) => format!("outside its directory `{dir}/`"),
                         None => "and the plugin has no manifest in this tree".to_owned(),
@@ -422,8 +450,14 @@ impl<'a> Checker<'a> {
                 let message = format!(
                     "id {id} (`{name}`) is written as a literal outside core's constants file `{constants}`"
                 );
-                let help =
-                    format!("use `{name}` from `{constants}` instead of repeating its value");
+                // SQL cannot import a constant: there the literal is the only way to write it.
+                let help = if crate::Language::from_path(path) == Some(crate::Language::Sql) {
+                    format!(
+                        "SQL cannot import `{name}`: if this is the same worker's lock, exempt the line with a trailing `-- lockward: allow(undeclared-site)`"
+                    )
+                } else {
+                    format!("use `{name}` from `{constants}` instead of repeating its value")
+                };
                 let finding = finding(Code::UndeclaredSite, Severity::Error, path, at, message);
                 let finding = self.about(finding.with_help(help), lock);
                 self.emit(at, finding);
@@ -592,6 +626,14 @@ impl<'a> Checker<'a> {
             }
         }
     }
+}
+
+/// Whether `path` lies in the directory `dir` (`""` is the root, which holds everything).
+fn inside(path: &str, dir: &str) -> bool {
+    dir.is_empty()
+        || path
+            .strip_prefix(dir)
+            .is_some_and(|rest| rest.starts_with('/'))
 }
 
 fn normalise(path: &str) -> &str {

@@ -40,14 +40,18 @@ use serde::Serialize;
 
 pub use lang::Language;
 
-/// A plugin's name and its directory (relative to the registry's directory, `/`-separated):
-/// the directory of its manifest.
+/// A plugin's name, its directory (relative to the registry's directory, `/`-separated: the
+/// directory of its manifest) and the ids its manifest declares.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PluginDir {
     /// The plugin's name, as its manifest declares it.
     pub name: String,
     /// The directory the plugin's code lives in.
     pub dir: String,
+    /// The ids the manifest declares (`advisory_lock_ids`). Ids the registry hands over need
+    /// not be listed here; ids of the plugin's own, outside core's block, must be, or the scan
+    /// reports them as unregistered.
+    pub ids: Vec<i64>,
 }
 
 /// How to scan.

@@ -21,8 +21,10 @@ pub(crate) fn manifest_globs(settings: &PluginSettings) -> Option<GlobSet> {
     any.then(|| builder.build().ok()).flatten()
 }
 
-/// The plugin name a manifest declares at `table.name` (TOML, or JSON by extension).
-pub(crate) fn manifest_name(path: &str, text: &str, table: &str) -> Option<String> {
+/// The plugin name a manifest declares at `table.name`, and the integers of
+/// `table.advisory_lock_ids` (TOML, or JSON by extension). A malformed manifest gives `None`
+/// or fewer ids: admission reports it; the scan only needs what is readable.
+pub(crate) fn manifest(path: &str, text: &str, table: &str) -> Option<(String, Vec<i64>)> {
     let keys: Vec<&str> = table.split('.').filter(|key| !key.is_empty()).collect();
     let json = std::path::Path::new(path)
         .extension()
@@ -33,14 +35,30 @@ pub(crate) fn manifest_name(path: &str, text: &str, table: &str) -> Option<Strin
         for key in &keys {
             value = value.get(key)?;
         }
-        return value.get("name")?.as_str().map(str::to_owned);
+        let name = value.get("name")?.as_str()?.to_owned();
+        let ids = value
+            .get("advisory_lock_ids")
+            .and_then(serde_json::Value::as_array)
+            .map(|ids| ids.iter().filter_map(serde_json::Value::as_i64).collect())
+            .unwrap_or_default();
+        return Some((name, ids));
     }
     let document: toml_edit::DocumentMut = text.parse().ok()?;
     let mut item = document.as_item();
     for key in &keys {
         item = item.get(key)?;
     }
-    item.get("name")?.as_str().map(str::to_owned)
+    let name = item.get("name")?.as_str()?.to_owned();
+    let ids = item
+        .get("advisory_lock_ids")
+        .and_then(toml_edit::Item::as_array)
+        .map(|ids| {
+            ids.iter()
+                .filter_map(toml_edit::Value::as_integer)
+                .collect()
+        })
+        .unwrap_or_default();
+    Some((name, ids))
 }
 
 #[cfg(test)]
@@ -48,17 +66,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_come_from_the_configured_table() {
-        let toml = "[tool.harbor.plugin]\nname = \"billing\"\nadvisory_lock_ids = [1]\n";
+    fn names_and_ids_come_from_the_configured_table() {
+        let toml = "[tool.harbor.plugin]\nname = \"billing\"\nadvisory_lock_ids = [1_001_002]\n";
+        let billing = Some(("billing".to_owned(), vec![1_001_002]));
         assert_eq!(
-            manifest_name("p/pyproject.toml", toml, "tool.harbor.plugin").as_deref(),
-            Some("billing")
+            manifest("p/pyproject.toml", toml, "tool.harbor.plugin"),
+            billing
         );
-        let json = r#"{"plugin": {"name": "search", "advisory_lock_ids": [2]}}"#;
+        let json = r#"{"plugin": {"name": "search", "advisory_lock_ids": [2, "x"]}}"#;
         assert_eq!(
-            manifest_name("p/plugin.json", json, "plugin").as_deref(),
-            Some("search")
+            manifest("p/plugin.json", json, "plugin"),
+            Some(("search".to_owned(), vec![2]))
         );
-        assert_eq!(manifest_name("p/plugin.toml", "[plugin]\n", "plugin"), None);
+        assert_eq!(manifest("p/plugin.toml", "[plugin]\n", "plugin"), None);
     }
 }

@@ -229,12 +229,12 @@ impl Shared<'_> {
         let Ok(text) = std::fs::read_to_string(path) else {
             return;
         };
-        if let Some(name) = plugins::manifest_name(relative, &text, table) {
+        if let Some((name, ids)) = plugins::manifest(relative, &text, table) {
             let dir = relative
                 .rsplit_once('/')
                 .map_or("", |(dir, _)| dir)
                 .to_owned();
-            lock(&self.plugins).push(PluginDir { name, dir });
+            lock(&self.plugins).push(PluginDir { name, dir, ids });
         }
     }
 }

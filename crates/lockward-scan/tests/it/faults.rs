@@ -11,7 +11,7 @@ fn the_clean_fixture_has_no_findings() {
     let report = Project::harbor().scan();
     assert_eq!(brief(&report.findings), Vec::<String>::new());
     assert_eq!(report.dynamic_keys, 0, "rollup.rs binds `$1` to a constant");
-    assert_eq!(report.files_scanned, 5);
+    assert_eq!(report.files_scanned, 6);
 }
 
 #[test]
@@ -92,6 +92,7 @@ fn plugin_directories_can_be_given_instead_of_found() {
         plugins: Some(vec![PluginDir {
             name: "billing".into(),
             dir: "elsewhere".into(),
+            ids: vec![1_001_002],
         }]),
         ..ScanOptions::default()
     };
@@ -100,7 +101,9 @@ fn plugin_directories_can_be_given_instead_of_found() {
         brief(&report.findings),
         [
             "plugins/billing/worker.py:1 handover-in-core-code",
-            "plugins/billing/worker.py:5 handover-in-core-code"
+            "plugins/billing/worker.py:5 handover-in-core-code",
+            // The list given is the whole truth: shipping is left out, so its id is unknown.
+            "plugins/shipping/shipping/labels.py:3 unregistered-id",
         ]
     );
 }
@@ -319,4 +322,29 @@ fn progress_counts_what_the_report_counts() {
         (report.files_scanned, report.bytes_scanned)
     );
     assert!(report.bytes_scanned > 0);
+}
+
+#[test]
+fn a_plugins_own_id_is_fine_in_the_plugin_and_not_in_core() {
+    let project = Project::harbor();
+    let clean = project.scan();
+    assert!(
+        clean
+            .uses_of(7_300_001)
+            .any(|site| site.path == "plugins/shipping/shipping/labels.py")
+    );
+    project.write(
+        "services/api/labels.py",
+        "cur.execute(\"SELECT pg_advisory_lock(7300001)\")\n",
+    );
+    let report = project.scan();
+    assert_eq!(
+        brief(&report.findings),
+        ["services/api/labels.py:1 handover-in-core-code"]
+    );
+    assert!(
+        report.findings[0].message.contains("shipping"),
+        "{}",
+        report.findings[0].message
+    );
 }
