@@ -239,6 +239,10 @@ pub fn take(
             language,
             constants_path,
             text,
+            &registry
+                .locks_of_kind("constant")
+                .filter_map(|lock| lock.constant.as_deref())
+                .collect::<Vec<_>>(),
             &request.constant,
             &id,
             &request.worker,
@@ -374,8 +378,12 @@ pub fn append_entry(registry_text: &str, entry: &Entry) -> String {
 /// line after its `id`, the lines of `plugin`, `reserved` and `defined_in` removed (with any
 /// comment on them). No other byte changes.
 pub fn retire_entry(registry_text: &str, id: i64, reason: &str) -> Result<String, EditError> {
-    let document =
-        toml_edit::Document::parse(registry_text).map_err(|_| EditError::Rejected(Vec::new()))?;
+    let document = toml_edit::Document::parse(registry_text).map_err(|_| {
+        match parse("lockward.toml", registry_text) {
+            Err(findings) => EditError::Rejected(findings),
+            Ok(_) => unreachable!("text toml_edit cannot parse never validates"),
+        }
+    })?;
     let table = document
         .as_table()
         .get("lock")
@@ -589,6 +597,8 @@ fn defines_at(line: &str, start: usize, len: usize) -> bool {
 /// The shape of a simple integer constant line, to be copied for a new constant.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Shape<'a> {
+    /// The constant's name.
+    name: &'a str,
     /// Everything before the name: indentation and keywords (`    pub const `, `\t`).
     head: &'a str,
     /// From the end of the name to the start of the literal (`: i64 = `, ` = `).
@@ -657,6 +667,7 @@ fn shape_of(line: &str, language: Language) -> Option<Shape<'_>> {
         suffix
     };
     Some(Shape {
+        name: &line[name.clone()],
         head: &line[..name.start],
         between: &line[name.end..literal_start],
         suffix,
@@ -718,11 +729,14 @@ fn split_literal(code: &str) -> Option<(&str, &str)> {
 
 /// Core's constants file's text with the constant `name = id` appended, under a comment naming
 /// `worker`, in `language`: after the last simple integer constant in the file and shaped like
-/// it, or in the language's plain form when there is none.
+/// it (the last of `siblings`, the constants the registry places in this file, when the file
+/// defines one: an unrelated constant further down, in a test module say, is no model), or in
+/// the language's plain form when there is none.
 pub fn append_constant(
     language: Language,
     path: &str,
     text: &str,
+    siblings: &[&str],
     name: &str,
     id: &Id,
     worker: &str,
@@ -732,11 +746,17 @@ pub fn append_constant(
     // CommonJS exports what is assigned to `module.exports`, often an object built at the end
     // of the file: only an assignment after it exports the new constant.
     let commonjs = language == Language::JavaScript && is_commonjs(path, text);
-    let last_shape = lines_with_offsets(text)
+    let shapes: Vec<(usize, Range<usize>, Shape<'_>)> = lines_with_offsets(text)
         .enumerate()
         .filter(|_| !commonjs)
         .filter_map(|(index, (range, line))| Some((index, range, shape_of(line, language)?)))
-        .last();
+        .collect();
+    let last_shape = shapes
+        .iter()
+        .rev()
+        .find(|(_, _, shape)| siblings.contains(&shape.name))
+        .or(shapes.last())
+        .cloned();
     if let Some((index, range, mut shape)) = last_shape {
         shape.spaced = spaced_above(text, index, language);
         let indent = shape.indent();
@@ -1162,6 +1182,7 @@ key = \"family\"
             language,
             path,
             text,
+            &["A_LOCK_ID", "ADVISORY_LOCK_A"],
             "ADVISORY_LOCK_DUNNING",
             &Id::styled_like(1_001_006, "1_001_001"),
             "dunning\nreminders",
@@ -1236,6 +1257,38 @@ key = \"family\"
     }
 
     #[test]
+    fn a_new_constant_follows_its_registered_siblings_not_a_test_module() {
+        let rust = "pub const A_LOCK_ID: i64 = 1;\n\n#[cfg(test)]\nmod tests {\n    const FAKE_LOCK_ID: i64 = 9;\n}\n";
+        assert_eq!(
+            constant("locks.rs", rust),
+            "pub const A_LOCK_ID: i64 = 1;\n/// dunning reminders\npub const ADVISORY_LOCK_DUNNING: i64 = 1_001_006;\n\n#[cfg(test)]\nmod tests {\n    const FAKE_LOCK_ID: i64 = 9;\n}\n"
+        );
+    }
+
+    #[test]
+    fn an_entry_appended_after_other_tables_still_belongs_to_the_locks() {
+        let text = format!("{REGISTRY}\n[scan]\nexclude = [\"vendor/**\"]\n");
+        let out = append_entry(&text, &entry(1_001_005));
+        let registry = registry(&out);
+        assert_eq!(registry.lock(1_001_005).unwrap().kind, Kind::Constant);
+        assert_eq!(
+            registry.scan_settings().exclude,
+            vec!["vendor/**".to_owned()]
+        );
+    }
+
+    #[test]
+    fn retiring_in_a_file_that_is_not_toml_names_the_syntax_error() {
+        let error = retire_entry("[[lock]\nid = 1", 1, "x").unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("the edited registry would break its rules: invalid TOML"),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn javascript_constants_are_always_exported() {
         let commonjs = "const A_LOCK_ID = 1;\n\nmodule.exports = { A_LOCK_ID };\n";
         assert_eq!(
@@ -1264,16 +1317,32 @@ key = \"family\"
             ),
             "package h\n\nobject Locks {\n    val unrelated = \"x\"\n\n    /** dunning reminders */\n    const val ADVISORY_LOCK_DUNNING: Long = 1_001_006L\n}\n"
         );
-        let error =
-            append_constant(Language::Java, "Locks.java", "", "X", &Id::plain(1), "w").unwrap_err();
+        let error = append_constant(
+            Language::Java,
+            "Locks.java",
+            "",
+            &[],
+            "X",
+            &Id::plain(1),
+            "w",
+        )
+        .unwrap_err();
         assert!(matches!(error, EditError::NoClassBody(_)));
     }
 
     #[test]
     fn javascript_past_the_safe_integer_range_uses_a_bigint() {
         let id = Id::plain(1 << 60);
-        let out =
-            append_constant(Language::TypeScript, "l.ts", "", "BIG_LOCK_ID", &id, "w").unwrap();
+        let out = append_constant(
+            Language::TypeScript,
+            "l.ts",
+            "",
+            &[],
+            "BIG_LOCK_ID",
+            &id,
+            "w",
+        )
+        .unwrap();
         assert!(out.ends_with("export const BIG_LOCK_ID = 1152921504606846976n;\n"));
     }
 

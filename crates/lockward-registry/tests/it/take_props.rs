@@ -290,7 +290,7 @@ proptest! {
         for path in ["l.py", "l.rs", "l.go", "l.ts", "l.js", "l.rb", "L.java", "L.kt"] {
             let language = Language::from_path(path).expect("supported");
             let id = lockward_registry::Id::plain(7);
-            let _ = take::append_constant(language, path, &text, "ADVISORY_LOCK_A", &id, "w");
+            let _ = take::append_constant(language, path, &text, &["ADVISORY_LOCK_A"], "ADVISORY_LOCK_B", &id, "w");
         }
     }
 
