@@ -1,0 +1,73 @@
+//! Leader-elected periodic workers on PostgreSQL advisory locks, built only from ids a lockward
+//! registry knows.
+//!
+//! A [`Worker`] runs a job on exactly one of many processes per cycle. Every cycle — aligned to
+//! the wall clock, so `every 60s` starts at :00 on every host — each process tries the worker's
+//! registered advisory lock on its own dedicated connection (the *lock session*, never a pooled
+//! one); the one that gets it runs the job and releases the lock, the others skip the cycle.
+//!
+//! - **Registered locks only.** [`Worker::builder`] takes a constant name from a loaded
+//!   [`lockward_registry::Registry`]; [`Worker::builder_for`] takes a registry entry (a plugin's
+//!   handover). There is no way to build a worker from a bare integer.
+//! - **Two modes.** [`Mode::Session`] takes `pg_try_advisory_lock` and releases it with
+//!   `pg_advisory_unlock` after the job; [`Mode::Transaction`] takes
+//!   `pg_try_advisory_xact_lock` in a transaction the job receives, committed when the job
+//!   succeeds and rolled back when it fails or is cancelled.
+//! - **Loss detection.** While the job runs, the lock session is watched: its connection ending
+//!   (closed, `pg_terminate_backend`) cancels the job's [`Cycle::token`] at once, and a silent
+//!   session (a liveness `SELECT 1` unanswered) within *probe interval + probe timeout*
+//!   (default 3 s, see [`WorkerBuilder::probe`]). The server side is bounded too: the lock
+//!   session sets `tcp_keepalives_*` and `tcp_user_timeout`, so the server drops an unreachable
+//!   leader and its lock within *idle + interval × count* (default 8 s, see [`Keepalive`]).
+//!   Broken sessions are reopened with backoff; a server restart is survived.
+//! - **Ledger** (optional, [`WorkerBuilder::ledger`]): a `lockward_ledger` table records each
+//!   cycle's leader, hands the job a fencing token that rises at every acquisition, and makes a
+//!   cycle run at most once even when a second host reaches the lock later in the same cycle.
+//! - **Collisions made loud.** A skipped cycle looks the holder up (`pg_locks` ⋈
+//!   `pg_stat_activity`, see [`holders`]); a holder whose `application_name` is not this
+//!   worker's is logged as an error and counted ([`Outcome::Collision`]).
+//! - **Observability.** `tracing` spans per cycle; `metrics` counters
+//!   `lockward_worker_cycles_{led,skipped,failed,lost,unavailable}_total`,
+//!   `lockward_worker_collisions_total` and the histogram `lockward_worker_hold_seconds`, each
+//!   labelled `lock` = the constant.
+//! - **TLS** through rustls: `sslmode=require`, `verify-ca` and `verify-full` (with
+//!   `sslrootcert`).
+//!
+//! With the `testing` feature, [`testing`] is the PostgreSQL test harness every lockward database
+//! test shares.
+#![deny(missing_docs)]
+
+mod connect;
+mod error;
+mod holder;
+mod ledger;
+pub mod live;
+mod schedule;
+#[cfg(feature = "testing")]
+pub mod testing;
+mod worker;
+
+pub use connect::connect;
+pub use error::Error;
+pub use holder::{Holder, holders};
+pub use worker::{Cycle, CycleReport, JobError, Keepalive, Mode, Outcome, Worker, WorkerBuilder};
+
+/// Resolves on SIGTERM or Ctrl-C (SIGINT): the usual `shutdown` for [`Worker::run`].
+///
+/// # Cancel safety
+///
+/// Cancel safe: dropping it uninstalls nothing that matters (tokio keeps its signal handlers).
+pub async fn shutdown_signal() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminate => {}
+    }
+}

@@ -1,0 +1,24 @@
+//! The PostgreSQL test harness every lockward database test shares.
+//!
+//! [`TestDb::new`] gives a test a fresh, uniquely named database on the shared server and drops it
+//! (`WITH (FORCE)`) when the test is done. The shared server is, in order of preference:
+//!
+//! 1. the URL in `LOCKWARD_TEST_DATABASE_URL`, else in `DATABASE_URL`;
+//! 2. a server answering on `127.0.0.1:5432` (user `postgres`);
+//! 3. a throwaway cluster started from the binaries in `pg_config --bindir` (`initdb` and
+//!    `pg_ctl` into a temporary directory, on a free port; as root, run as the `postgres` OS user
+//!    through `runuser`), stopped and removed when the test process exits.
+//!
+//! When none of these can be had, the harness panics with a message saying what it tried.
+//!
+//! Fault tests that restart or stop their server get their own [`Cluster`], and [`Proxy`] puts a
+//! TCP hop between a client and the server that can be cut (it stops forwarding but keeps both
+//! sockets open, like a partition) and healed.
+
+mod cluster;
+mod proxy;
+mod server;
+
+pub use cluster::Cluster;
+pub use proxy::Proxy;
+pub use server::TestDb;

@@ -1,0 +1,550 @@
+//! Leader-elected periodic workers: the builder, the job's view of a cycle, and what each cycle
+//! came to.
+
+mod run;
+mod session;
+
+pub(crate) use session::Param;
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use lockward_registry::{AdvisoryKey, KeyShape, Kind, Lock, Registry};
+use tokio_postgres::Client;
+use tokio_util::sync::CancellationToken;
+
+use crate::connect::Target;
+use crate::{Error, Holder};
+
+/// The error a job returns: anything that converts, `anyhow::Error` included.
+pub type JobError = Box<dyn std::error::Error + Send + Sync>;
+
+/// How the lock is taken each cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// `pg_try_advisory_lock` on the worker's own dedicated connection, released with
+    /// `pg_advisory_unlock` after the job. The job uses its own connections for its work.
+    #[default]
+    Session,
+    /// `pg_try_advisory_xact_lock` inside a transaction the job receives
+    /// ([`Cycle::transaction`]): committed when the job succeeds, rolled back when it fails or is
+    /// cancelled, so the job's writes and the lock end together. Works behind transaction-pooling
+    /// poolers.
+    Transaction,
+}
+
+/// TCP keepalive on the lock session, set on both ends.
+///
+/// On the client's socket it lets the kernel notice a dead server; on the server it is applied to
+/// the lock session with `SET tcp_keepalives_idle / tcp_keepalives_interval /
+/// tcp_keepalives_count / tcp_user_timeout` (the last = idle + interval × count), so that the
+/// server drops a leader it can no longer reach — and the lock with it — within
+/// **idle + interval × count** (default 5 s + 3 × 1 s = 8 s) instead of the operating system's
+/// default of hours. Another host then takes the lock at the next cycle. (PostgreSQL 12 or later;
+/// the values are whole seconds.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Keepalive {
+    /// Silence before the first keepalive probe.
+    pub idle: Duration,
+    /// Between keepalive probes.
+    pub interval: Duration,
+    /// Unanswered probes before the peer is declared dead.
+    pub count: u32,
+}
+
+impl Default for Keepalive {
+    fn default() -> Self {
+        Self {
+            idle: Duration::from_secs(5),
+            interval: Duration::from_secs(1),
+            count: 3,
+        }
+    }
+}
+
+impl Keepalive {
+    /// Idle + interval × count: how long a silent peer keeps its session.
+    pub fn bound(&self) -> Duration {
+        self.idle + self.interval * self.count
+    }
+}
+
+/// A job's view of the cycle it runs: when it started, the cancellation token, the fencing token
+/// (with the ledger) and the transaction (in [`Mode::Transaction`]).
+#[derive(Clone)]
+pub struct Cycle {
+    start: SystemTime,
+    token: CancellationToken,
+    fencing_token: Option<i64>,
+    transaction: Option<Arc<Client>>,
+}
+
+impl Cycle {
+    /// The wall-clock boundary this cycle belongs to (the same on every host).
+    pub fn start(&self) -> SystemTime {
+        self.start
+    }
+
+    /// Cancelled when the lock is lost (the lock session closed, was terminated, or went silent)
+    /// or the worker shuts down. A job stops its work when it fires; one that does not is
+    /// aborted after the worker's cancel grace.
+    pub fn token(&self) -> &CancellationToken {
+        &self.token
+    }
+
+    /// Whether the cycle was cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.token.is_cancelled()
+    }
+
+    /// Resolves when the cycle is cancelled.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe.
+    pub async fn cancelled(&self) {
+        self.token.cancelled().await;
+    }
+
+    /// The ledger's fencing token for this acquisition: it rises at every acquisition of any
+    /// ledger lock, so a store can refuse writes carrying an older token. `None` without a ledger.
+    pub fn fencing_token(&self) -> Option<i64> {
+        self.fencing_token
+    }
+
+    /// In [`Mode::Transaction`], the client whose open transaction holds the lock: run the job's
+    /// statements on it; the worker commits or rolls back (do not run `COMMIT` or `ROLLBACK`
+    /// yourself). `None` in session mode.
+    pub fn transaction(&self) -> Option<&Client> {
+        self.transaction.as_deref()
+    }
+}
+
+impl fmt::Debug for Cycle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cycle")
+            .field("start", &self.start)
+            .field("cancelled", &self.token.is_cancelled())
+            .field("fencing_token", &self.fencing_token)
+            .field("transaction", &self.transaction.is_some())
+            .finish()
+    }
+}
+
+/// What one cycle came to, as seen by one worker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Outcome {
+    /// This worker led the cycle and the job succeeded (committed, in transaction mode).
+    Led {
+        /// From taking the lock to releasing it.
+        held: Duration,
+    },
+    /// This worker led the cycle and the job failed (returned an error, panicked, or its commit
+    /// failed). Counted as failed; the schedule goes on.
+    Failed {
+        /// The job's error.
+        error: String,
+        /// From taking the lock to releasing it.
+        held: Duration,
+    },
+    /// The lock session was lost while the job ran; the job was cancelled.
+    Lost {
+        /// Why the session is deemed lost.
+        reason: String,
+        /// From taking the lock to noticing the loss.
+        held: Duration,
+    },
+    /// The worker was shut down while the job ran; the job was cancelled and the lock released.
+    ShutDown {
+        /// From taking the lock to releasing it.
+        held: Duration,
+    },
+    /// Another replica of this worker (or a session that already left) held the lock.
+    Skipped {
+        /// The holder, when it was still there to be seen.
+        holder: Option<Holder>,
+    },
+    /// A session that is *not* this worker held the lock: two workers share an id. Logged as an
+    /// error and counted.
+    Collision {
+        /// The foreign holder.
+        holder: Holder,
+    },
+    /// The ledger says this cycle already ran (another host led it earlier in the cycle).
+    AlreadyRun,
+    /// No lock session: the server could not be reached, or the session broke before the lock
+    /// was taken.
+    Unavailable {
+        /// The last connection error.
+        error: String,
+    },
+}
+
+/// One cycle's report, given to [`WorkerBuilder::on_cycle`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CycleReport {
+    /// The cycle's wall-clock boundary.
+    pub start: SystemTime,
+    /// The fencing token, when this worker led with a ledger.
+    pub fencing_token: Option<i64>,
+    /// What happened.
+    pub outcome: Outcome,
+}
+
+type Hook = Arc<dyn Fn(&CycleReport) + Send + Sync>;
+
+/// Builds a [`Worker`]; start from [`Worker::builder`] or [`Worker::builder_for`].
+#[derive(Clone)]
+pub struct WorkerBuilder {
+    project: String,
+    name: String,
+    id: i64,
+    id_literal: String,
+    family: bool,
+    member: Option<i32>,
+    database_url: Option<String>,
+    every: Option<Duration>,
+    mode: Mode,
+    ledger: bool,
+    probe_interval: Duration,
+    probe_timeout: Duration,
+    connect_timeout: Duration,
+    keepalive: Keepalive,
+    cancel_grace: Duration,
+    backoff: (Duration, Duration),
+    on_cycle: Option<Hook>,
+}
+
+impl fmt::Debug for WorkerBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WorkerBuilder")
+            .field("name", &self.name)
+            .field("id", &self.id_literal)
+            .field("member", &self.member)
+            .field("every", &self.every)
+            .field("mode", &self.mode)
+            .field("ledger", &self.ledger)
+            .finish_non_exhaustive()
+    }
+}
+
+impl WorkerBuilder {
+    /// The database to take the lock in (required). `sslmode` may be `disable`, `prefer`,
+    /// `require`, `verify-ca` or `verify-full` (with `sslrootcert=PATH`, else
+    /// `~/.postgresql/root.crt`, else the system's roots).
+    #[must_use]
+    pub fn database_url(mut self, url: impl Into<String>) -> Self {
+        self.database_url = Some(url.into());
+        self
+    }
+
+    /// The period (required). Cycles start on wall-clock multiples of it (`60s` starts at :00),
+    /// so every host agrees on them; sub-second periods work too. A cycle whose job overruns the
+    /// period makes the worker skip the boundaries it missed.
+    #[must_use]
+    pub fn every(mut self, period: Duration) -> Self {
+        self.every = Some(period);
+        self
+    }
+
+    /// Session (default) or transaction mode.
+    #[must_use]
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// The member of a family lock: the worker takes `pg_try_advisory_lock(id, member)`.
+    /// Required for a family, refused for an exact lock.
+    #[must_use]
+    pub fn member(mut self, member: i32) -> Self {
+        self.member = Some(member);
+        self
+    }
+
+    /// Records each cycle in the ledger (`lockward_ledger`, created on first use), hands the job
+    /// a fencing token, and runs each cycle at most once across hosts (default: off).
+    #[must_use]
+    pub fn ledger(mut self, on: bool) -> Self {
+        self.ledger = on;
+        self
+    }
+
+    /// The liveness probe on the lock session while a job runs: a `SELECT 1` every `interval`,
+    /// deemed lost when unanswered within `timeout` (defaults 1 s and 2 s).
+    ///
+    /// The job is therefore cancelled **within interval + timeout** (default 3 s) of the lock
+    /// session going silent, and as soon as the client sees the session closed or terminated
+    /// (typically milliseconds). Statements the worker itself sends (taking and releasing the
+    /// lock, the ledger) are bounded by `timeout` too. In transaction mode the probe queues
+    /// behind the job's own statements on the shared connection: make `timeout` longer than the
+    /// job's longest statement.
+    #[must_use]
+    pub fn probe(mut self, interval: Duration, timeout: Duration) -> Self {
+        self.probe_interval = interval;
+        self.probe_timeout = timeout;
+        self
+    }
+
+    /// TCP keepalive for the lock session, client and server side (see [`Keepalive`]).
+    #[must_use]
+    pub fn keepalive(mut self, keepalive: Keepalive) -> Self {
+        self.keepalive = keepalive;
+        self
+    }
+
+    /// How long connecting (and preparing the session) may take (default 5 s).
+    #[must_use]
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// How long a cancelled job has to return before its task is aborted (default 10 s).
+    #[must_use]
+    pub fn cancel_grace(mut self, grace: Duration) -> Self {
+        self.cancel_grace = grace;
+        self
+    }
+
+    /// Reconnection backoff: the first retry after `min`, doubling (with jitter) up to `max`
+    /// (defaults 100 ms and 10 s). Retries happen at cycle boundaries.
+    #[must_use]
+    pub fn reconnect_backoff(mut self, min: Duration, max: Duration) -> Self {
+        self.backoff = (min, max);
+        self
+    }
+
+    /// Calls `hook` with every cycle's report (after the lock is released).
+    #[must_use]
+    pub fn on_cycle(mut self, hook: impl Fn(&CycleReport) + Send + Sync + 'static) -> Self {
+        self.on_cycle = Some(Arc::new(hook));
+        self
+    }
+
+    /// Checks the settings and parses the URL (nothing is connected yet).
+    pub fn build(self) -> Result<Worker, Error> {
+        let url = self
+            .database_url
+            .as_deref()
+            .ok_or_else(|| Error::Setting("no database URL".to_owned()))?;
+        let every = self
+            .every
+            .ok_or_else(|| Error::Setting("no period: call .every(...)".to_owned()))?;
+        if every.is_zero() {
+            return Err(Error::Setting("the period must not be zero".to_owned()));
+        }
+        if self.probe_interval.is_zero() || self.probe_timeout.is_zero() {
+            return Err(Error::Setting(
+                "probe interval and timeout must not be zero".to_owned(),
+            ));
+        }
+        if self.keepalive.idle < Duration::from_secs(1)
+            || self.keepalive.interval < Duration::from_secs(1)
+        {
+            return Err(Error::Setting(
+                "keepalive idle and interval are whole seconds, at least 1".to_owned(),
+            ));
+        }
+        let key = match (self.family, self.member) {
+            (false, None) => AdvisoryKey::Bigint(self.id),
+            (true, Some(member)) => {
+                let high = i32::try_from(self.id).map_err(|_| {
+                    Error::Member(format!("family id {} is not an int4", self.id_literal))
+                })?;
+                AdvisoryKey::Pair(high, member)
+            }
+            (true, None) => {
+                return Err(Error::Member(format!(
+                    "{} is a family: give the member with .member(n)",
+                    self.name
+                )));
+            }
+            (false, Some(_)) => {
+                return Err(Error::Member(format!(
+                    "{} is not a family: it takes no member",
+                    self.name
+                )));
+            }
+        };
+        let mut target = Target::parse(url)?;
+        let identity = match self.member {
+            Some(member) => format!("lockward:{}:{}/{member}", self.project, self.name),
+            None => format!("lockward:{}:{}", self.project, self.name),
+        };
+        let host = gethostname::gethostname().to_string_lossy().into_owned();
+        let pid = std::process::id();
+        let application_name = truncate_ascii(&format!("{identity} {host}/{pid}"), 63);
+        let keepalive = self.keepalive;
+        target
+            .config
+            .application_name(&application_name)
+            .connect_timeout(self.connect_timeout)
+            .keepalives(true)
+            .keepalives_idle(keepalive.idle)
+            .keepalives_interval(keepalive.interval)
+            .keepalives_retries(keepalive.count)
+            .tcp_user_timeout(keepalive.bound());
+        let lock_key = match self.member {
+            Some(member) => format!("{}/{member}", self.id),
+            None => self.id.to_string(),
+        };
+        Ok(Worker {
+            name: self.name,
+            id_literal: self.id_literal,
+            key,
+            lock_key,
+            target,
+            identity: truncate_ascii(&identity, 63),
+            application_name,
+            host,
+            pid: i32::try_from(pid).unwrap_or(i32::MAX),
+            every,
+            mode: self.mode,
+            ledger: self.ledger,
+            probe_interval: self.probe_interval,
+            probe_timeout: self.probe_timeout,
+            connect_timeout: self.connect_timeout,
+            keepalive,
+            cancel_grace: self.cancel_grace,
+            backoff: self.backoff,
+            on_cycle: self.on_cycle,
+        })
+    }
+}
+
+/// A leader-elected periodic worker: each cycle, the one process of many that takes the
+/// registered advisory lock runs the job; the others skip the cycle.
+///
+/// ```no_run
+/// # async fn example(registry: &lockward_registry::Registry) -> Result<(), lockward_pg::Error> {
+/// use std::time::Duration;
+/// let worker = lockward_pg::Worker::builder(registry, "ADVISORY_LOCK_INVOICE_ROLLUP")?
+///     .database_url("postgres://app@db/harbor?sslmode=verify-full")
+///     .every(Duration::from_secs(60))
+///     .ledger(true)
+///     .build()?;
+/// worker
+///     .run(
+///         |cycle: lockward_pg::Cycle| async move {
+///             tokio::select! {
+///                 () = cycle.cancelled() => Err("lock lost".into()),
+///                 () = tokio::time::sleep(Duration::from_secs(5)) => Ok::<(), lockward_pg::JobError>(()),
+///             }
+///         },
+///         lockward_pg::shutdown_signal(),
+///     )
+///     .await;
+/// # Ok(()) }
+/// ```
+pub struct Worker {
+    name: String,
+    id_literal: String,
+    key: AdvisoryKey,
+    lock_key: String,
+    target: Target,
+    identity: String,
+    application_name: String,
+    host: String,
+    pid: i32,
+    every: Duration,
+    mode: Mode,
+    ledger: bool,
+    probe_interval: Duration,
+    probe_timeout: Duration,
+    connect_timeout: Duration,
+    keepalive: Keepalive,
+    cancel_grace: Duration,
+    backoff: (Duration, Duration),
+    on_cycle: Option<Hook>,
+}
+
+impl fmt::Debug for Worker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Worker")
+            .field("application_name", &self.application_name)
+            .field("key", &self.key)
+            .field("every", &self.every)
+            .field("mode", &self.mode)
+            .field("ledger", &self.ledger)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Worker {
+    /// A worker for the registered constant `constant` (a core constant, or an external).
+    ///
+    /// Fails when the name is not registered, or names a retired or reserved id.
+    pub fn builder(registry: &Registry, constant: &str) -> Result<WorkerBuilder, Error> {
+        let lock = registry
+            .lock_by_constant(constant)
+            .ok_or_else(|| Error::UnknownConstant(constant.to_owned()))?;
+        Self::builder_for(registry, lock)
+    }
+
+    /// A worker for a registry entry: a constant, an external, or an id handed over to a plugin
+    /// (the way a plugin's worker gets its lock). The entry must be `registry`'s own.
+    pub fn builder_for(registry: &Registry, lock: &Lock) -> Result<WorkerBuilder, Error> {
+        if registry.lock(lock.id.value()) != Some(lock) {
+            return Err(Error::NotInRegistry(lock.id.literal().to_owned()));
+        }
+        let name = match (&lock.kind, &lock.constant) {
+            (Kind::Constant | Kind::External { .. }, Some(constant)) => constant.clone(),
+            (Kind::Handover { plugin }, constant) => constant
+                .clone()
+                .unwrap_or_else(|| format!("{plugin}.{}", lock.id.value())),
+            (kind, _) => {
+                return Err(Error::NotHoldable {
+                    id: lock.id.literal().to_owned(),
+                    kind: kind.as_str(),
+                });
+            }
+        };
+        Ok(WorkerBuilder {
+            project: registry.project().name.clone(),
+            name,
+            id: lock.id.value(),
+            id_literal: lock.id.literal().to_owned(),
+            family: lock.key == KeyShape::Family,
+            member: None,
+            database_url: None,
+            every: None,
+            mode: Mode::Session,
+            ledger: false,
+            probe_interval: Duration::from_secs(1),
+            probe_timeout: Duration::from_secs(2),
+            connect_timeout: Duration::from_secs(5),
+            keepalive: Keepalive::default(),
+            cancel_grace: Duration::from_secs(10),
+            backoff: (Duration::from_millis(100), Duration::from_secs(10)),
+            on_cycle: None,
+        })
+    }
+
+    /// The `application_name` the lock session sets: `lockward:PROJECT:CONSTANT HOST/PID`
+    /// (63 bytes at most), so holders can be identified in `pg_stat_activity`.
+    pub fn application_name(&self) -> &str {
+        &self.application_name
+    }
+
+    /// The advisory key the worker takes.
+    pub fn key(&self) -> AdvisoryKey {
+        self.key
+    }
+}
+
+/// Cuts `text` to at most `max` bytes of printable ASCII (what `application_name` keeps).
+fn truncate_ascii(text: &str, max: usize) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_graphic() || c == ' ' {
+                c
+            } else {
+                '?'
+            }
+        })
+        .take(max)
+        .collect()
+}

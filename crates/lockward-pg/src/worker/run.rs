@@ -1,0 +1,401 @@
+//! The worker's loop: wait for the boundary, take the lock, run the job while watching the lock
+//! session, release, report.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
+
+use super::session::{Acquired, Session};
+use super::{Cycle, CycleReport, JobError, Mode, Outcome, Worker};
+use crate::{Error, ledger, schedule};
+
+impl Worker {
+    /// Runs the job once per cycle on whichever process takes the lock, until `shutdown`
+    /// resolves (for instance [`crate::shutdown_signal`]).
+    ///
+    /// The job is called with a [`Cycle`] and runs in its own task. When the lock session is lost
+    /// or `shutdown` fires, the cycle's token is cancelled; a job that has not returned after the
+    /// cancel grace is aborted. A job's error is logged and counted; the schedule goes on.
+    /// Connection failures are retried with backoff at the following boundaries.
+    ///
+    /// # Cancel safety
+    ///
+    /// Not cancel safe in the sense that dropping this future mid-cycle skips the graceful path:
+    /// the job's task is left running (its token is not cancelled) and the lock is released only
+    /// when the dropped connection closes. Resolve `shutdown` instead: the job is cancelled, the
+    /// transaction rolled back or the lock released, and then `run` returns.
+    pub async fn run<F, Fut, E, S>(self, job: F, shutdown: S)
+    where
+        F: FnMut(Cycle) -> Fut + Send,
+        Fut: Future<Output = Result<(), E>> + Send + 'static,
+        E: Into<JobError> + Send + 'static,
+        S: Future<Output = ()> + Send,
+    {
+        let stop = CancellationToken::new();
+        let trigger = async {
+            shutdown.await;
+            stop.cancel();
+            std::future::pending::<()>().await;
+        };
+        tokio::select! {
+            () = trigger => {}
+            () = self.cycles(job, &stop) => {}
+        }
+    }
+
+    async fn cycles<F, Fut, E>(&self, mut job: F, stop: &CancellationToken)
+    where
+        F: FnMut(Cycle) -> Fut + Send,
+        Fut: Future<Output = Result<(), E>> + Send + 'static,
+        E: Into<JobError> + Send + 'static,
+    {
+        let mut session: Option<Session> = None;
+        let mut backoff = Backoff::new(self.backoff);
+        tracing::info!(application_name = %self.application_name, key = ?self.key, every = ?self.every, "worker started");
+        // The first session is opened before the first boundary, so that every host competes
+        // for the lock on equal terms. Later sessions are reopened at a boundary: a worker that
+        // just lost its session then comes second to a healthy replica.
+        if let Ok(opened) = backoff.attempt(|| Session::open(self)).await {
+            session = Some(opened);
+        }
+        loop {
+            let start = schedule::next_boundary(SystemTime::now(), self.every);
+            tokio::select! {
+                () = stop.cancelled() => break,
+                () = schedule::sleep_until(start) => {}
+            }
+            let span = tracing::info_span!("lockward.cycle", lock = %self.name, id = %self.id_literal, cycle = ?start);
+            let report = async {
+                if session.as_ref().is_some_and(Session::is_closed) {
+                    session = None;
+                }
+                if session.is_none() {
+                    match backoff.attempt(|| Session::open(self)).await {
+                        Ok(opened) => session = Some(opened),
+                        Err(error) => {
+                            return CycleReport {
+                                start,
+                                fencing_token: None,
+                                outcome: Outcome::Unavailable { error },
+                            };
+                        }
+                    }
+                }
+                let open = session.as_ref().expect("a session was just opened");
+                let (report, keep) = self.cycle(open, start, &mut job, stop).await;
+                if !keep {
+                    session = None;
+                }
+                report
+            }
+            .instrument(span.clone())
+            .await;
+            span.in_scope(|| self.record(&report));
+            if let Some(hook) = &self.on_cycle {
+                hook(&report);
+            }
+        }
+        tracing::info!(application_name = %self.application_name, "worker stopped");
+    }
+
+    /// One cycle on an open session; also says whether the session is still good.
+    async fn cycle<F, Fut, E>(
+        &self,
+        session: &Session,
+        start: SystemTime,
+        job: &mut F,
+        stop: &CancellationToken,
+    ) -> (CycleReport, bool)
+    where
+        F: FnMut(Cycle) -> Fut + Send,
+        Fut: Future<Output = Result<(), E>> + Send + 'static,
+        E: Into<JobError> + Send + 'static,
+    {
+        let report = |fencing_token, outcome| CycleReport {
+            start,
+            fencing_token,
+            outcome,
+        };
+        let unavailable = |error: Error| {
+            (
+                report(
+                    None,
+                    Outcome::Unavailable {
+                        error: error.to_string(),
+                    },
+                ),
+                false,
+            )
+        };
+        let taken_at = Instant::now();
+        let fencing_token = match self.bounded(session.acquire(self, start)).await {
+            Ok(Acquired::Taken(token)) => token,
+            Ok(Acquired::NotTaken) => {
+                if self.mode == Mode::Transaction
+                    && let Err(error) = self.bounded(session.rollback()).await
+                {
+                    return unavailable(error);
+                }
+                return (report(None, self.skipped(session).await), true);
+            }
+            Ok(Acquired::AlreadyRun) => {
+                let released = self
+                    .bounded(session.release(self, start, None, false))
+                    .await;
+                return (report(None, Outcome::AlreadyRun), released.is_ok());
+            }
+            Err(error) => return unavailable(error),
+        };
+
+        let token = CancellationToken::new();
+        let cycle = Cycle {
+            start,
+            token: token.clone(),
+            fencing_token,
+            transaction: (self.mode == Mode::Transaction).then(|| Arc::clone(&session.client)),
+        };
+        let mut handle = tokio::spawn(job(cycle));
+        let end = tokio::select! {
+            joined = &mut handle => End::Returned(joined),
+            reason = session.lost(self.probe_interval, self.probe_timeout) => End::Lost(reason),
+            () = stop.cancelled() => End::ShutDown,
+        };
+        let joined = match end {
+            End::Returned(joined) => joined,
+            End::Lost(reason) => {
+                token.cancel();
+                tracing::error!(%reason, "lock lost while the job ran: job cancelled");
+                let _ = self.reap(handle).await;
+                let held = taken_at.elapsed();
+                return (report(fencing_token, Outcome::Lost { reason, held }), false);
+            }
+            End::ShutDown => {
+                token.cancel();
+                self.reap(handle).await
+            }
+        };
+        let result = match joined {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(error)) => Err(error.into().to_string()),
+            Err(join) if join.is_panic() => Err("the job panicked".to_owned()),
+            Err(_) => Err("the job was aborted after the cancel grace".to_owned()),
+        };
+        let commit = result.is_ok() && !token.is_cancelled();
+        // In transaction mode a rolled-back cycle leaves no ledger row: its writes vanished
+        // with it, and a host reaching the lock later in the cycle may run it.
+        let outcome = match (&result, token.is_cancelled()) {
+            (_, true) => "cancelled",
+            (Ok(()), false) => "done",
+            (Err(_), false) => "failed",
+        };
+        let released = self
+            .bounded(session.release(self, start, Some(outcome), commit))
+            .await;
+        if let Err(error) = &released {
+            tracing::warn!(%error, "could not release the lock: the session is dropped");
+        }
+        let held = taken_at.elapsed();
+        // A session whose release failed may still hold the lock: it is dropped, not reused.
+        let keep = released.is_ok() && !session.is_closed();
+        let outcome = match (result, released) {
+            _ if stop.is_cancelled() && token.is_cancelled() => Outcome::ShutDown { held },
+            (Ok(()), Err(error)) if self.mode == Mode::Transaction => Outcome::Failed {
+                error: format!("commit failed: {error}"),
+                held,
+            },
+            (Ok(()), _) => Outcome::Led { held },
+            (Err(error), _) => Outcome::Failed { error, held },
+        };
+        (report(fencing_token, outcome), keep)
+    }
+
+    /// A skipped cycle: who holds the lock, and is it us (another replica) or someone else?
+    ///
+    /// The lookup reads `pg_locks`, which is not free on a busy server: with sub-second periods
+    /// a worker looks the holder up at most once a second and reuses what it saw in between.
+    async fn skipped(&self, session: &Session) -> Outcome {
+        let cached = session.last_holder.lock().expect("holder cache").clone();
+        let holder = match cached {
+            Some((at, holder)) if at.elapsed() < HOLDER_LOOKUP_INTERVAL => holder,
+            _ => {
+                let holder = match self
+                    .bounded(crate::holders(&session.client, self.key))
+                    .await
+                {
+                    Ok(holders) => holders.into_iter().next(),
+                    Err(error) => {
+                        tracing::debug!(%error, "could not look up the lock's holder");
+                        None
+                    }
+                };
+                *session.last_holder.lock().expect("holder cache") =
+                    Some((Instant::now(), holder.clone()));
+                holder
+            }
+        };
+        match holder {
+            Some(holder) if !self.is_replica(&holder.application_name) => {
+                Outcome::Collision { holder }
+            }
+            holder => Outcome::Skipped { holder },
+        }
+    }
+
+    /// Whether an `application_name` is this worker's (on any host).
+    fn is_replica(&self, application_name: &str) -> bool {
+        application_name.split(' ').next() == Some(self.identity.as_str())
+    }
+
+    pub(super) fn claimant(&self) -> ledger::Claimant<'_> {
+        ledger::Claimant {
+            lock_key: &self.lock_key,
+            application_name: &self.application_name,
+            host: &self.host,
+            pid: self.pid,
+        }
+    }
+
+    /// Bounds a statement the worker sends by the probe timeout.
+    async fn bounded<T>(&self, work: impl Future<Output = Result<T, Error>>) -> Result<T, Error> {
+        tokio::time::timeout(self.probe_timeout, work)
+            .await
+            .map_err(|_| Error::Timeout(self.probe_timeout))?
+    }
+
+    /// Waits for a cancelled job up to the grace, then aborts it.
+    async fn reap<T>(&self, mut handle: JoinHandle<T>) -> Result<T, tokio::task::JoinError> {
+        if let Ok(joined) = tokio::time::timeout(self.cancel_grace, &mut handle).await {
+            return joined;
+        }
+        tracing::warn!(grace = ?self.cancel_grace, "the cancelled job did not return in time: aborted");
+        handle.abort();
+        handle.await
+    }
+
+    /// Logs the cycle's end and updates the metrics.
+    fn record(&self, report: &CycleReport) {
+        let lock = self.name.clone();
+        match &report.outcome {
+            Outcome::Led { held } => {
+                tracing::info!(fencing_token = ?report.fencing_token, ?held, "led the cycle");
+                metrics::counter!("lockward_worker_cycles_led_total", "lock" => lock.clone())
+                    .increment(1);
+                metrics::histogram!("lockward_worker_hold_seconds", "lock" => lock)
+                    .record(held.as_secs_f64());
+            }
+            Outcome::Failed { error, held } => {
+                tracing::error!(%error, ?held, "the job failed");
+                metrics::counter!("lockward_worker_cycles_failed_total", "lock" => lock.clone())
+                    .increment(1);
+                metrics::histogram!("lockward_worker_hold_seconds", "lock" => lock)
+                    .record(held.as_secs_f64());
+            }
+            Outcome::Lost { reason, held } => {
+                tracing::error!(%reason, ?held, "lost the lock mid-cycle");
+                metrics::counter!("lockward_worker_cycles_lost_total", "lock" => lock.clone())
+                    .increment(1);
+                metrics::histogram!("lockward_worker_hold_seconds", "lock" => lock)
+                    .record(held.as_secs_f64());
+            }
+            Outcome::ShutDown { held } => {
+                tracing::info!(?held, "shut down mid-cycle: job cancelled, lock released");
+                metrics::histogram!("lockward_worker_hold_seconds", "lock" => lock)
+                    .record(held.as_secs_f64());
+            }
+            Outcome::Skipped { holder } => {
+                tracing::debug!(holder = ?holder, "skipped: another replica leads");
+                metrics::counter!("lockward_worker_cycles_skipped_total", "lock" => lock)
+                    .increment(1);
+            }
+            Outcome::AlreadyRun => {
+                tracing::debug!("skipped: the ledger says this cycle already ran");
+                metrics::counter!("lockward_worker_cycles_skipped_total", "lock" => lock)
+                    .increment(1);
+            }
+            Outcome::Collision { holder } => {
+                tracing::error!(
+                    holder_application_name = %holder.application_name,
+                    holder_pid = holder.pid,
+                    holder_addr = ?holder.client_addr,
+                    expected = %self.identity,
+                    "lock collision: a different worker holds this worker's advisory lock"
+                );
+                metrics::counter!("lockward_worker_cycles_skipped_total", "lock" => lock.clone())
+                    .increment(1);
+                metrics::counter!("lockward_worker_collisions_total", "lock" => lock).increment(1);
+            }
+            Outcome::Unavailable { error } => {
+                tracing::warn!(%error, "no lock session: cycle skipped");
+                metrics::counter!("lockward_worker_cycles_unavailable_total", "lock" => lock)
+                    .increment(1);
+            }
+        }
+    }
+}
+
+/// How long a skipped cycle's holder lookup is reused.
+const HOLDER_LOOKUP_INTERVAL: Duration = Duration::from_secs(1);
+
+enum End<T> {
+    Returned(Result<T, tokio::task::JoinError>),
+    Lost(String),
+    ShutDown,
+}
+
+/// Exponential reconnection backoff with jitter; attempts before `not_before` are refused.
+struct Backoff {
+    min: Duration,
+    max: Duration,
+    next: Duration,
+    not_before: Option<Instant>,
+    last_error: String,
+}
+
+impl Backoff {
+    fn new((min, max): (Duration, Duration)) -> Self {
+        Self {
+            min,
+            max,
+            next: min,
+            not_before: None,
+            last_error: String::new(),
+        }
+    }
+
+    async fn attempt<T, Fut>(&mut self, connect: impl FnOnce() -> Fut) -> Result<T, String>
+    where
+        Fut: Future<Output = Result<T, Error>>,
+    {
+        if self.not_before.is_some_and(|at| Instant::now() < at) {
+            return Err(format!("backing off after: {}", self.last_error));
+        }
+        match connect().await {
+            Ok(value) => {
+                if self.not_before.is_some() {
+                    tracing::info!("lock session re-established");
+                }
+                self.next = self.min;
+                self.not_before = None;
+                Ok(value)
+            }
+            Err(error) => {
+                self.last_error = error.to_string();
+                self.not_before = Some(Instant::now() + jitter(self.next));
+                self.next = (self.next * 2).min(self.max);
+                Err(self.last_error.clone())
+            }
+        }
+    }
+}
+
+/// `base` scaled by a factor in [0.8, 1.2), so that hosts do not retry in lockstep.
+fn jitter(base: Duration) -> Duration {
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    base.mul_f64(0.8 + f64::from(nanos % 400) / 1000.0)
+}

@@ -1,0 +1,273 @@
+//! The lock session: the worker's own connection, never pooled, that takes and releases the lock
+//! and is watched for loss.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use lockward_registry::AdvisoryKey;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Client, Statement};
+use tokio_util::sync::CancellationToken;
+
+use super::{Mode, Worker};
+use crate::{Error, Holder, ledger};
+
+pub(super) struct Session {
+    pub(super) client: Arc<Client>,
+    /// Cancelled when the connection ends.
+    pub(super) closed: CancellationToken,
+    /// The last skipped cycle's holder lookup, and when it was made.
+    pub(super) last_holder: Mutex<Option<(Instant, Option<Holder>)>>,
+    statements: Statements,
+}
+
+/// Prepared once per session, so that each costs one round trip per cycle.
+struct Statements {
+    /// Session mode: try-lock (and, with the ledger, claim the cycle under the lock).
+    acquire: Statement,
+    /// Session mode: unlock (and, with the ledger, record the cycle's end).
+    release: Statement,
+    /// Session mode with the ledger: unlock without recording (a cycle that already ran).
+    unlock: Statement,
+    probe: Statement,
+}
+
+/// What taking the lock came to.
+pub(super) enum Acquired {
+    /// Another session holds the lock.
+    NotTaken,
+    /// Taken, but the ledger says the cycle already ran; the lock is still held.
+    AlreadyRun,
+    /// Taken, with the ledger's fencing token.
+    Taken(Option<i64>),
+}
+
+impl Session {
+    /// Connects, sets the server-side keepalive (session mode), prepares the statements and, with
+    /// a ledger, makes sure the table exists. Bounded by the connect timeout.
+    pub(super) async fn open(worker: &Worker) -> Result<Self, Error> {
+        tokio::time::timeout(worker.connect_timeout, Self::open_unbounded(worker))
+            .await
+            .map_err(|_| Error::Timeout(worker.connect_timeout))?
+    }
+
+    async fn open_unbounded(worker: &Worker) -> Result<Self, Error> {
+        let (client, closed) = worker.target.connect().await?;
+        if worker.mode == Mode::Session {
+            client
+                .batch_execute(&server_keepalive(worker, "SET"))
+                .await?;
+        }
+        if worker.ledger {
+            ledger::ensure(&client).await?;
+        }
+        let (lock, unlock, next) = match worker.key {
+            AdvisoryKey::Bigint(_) => (
+                "pg_try_advisory_lock($1::int8)",
+                "pg_advisory_unlock($1::int8)",
+                2,
+            ),
+            AdvisoryKey::Pair(..) => (
+                "pg_try_advisory_lock($1::int4, $2::int4)",
+                "pg_advisory_unlock($1::int4, $2::int4)",
+                3,
+            ),
+        };
+        let (acquire, release) = if worker.ledger && worker.mode == Mode::Session {
+            (
+                ledger::lock_and_claim_sql(lock, next),
+                ledger::finish_and_unlock_sql(unlock, next),
+            )
+        } else {
+            (format!("SELECT {lock}"), format!("SELECT {unlock}"))
+        };
+        let unlock = format!("SELECT {unlock}");
+        let (acquire, release, unlock, probe) = tokio::try_join!(
+            client.prepare(&acquire),
+            client.prepare(&release),
+            client.prepare(&unlock),
+            client.prepare("SELECT 1"),
+        )?;
+        Ok(Self {
+            client: Arc::new(client),
+            closed,
+            last_holder: Mutex::new(None),
+            statements: Statements {
+                acquire,
+                release,
+                unlock,
+                probe,
+            },
+        })
+    }
+
+    pub(super) fn is_closed(&self) -> bool {
+        self.closed.is_cancelled() || self.client.is_closed()
+    }
+
+    /// Takes the lock for the cycle starting at `start`, and with the ledger claims the cycle
+    /// under it: one round trip in session mode, two in transaction mode with the ledger.
+    pub(super) async fn acquire(
+        &self,
+        worker: &Worker,
+        start: SystemTime,
+    ) -> Result<Acquired, Error> {
+        let who = worker.claimant();
+        let got = match worker.mode {
+            Mode::Session if worker.ledger => {
+                let mut params = key_params(&worker.key);
+                params.extend(who.params(start));
+                let row = self
+                    .client
+                    .query_one(&self.statements.acquire, &refs(&params))
+                    .await?;
+                let (got, token): (bool, Option<i64>) = (row.get(0), row.get(1));
+                return Ok(match (got, token) {
+                    (false, _) => Acquired::NotTaken,
+                    (true, None) => Acquired::AlreadyRun,
+                    (true, Some(token)) => Acquired::Taken(Some(token)),
+                });
+            }
+            Mode::Session => {
+                let params = key_params(&worker.key);
+                let row = self
+                    .client
+                    .query_one(&self.statements.acquire, &refs(&params))
+                    .await?;
+                row.get(0)
+            }
+            Mode::Transaction => self.begin_and_try_lock(worker).await?,
+        };
+        if !got {
+            return Ok(Acquired::NotTaken);
+        }
+        if !worker.ledger {
+            return Ok(Acquired::Taken(None));
+        }
+        Ok(match ledger::claim(&self.client, &who, start).await? {
+            Some(token) => Acquired::Taken(Some(token)),
+            None => Acquired::AlreadyRun,
+        })
+    }
+
+    /// Ends the hold: in session mode unlocks (recording `outcome` in the ledger in the same
+    /// statement); in transaction mode records `outcome` and commits when `commit`, else rolls
+    /// back. One round trip.
+    pub(super) async fn release(
+        &self,
+        worker: &Worker,
+        start: SystemTime,
+        outcome: Option<&str>,
+        commit: bool,
+    ) -> Result<(), Error> {
+        match worker.mode {
+            Mode::Session => {
+                let mut params = key_params(&worker.key);
+                let statement = match outcome {
+                    Some(outcome) if worker.ledger => {
+                        params.push(Box::new(worker.lock_key.clone()));
+                        params.push(Box::new(start));
+                        params.push(Box::new(outcome.to_owned()));
+                        &self.statements.release
+                    }
+                    _ if worker.ledger => &self.statements.unlock,
+                    _ => &self.statements.release,
+                };
+                let row = self.client.query_one(statement, &refs(&params)).await?;
+                if !row.get::<_, bool>(0) {
+                    tracing::warn!("the lock was not held when the cycle released it");
+                }
+                Ok(())
+            }
+            Mode::Transaction if commit => match outcome {
+                Some(outcome) if worker.ledger => {
+                    let finish = ledger::finish(&self.client, &worker.lock_key, start, outcome);
+                    tokio::try_join!(finish, self.commit()).map(|_| ())
+                }
+                _ => self.commit().await,
+            },
+            Mode::Transaction => self.rollback().await,
+        }
+    }
+
+    /// Transaction mode: `BEGIN`, the server-side keepalive for this transaction, and
+    /// `pg_try_advisory_xact_lock`, in one round trip. When the lock is not taken the transaction
+    /// is still open: [`Session::rollback`] ends it.
+    async fn begin_and_try_lock(&self, worker: &Worker) -> Result<bool, Error> {
+        let lock = match worker.key {
+            AdvisoryKey::Bigint(k) => format!("SELECT pg_try_advisory_xact_lock({k}::int8)"),
+            AdvisoryKey::Pair(a, b) => format!("SELECT pg_try_advisory_xact_lock({a}, {b})"),
+        };
+        let sql = format!("BEGIN; {} {lock}", server_keepalive(worker, "SET LOCAL"));
+        let messages = self.client.simple_query(&sql).await?;
+        let got = messages.iter().find_map(|message| match message {
+            tokio_postgres::SimpleQueryMessage::Row(row) => row.get(0).map(|value| value == "t"),
+            _ => None,
+        });
+        Ok(got == Some(true))
+    }
+
+    async fn commit(&self) -> Result<(), Error> {
+        self.client
+            .batch_execute("COMMIT")
+            .await
+            .map_err(Error::from)
+    }
+
+    pub(super) async fn rollback(&self) -> Result<(), Error> {
+        self.client
+            .batch_execute("ROLLBACK")
+            .await
+            .map_err(Error::from)
+    }
+
+    /// Resolves, with the reason, when the session is deemed lost: its connection ended, or a
+    /// `SELECT 1` sent every `interval` went unanswered for `timeout`. Never resolves otherwise.
+    pub(super) async fn lost(&self, interval: Duration, timeout: Duration) -> String {
+        loop {
+            tokio::select! {
+                () = self.closed.cancelled() => return "the lock session's connection ended".to_owned(),
+                () = tokio::time::sleep(interval) => {}
+            }
+            let probe =
+                tokio::time::timeout(timeout, self.client.query_one(&self.statements.probe, &[]));
+            tokio::select! {
+                () = self.closed.cancelled() => return "the lock session's connection ended".to_owned(),
+                answer = probe => match answer {
+                    Ok(Ok(_)) => {}
+                    Ok(Err(error)) => return format!("the liveness probe failed: {error}"),
+                    Err(_) => return format!("no answer to the liveness probe within {timeout:?}"),
+                },
+            }
+        }
+    }
+}
+
+pub(crate) type Param = Box<dyn ToSql + Sync + Send>;
+
+fn key_params(key: &AdvisoryKey) -> Vec<Param> {
+    match *key {
+        AdvisoryKey::Bigint(k) => vec![Box::new(k)],
+        AdvisoryKey::Pair(a, b) => vec![Box::new(a), Box::new(b)],
+    }
+}
+
+fn refs(params: &[Param]) -> Vec<&(dyn ToSql + Sync)> {
+    params
+        .iter()
+        .map(|param| param.as_ref() as &(dyn ToSql + Sync))
+        .collect()
+}
+
+/// `SET tcp_keepalives_idle = ...; ...` for the lock session (or `SET LOCAL` for a transaction).
+fn server_keepalive(worker: &Worker, set: &str) -> String {
+    let keepalive = worker.keepalive;
+    format!(
+        "{set} tcp_keepalives_idle = {}; {set} tcp_keepalives_interval = {}; \
+         {set} tcp_keepalives_count = {}; {set} tcp_user_timeout = {};",
+        keepalive.idle.as_secs(),
+        keepalive.interval.as_secs(),
+        keepalive.count,
+        keepalive.bound().as_millis(),
+    )
+}

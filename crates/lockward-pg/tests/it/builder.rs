@@ -1,0 +1,114 @@
+use std::time::Duration;
+
+use lockward_pg::testing::TestDb;
+use lockward_pg::{Error, Worker};
+use lockward_registry::AdvisoryKey;
+
+use crate::support::{Log, registry, start, wait_for};
+
+#[test]
+fn a_worker_cannot_be_built_from_an_unregistered_constant() {
+    let error = Worker::builder(&registry(), "ADVISORY_LOCK_NOPE").unwrap_err();
+    assert!(
+        matches!(error, Error::UnknownConstant(ref name) if name == "ADVISORY_LOCK_NOPE"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_retired_id_cannot_be_held() {
+    let registry = registry();
+    let retired = registry.lock(7_000_003).unwrap().clone();
+    let error = Worker::builder_for(&registry, &retired).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::NotHoldable {
+                kind: "retired",
+                ..
+            }
+        ),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_plugins_handover_can_be_held_through_its_registry_entry() {
+    let registry = registry();
+    let handover = registry.lock(7_000_004).unwrap();
+    let worker = Worker::builder_for(&registry, handover)
+        .unwrap()
+        .database_url("postgres://u@127.0.0.1/db")
+        .every(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    assert_eq!(worker.key(), AdvisoryKey::Bigint(7_000_004));
+    assert!(
+        worker
+            .application_name()
+            .starts_with("lockward:pgtest:billing.7000004 ")
+    );
+}
+
+#[test]
+fn a_family_needs_a_member_and_an_exact_lock_refuses_one() {
+    let registry = registry();
+    let family = Worker::builder(&registry, "ADVISORY_LOCK_RELOAD_BASE").unwrap();
+    let url = "postgres://u@127.0.0.1/db";
+    let error = family
+        .clone()
+        .database_url(url)
+        .every(Duration::from_secs(1))
+        .build()
+        .unwrap_err();
+    assert!(matches!(error, Error::Member(_)), "{error}");
+    let worker = family
+        .member(7)
+        .database_url(url)
+        .every(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    assert_eq!(worker.key(), AdvisoryKey::Pair(7_000_002, 7));
+    let exact = Worker::builder(&registry, "ADVISORY_LOCK_ROLLUP")
+        .unwrap()
+        .member(1);
+    let error = exact
+        .database_url(url)
+        .every(Duration::from_secs(1))
+        .build()
+        .unwrap_err();
+    assert!(matches!(error, Error::Member(_)), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_family_member_worker_holds_the_pair_key_while_it_leads() {
+    let db = TestDb::new().await;
+    let admin = db.connect().await;
+    let builder = Worker::builder(&registry(), "ADVISORY_LOCK_RELOAD_BASE")
+        .unwrap()
+        .member(7)
+        .database_url(db.url())
+        .every(Duration::from_millis(200));
+    let log = Log::default();
+    let worker = start(builder, &log, 0, Duration::from_secs(30));
+    wait_for("a job to start", Duration::from_secs(10), || {
+        !log.runs().is_empty()
+    })
+    .await;
+    let holders = lockward_pg::holders(&admin, AdvisoryKey::Pair(7_000_002, 7))
+        .await
+        .unwrap();
+    assert_eq!(holders.len(), 1);
+    assert!(
+        holders[0]
+            .application_name
+            .starts_with("lockward:pgtest:ADVISORY_LOCK_RELOAD_BASE/7 ")
+    );
+    worker.shut_down().await;
+    assert!(
+        lockward_pg::holders(&admin, AdvisoryKey::Pair(7_000_002, 7))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}

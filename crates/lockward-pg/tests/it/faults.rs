@@ -1,0 +1,137 @@
+use std::time::{Duration, Instant};
+
+use lockward_pg::Outcome;
+use lockward_pg::testing::{Cluster, Proxy, TestDb};
+
+use crate::support::{Log, holder_pid, rollup, start, wait_for};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminating_the_leaders_lock_session_cancels_its_job_within_a_second_and_the_next_cycle_runs_elsewhere()
+ {
+    let db = TestDb::new().await;
+    let admin = db.connect().await;
+    let log = Log::default();
+    let every = Duration::from_secs(1);
+    let workers: Vec<_> = (0..2)
+        .map(|i| start(rollup(&db.url(), every), &log, i, Duration::from_secs(30)))
+        .collect();
+    wait_for(
+        "a job to start while the other worker skips",
+        Duration::from_secs(10),
+        || {
+            !log.runs().is_empty()
+                && log
+                    .reports()
+                    .iter()
+                    .any(|(_, r)| matches!(r.outcome, Outcome::Skipped { .. }))
+        },
+    )
+    .await;
+    let leader = log.runs()[0].worker;
+    let pid = holder_pid(&admin).await.expect("the leader holds the lock");
+    let terminated_at = Instant::now();
+    admin
+        .execute("SELECT pg_terminate_backend($1)", &[&pid])
+        .await
+        .expect("terminate");
+    wait_for("the job to be cancelled", Duration::from_secs(5), || {
+        log.runs()[0].ended.is_some()
+    })
+    .await;
+    let first = &log.runs()[0];
+    assert!(first.cancelled, "the job saw its token cancelled");
+    let reaction = first.ended.unwrap() - terminated_at;
+    assert!(
+        reaction < Duration::from_secs(1),
+        "cancelled {reaction:?} after pg_terminate_backend"
+    );
+    assert!(
+        log.reports()
+            .iter()
+            .any(|(w, r)| *w == leader && matches!(r.outcome, Outcome::Lost { .. })),
+        "the leader reported the cycle as lost"
+    );
+
+    wait_for("the next cycle to start", Duration::from_secs(5), || {
+        log.runs().len() >= 2
+    })
+    .await;
+    let second = &log.runs()[1];
+    assert_ne!(
+        second.worker, leader,
+        "the next cycle runs on the other worker"
+    );
+    assert!(second.cycle > first.cycle);
+    for worker in workers {
+        worker.shut_down().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_network_cancels_the_job_within_the_probe_bound_and_the_worker_leads_again_once_healed()
+ {
+    let db = TestDb::new().await;
+    let proxy = Proxy::start(db.server_addr()).await;
+    let log = Log::default();
+    let (interval, timeout) = (Duration::from_millis(200), Duration::from_millis(400));
+    let builder =
+        rollup(&db.url_via(proxy.addr()), Duration::from_millis(500)).probe(interval, timeout);
+    let worker = start(builder, &log, 0, Duration::from_secs(30));
+    wait_for("a job to start", Duration::from_secs(10), || {
+        !log.runs().is_empty()
+    })
+    .await;
+    proxy.cut();
+    let cut_at = Instant::now();
+    wait_for("the job to be cancelled", Duration::from_secs(5), || {
+        log.runs()[0].ended.is_some()
+    })
+    .await;
+    let reaction = log.runs()[0].ended.unwrap() - cut_at;
+    let bound = interval + timeout;
+    // The bound plus scheduling slack for a loaded two-core machine.
+    assert!(
+        reaction <= bound + Duration::from_millis(300),
+        "cancelled {reaction:?} after the cut (bound {bound:?})"
+    );
+    assert!(log.runs()[0].cancelled);
+    assert!(
+        log.reports()
+            .iter()
+            .any(|(_, r)| matches!(r.outcome, Outcome::Lost { .. }))
+    );
+
+    // Healing delivers the lost session's close; the worker reconnects and leads again.
+    proxy.heal();
+    wait_for("a job after the heal", Duration::from_secs(15), || {
+        log.runs().len() >= 2
+    })
+    .await;
+    worker.shut_down().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_server_is_reconnected_to() {
+    let cluster = Cluster::start().await;
+    let db = TestDb::on(&cluster).await;
+    let log = Log::default();
+    let worker = start(
+        rollup(&db.url(), Duration::from_millis(300)),
+        &log,
+        0,
+        Duration::from_millis(20),
+    );
+    wait_for("a led cycle", Duration::from_secs(10), || {
+        !log.led().is_empty()
+    })
+    .await;
+    cluster.restart().await;
+    let restarted = std::time::SystemTime::now();
+    wait_for(
+        "a led cycle after the restart",
+        Duration::from_secs(20),
+        || log.led().iter().any(|(_, report)| report.start > restarted),
+    )
+    .await;
+    worker.shut_down().await;
+}

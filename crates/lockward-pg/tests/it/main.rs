@@ -1,0 +1,11 @@
+//! lockward-pg against real PostgreSQL: election, loss, the ledger, collisions, TLS.
+
+mod builder;
+mod collision;
+mod election;
+mod faults;
+mod live;
+mod process;
+mod support;
+mod tls;
+mod transaction;
