@@ -17,12 +17,12 @@ fn registry(entries: usize) -> String {
          [plugins]\nmanifests = [\"plugins/*/plugin.toml\"]\n",
     );
     for i in 0..entries {
-        let id = 1_000_000 + i;
+        let id = 1_000_000 + i64::try_from(i).expect("small");
         text.push_str("\n[[lock]]\n");
         let _ = writeln!(
             text,
             "id = {}",
-            lockward_registry::id::group_thousands(id as i64)
+            lockward_registry::id::group_thousands(id)
         );
         match i % 5 {
             0 | 1 => {
@@ -42,7 +42,7 @@ fn registry(entries: usize) -> String {
                 let _ = writeln!(text, "plugin = \"plugin{}\"  # handed over", i % 20);
             }
             _ => {
-                let _ = writeln!(text, "retired = \"replaced by worker {}\"", i - 1);
+                let _ = writeln!(text, "retired = \"replaced by worker {}\"", id - 1);
             }
         }
     }
