@@ -751,10 +751,11 @@ pub fn append_constant(
         .filter(|_| !commonjs)
         .filter_map(|(index, (range, line))| Some((index, range, shape_of(line, language)?)))
         .collect();
+    let siblings: std::collections::HashSet<&str> = siblings.iter().copied().collect();
     let last_shape = shapes
         .iter()
         .rev()
-        .find(|(_, _, shape)| siblings.contains(&shape.name))
+        .find(|(_, _, shape)| siblings.contains(shape.name))
         .or(shapes.last())
         .cloned();
     if let Some((index, range, mut shape)) = last_shape {
