@@ -84,7 +84,7 @@ fn finding(code: Code, severity: Severity, path: &str, at: &Location, message: S
         line: at.line,
         column: at.column,
         width: at.width,
-        source_line: Some(at.source_line.clone()),
+        source_line: at.source_line.clone(),
         labels: Vec::new(),
         help: None,
     }
@@ -529,7 +529,7 @@ impl<'a> Checker<'a> {
                     line: first.at.line,
                     column: first.at.column,
                     width: first.at.width,
-                    source_line: Some(first.at.source_line.clone()),
+                    source_line: first.at.source_line.clone(),
                     message: format!("`{first_name}` defines {value} here"),
                 };
                 let finding = finding(

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use lockward_registry::{Code, SourceFile};
+use lockward_registry::Code;
 
 use crate::lang::{Language, SQL};
 use crate::lexer::{Lexed, Token, TokenKind, lex};
@@ -22,6 +22,12 @@ const LOCK_FUNCTIONS: &[&str] = &[
     "pg_advisory_unlock",
     "pg_advisory_unlock_shared",
 ];
+
+/// How far a bound value is followed, in tokens.
+const MAX_VALUE_TOKENS: usize = 64;
+/// How far a call's closing parenthesis is looked for, in tokens; a call without one in reach
+/// has a key built at run time.
+const MAX_CALL_TOKENS: usize = 512;
 
 /// What names count: the constant patterns and the keywords, from `[scan]`.
 #[derive(Debug, Clone)]
@@ -68,7 +74,7 @@ pub(crate) struct Location {
     pub(crate) line: usize,
     pub(crate) column: usize,
     pub(crate) width: usize,
-    pub(crate) source_line: String,
+    pub(crate) source_line: Option<String>,
     /// Codes a trailing `lockward: allow(...)` comment exempts on this line.
     pub(crate) allowed: Vec<Code>,
 }
@@ -124,11 +130,10 @@ pub(crate) struct FileSites {
 }
 
 /// Lexes and extracts one file's sites. `text` is the whole file.
-pub(crate) fn extract(path: &str, language: Language, text: String, names: &Names) -> FileSites {
-    let file = SourceFile::new(path, text);
-    let code = lex(file.text(), 0..file.text().len(), language.syntax());
+pub(crate) fn extract(path: &str, language: Language, text: &str, names: &Names) -> FileSites {
+    let code = lex(text, 0..text.len(), language.syntax());
     let mut extractor = Extractor {
-        file: &file,
+        file: text,
         names,
         raw: Vec::new(),
         locals: HashMap::new(),
@@ -144,12 +149,15 @@ pub(crate) fn extract(path: &str, language: Language, text: String, names: &Name
         directives,
         ..
     } = extractor;
+    let mut raw = raw;
+    raw.sort_by_key(|(span, _)| span.start);
+    let mut locator = Locator::new(text, directives);
     let items = raw
         .into_iter()
         .map(|(span, mut kind)| {
             resolve_local(&mut kind, &locals);
             Item {
-                at: locate(&file, span, &directives),
+                at: locator.locate(span),
                 kind,
             }
         })
@@ -174,27 +182,101 @@ fn resolve_local(kind: &mut ItemKind, locals: &HashMap<String, i64>) {
     }
 }
 
-fn locate(file: &SourceFile, span: Range<usize>, directives: &[(usize, Vec<Code>)]) -> Location {
-    let label = file.label(span, "");
-    let allowed = directives
-        .iter()
-        .filter(|(line, _)| *line == label.line)
-        .flat_map(|(_, codes)| codes.iter().copied())
-        .collect();
-    Location {
-        line: label.line,
-        column: label.column,
-        width: label.width,
-        source_line: label.source_line.unwrap_or_default(),
-        allowed,
+/// Lines longer than this are not copied into findings: a minified bundle's one line would
+/// be copied once per site.
+const MAX_SOURCE_LINE: usize = 1024;
+
+/// Turns byte offsets into locations. Offsets must come in increasing order: the column is
+/// counted on from the previous one on the same line, so a file whose one long line holds many
+/// sites still costs one pass.
+struct Locator<'a> {
+    text: &'a str,
+    lines: Lines,
+    allowed: HashMap<usize, Vec<Code>>,
+    /// Line, byte offset and column of the previous location.
+    cursor: (usize, usize, usize),
+}
+
+impl<'a> Locator<'a> {
+    fn new(text: &'a str, directives: Vec<(usize, Vec<Code>)>) -> Self {
+        let lines = Lines::new(text);
+        let mut allowed: HashMap<usize, Vec<Code>> = HashMap::new();
+        for (offset, codes) in directives {
+            allowed
+                .entry(lines.line_of(offset))
+                .or_default()
+                .extend(codes);
+        }
+        Self {
+            text,
+            lines,
+            allowed,
+            cursor: (0, 0, 0),
+        }
+    }
+
+    fn locate(&mut self, span: Range<usize>) -> Location {
+        let line = self.lines.line_of(span.start);
+        let (line_start, line_end) = self.lines.bounds(line, self.text);
+        let (cursor_line, cursor_offset, cursor_column) = self.cursor;
+        let column = if cursor_line == line && cursor_offset <= span.start {
+            cursor_column + self.text[cursor_offset..span.start].chars().count()
+        } else {
+            self.text[line_start..span.start].chars().count() + 1
+        };
+        self.cursor = (line, span.start, column);
+        let width = self.text[span.start..span.end.clamp(span.start, line_end)]
+            .chars()
+            .count();
+        let source_line = (line_end - line_start <= MAX_SOURCE_LINE)
+            .then(|| self.text[line_start..line_end].to_owned());
+        Location {
+            line,
+            column,
+            width: width.max(1),
+            source_line,
+            allowed: self.allowed.get(&line).cloned().unwrap_or_default(),
+        }
+    }
+}
+
+/// Where each line starts.
+struct Lines {
+    starts: Vec<usize>,
+}
+
+impl Lines {
+    fn new(text: &str) -> Self {
+        let starts = std::iter::once(0)
+            .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1))
+            .collect();
+        Self { starts }
+    }
+
+    /// The 1-based line of a byte offset.
+    fn line_of(&self, offset: usize) -> usize {
+        self.starts.partition_point(|&start| start <= offset)
+    }
+
+    /// The byte range of a 1-based line, without its line ending.
+    fn bounds(&self, line: usize, text: &str) -> (usize, usize) {
+        let start = self.starts[line - 1];
+        let end = self.starts.get(line).map_or(text.len(), |&next| next - 1);
+        let end = if end > start && text.as_bytes()[end - 1] == b'\r' {
+            end - 1
+        } else {
+            end
+        };
+        (start, end.max(start))
     }
 }
 
 struct Extractor<'a> {
-    file: &'a SourceFile,
+    file: &'a str,
     names: &'a Names,
     raw: Vec<(Range<usize>, ItemKind)>,
     locals: HashMap<String, i64>,
+    /// Byte offsets of `lockward: allow(...)` comments, and the codes they allow.
     directives: Vec<(usize, Vec<Code>)>,
     /// While walking a string's SQL: what its placeholders are bound to.
     binds: Option<Binds>,
@@ -220,7 +302,7 @@ enum Binding {
 
 impl Extractor<'_> {
     fn text(&self, range: Range<usize>) -> &str {
-        &self.file.text()[range]
+        &self.file[range]
     }
 
     fn collect_directives(&mut self, lexed: &Lexed) {
@@ -239,8 +321,7 @@ impl Extractor<'_> {
                 );
             }
             if !codes.is_empty() {
-                let line = self.file.position(span.start).line;
-                self.directives.push((line, codes));
+                self.directives.push((span.start, codes));
             }
         }
     }
@@ -257,11 +338,11 @@ impl Extractor<'_> {
                 continue;
             }
             let content = token.content.clone();
-            let bytes = &self.file.text().as_bytes()[content.clone()];
+            let bytes = &self.file.as_bytes()[content.clone()];
             if !contains_ignore_case(bytes, b"advisory") {
                 continue;
             }
-            let inner = lex(self.file.text(), content, &SQL);
+            let inner = lex(self.file, content, &SQL);
             let binds = Binds {
                 values: self.bound_arguments(tokens, index),
                 language,
@@ -306,7 +387,7 @@ impl Extractor<'_> {
         let mut values = Vec::new();
         let mut current = Vec::new();
         let mut depth = 0usize;
-        for (i, token) in tokens.iter().enumerate().skip(start) {
+        for (i, token) in tokens.iter().enumerate().skip(start).take(MAX_CALL_TOKENS) {
             let piece = text(i);
             match piece {
                 "(" | "[" | "{" => depth += 1,
@@ -421,7 +502,7 @@ impl Extractor<'_> {
         };
         let span = tokens[i].span.clone();
         let name = self.text(span.clone()).to_owned();
-        let literal = literal_value(self.file.text(), &tokens[value.clone()], language);
+        let literal = literal_value(self.file, &tokens[value.clone()], language);
         if binding == Binding::Assign
             && code
             && let Some(value) = literal
@@ -499,12 +580,18 @@ impl Extractor<'_> {
         if first.newline_before {
             return None;
         }
+        // A value is cut at its end, or after `MAX_VALUE_TOKENS` (then it is no literal nor a
+        // name anyway), so a long minified line stays linear.
         let mut end = start;
         while let Some(token) = tokens.get(end) {
-            if end > start
-                && (token.newline_before
-                    || (token.kind == TokenKind::Punct
-                        && matches!(self.text(token.span.clone()), ";" | "," | ")" | "]" | "}")))
+            if end - start >= MAX_VALUE_TOKENS
+                || end > start
+                    && (token.newline_before
+                        || (token.kind == TokenKind::Punct
+                            && matches!(
+                                self.text(token.span.clone()),
+                                ";" | "," | ")" | "]" | "}"
+                            )))
             {
                 break;
             }
@@ -549,7 +636,7 @@ impl Extractor<'_> {
         let mut arguments: Vec<Range<usize>> = Vec::new();
         let mut argument_start = open + 1;
         let mut close = None;
-        for (j, token) in tokens.iter().enumerate().skip(open) {
+        for (j, token) in tokens.iter().enumerate().skip(open).take(MAX_CALL_TOKENS) {
             if token.kind != TokenKind::Punct {
                 continue;
             }
@@ -573,11 +660,7 @@ impl Extractor<'_> {
         let Some(close) = close else {
             // The call's arguments are not all here, as in a string that is concatenated with
             // its key: the key is built at run time.
-            let rest = tokens.get(open + 1).map_or(String::new(), |t| {
-                let end = tokens.last().map_or(t.span.end, |last| last.span.end);
-                self.text(t.span.start..end).to_owned()
-            });
-            let key = Key::Dynamic(rest);
+            let key = Key::Dynamic(String::new());
             self.raw.push((
                 span,
                 ItemKind::Call {
@@ -611,10 +694,10 @@ impl Extractor<'_> {
 
     /// What an argument (or a bound value) says about the key.
     fn key(&self, tokens: &[Token], language: Language) -> Key {
-        let text = self.file.text();
+        let text = self.file;
         let token_text = |t: &Token| &text[t.span.clone()];
         let shown = match (tokens.first(), tokens.last()) {
-            (Some(first), Some(last)) => text[first.span.start..last.span.end].to_owned(),
+            (Some(first), Some(last)) => excerpt(&text[first.span.start..last.span.end]),
             _ => String::new(),
         };
         let mut tokens = tokens;
@@ -674,6 +757,16 @@ fn literal_value(text: &str, tokens: &[Token], language: Language) -> Option<i64
     }
     let magnitude = language.parse_int(&text[number.span.clone()])?;
     i64::try_from(if negative { -magnitude } else { magnitude }).ok()
+}
+
+/// At most the first line and 60 characters of `text`, for a message.
+fn excerpt(text: &str) -> String {
+    let line = text.lines().next().unwrap_or_default();
+    let mut shown: String = line.chars().take(60).collect();
+    if shown.len() < text.len() {
+        shown.push('…');
+    }
+    shown
 }
 
 fn contains_ignore_case(haystack: &[u8], needle: &[u8]) -> bool {

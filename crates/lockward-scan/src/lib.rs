@@ -160,8 +160,9 @@ pub struct Site {
     /// Definition, call or keyword.
     #[serde(flatten)]
     pub form: SiteForm,
-    /// The text of the line.
-    pub source_line: String,
+    /// The text of the line (none for a line over 1 KiB, such as a minified bundle's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source_line: Option<String>,
 }
 
 /// What a scan found.

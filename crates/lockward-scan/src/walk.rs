@@ -218,8 +218,8 @@ impl Shared<'_> {
         if memchr::memchr(0, &buffer[..buffer.len().min(8192)]).is_some() {
             return;
         }
-        let text = String::from_utf8_lossy(buffer).into_owned();
-        let sites = extract(&relative, language, text, &self.names);
+        let text = String::from_utf8_lossy(buffer);
+        let sites = extract(&relative, language, &text, &self.names);
         if !sites.items.is_empty() {
             lock(&self.files).push(sites);
         }

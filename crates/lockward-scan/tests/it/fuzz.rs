@@ -67,3 +67,21 @@ proptest! {
         prop_assert!(report.files_scanned >= 1);
     }
 }
+
+#[test]
+fn a_minified_line_with_many_sites_is_not_copied_per_site() {
+    // 20,000 sites on one 460 KB line: copying the line into each finding would need 9 GB.
+    let project = Project::harbor();
+    let line = "pg_advisory_lock(key); ".repeat(20_000);
+    project.write("web/bundle.min.js", &format!("/* advisory */{line}\n"));
+    let report = project.scan();
+    assert_eq!(report.dynamic_keys, 20_000);
+    let notes: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| f.path == "web/bundle.min.js")
+        .collect();
+    assert_eq!(notes.len(), 20_000);
+    assert!(notes.iter().all(|f| f.source_line.is_none() && f.line == 1));
+    assert_eq!((notes[1].column, notes[1].width), (38, 21));
+}
