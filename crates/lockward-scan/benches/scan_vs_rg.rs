@@ -98,7 +98,13 @@ fn main() {
         scan_wall.as_secs_f64() / rg_wall.as_secs_f64(),
         scan_cpu.as_secs_f64() / rg_cpu.as_secs_f64()
     );
-    let (_, full_peak) = peak(&tree, threads);
+    let (summary, full_peak) = peak(&tree, threads);
+    let figures: Vec<&str> = summary.split(' ').collect();
+    if let [files_read, bytes_read, findings, sites, _] = figures.as_slice() {
+        println!(
+            "scan read {files_read} files ({bytes_read} bytes; the 200 git-ignored ones not), found {sites} sites and {findings} findings"
+        );
+    }
     let (_, small_peak) = peak(&small, threads);
     println!(
         "peak memory (VmHWM): {full_peak} kB on {files} files, {small_peak} kB on {} files",
