@@ -331,21 +331,41 @@ impl<'a> Checker<'a> {
 
     /// A name resolves to a definition in the same file (already folded into `Key::Local` by
     /// extraction, or a pattern-matching constant here), then to the one value the tree defines
-    /// it as, then to the registry's entry of that name.
+    /// it as. When the tree defines it with several values (two externals may share a name),
+    /// the registry entry of that name that lists this file decides, else the definitions in
+    /// this file's directory, if they agree. A name the tree does not define resolves to the
+    /// registry's entry of that name.
     fn resolve(&self, path: &str, name: &str) -> Option<i64> {
-        if let Some(definitions) = self.definitions.get(name) {
-            if let Some(&(value, _)) = definitions.iter().find(|(_, file)| *file == path) {
-                return Some(value);
-            }
-            let values: HashSet<i64> = definitions.iter().map(|&(value, _)| value).collect();
-            if values.len() == 1 {
-                return values.into_iter().next();
-            }
-            return None;
+        let Some(definitions) = self.definitions.get(name) else {
+            return self
+                .registry
+                .lock_by_constant(name)
+                .map(|lock| lock.id.value());
+        };
+        if let Some(&(value, _)) = definitions.iter().find(|(_, file)| *file == path) {
+            return Some(value);
         }
-        self.registry
-            .lock_by_constant(name)
-            .map(|lock| lock.id.value())
+        let one = |values: HashSet<i64>| {
+            (values.len() == 1)
+                .then(|| values.into_iter().next())
+                .flatten()
+        };
+        if let Some(value) = one(definitions.iter().map(|&(value, _)| value).collect()) {
+            return Some(value);
+        }
+        let listing = self
+            .registry
+            .locks()
+            .iter()
+            .find(|lock| lock.constant.as_deref() == Some(name) && self.is_home(path, lock));
+        if let Some(lock) = listing {
+            return Some(lock.id.value());
+        }
+        one(definitions
+            .iter()
+            .filter(|(_, file)| directory(file) == directory(path))
+            .map(|&(value, _)| value)
+            .collect())
     }
 
     fn dynamic(&mut self, path: &str, at: &Location, function: Option<&str>, text: &str) {
@@ -634,6 +654,11 @@ fn inside(path: &str, dir: &str) -> bool {
         || path
             .strip_prefix(dir)
             .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// The directory part of a `/`-separated path (`""` at the root).
+fn directory(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(dir, _)| dir)
 }
 
 fn normalise(path: &str) -> &str {

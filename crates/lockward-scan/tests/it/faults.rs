@@ -348,3 +348,35 @@ fn a_plugins_own_id_is_fine_in_the_plugin_and_not_in_core() {
         report.findings[0].message
     );
 }
+
+#[test]
+fn a_name_two_externals_share_resolves_to_the_one_beside_the_use() {
+    let project = Project::harbor();
+    let registry = std::fs::read_to_string(project.path().join("lockward.toml")).expect("readable");
+    let search = "\n[[lock]]\nid = 8_675_310\nconstant = \"_CATALOG_LOCK_KEY\"\nworker = \"search catalog\"\ndefined_in = [\"services/search/catalog.py\"]\n";
+    project.write("lockward.toml", &format!("{registry}{search}"));
+    project.write(
+        "services/search/catalog.py",
+        "_CATALOG_LOCK_KEY = 8_675_310\n",
+    );
+    project.write(
+        "services/search/reindex.py",
+        "from .catalog import _CATALOG_LOCK_KEY\ncur.execute(f\"SELECT pg_advisory_lock({_CATALOG_LOCK_KEY})\")\n",
+    );
+    let report = project.scan();
+    assert_eq!(brief(&report.findings), Vec::<String>::new());
+    let reindex: Vec<i64> = report
+        .sites
+        .iter()
+        .filter(|s| s.path == "services/search/reindex.py")
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(reindex, [8_675_310]);
+    let sync: Vec<i64> = report
+        .sites
+        .iter()
+        .filter(|s| s.path == "services/api/catalog_sync.py")
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(sync, [8_675_309]);
+}
