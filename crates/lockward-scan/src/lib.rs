@@ -18,9 +18,21 @@
 //! - A use by name (`pg_advisory_lock(ADVISORY_LOCK_FOO)`) is fine anywhere, except for a
 //!   retired id (`retired-id-in-use`) and a plugin's id outside the plugin's directory
 //!   (`handover-in-core-code`), which are wrong however they are written.
+//! - A plugin's ids are those the registry hands over to it and those its manifest declares; both
+//!   belong in the plugin's directory (its manifest's) and nowhere else.
+//! - In SQL, where a constant cannot be imported, a core constant's literal is still
+//!   `undeclared-site`: a copied number is exactly how two workers come to share an id. A line
+//!   that is the same worker's lock says so with a trailing `-- lockward: allow(undeclared-site)`.
 //! - A call's key that is a name resolves to a definition in the same file first (any
-//!   `NAME = <integer>`), then to a constant matching the patterns anywhere in the tree, then to
-//!   the registry's entry of that name; otherwise the call is a `dynamic-key` note.
+//!   `NAME = <integer>`), then to a constant matching the patterns anywhere in the tree (when
+//!   several values share the name: the registry entry listing the file, else the definition in
+//!   the same directory), then to the registry's entry of that name; otherwise the call is a
+//!   `dynamic-key` note. A placeholder in SQL (`$1`, `%s`, `?`, `{}`) resolves to the value the
+//!   code binds to it: the call's next arguments, or the operand of Python's `%`.
+//! - Ids in comments are never sites. A trailing `lockward: allow(CODE, ...)` comment exempts its
+//!   line from those codes; the sites on it are still reported in [`ScanReport::sites`].
+//! - Hidden files and directories are skipped, as ripgrep skips them; so are files over
+//!   [`ScanOptions::max_file_size`] and files with a NUL byte in their first 8 KiB.
 #![deny(missing_docs)]
 
 mod check;
