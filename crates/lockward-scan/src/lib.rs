@@ -178,7 +178,7 @@ pub struct Site {
 }
 
 /// What a scan found.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct ScanReport {
     /// Every finding, sorted by path, line and column.
     pub findings: Vec<Finding>,

@@ -138,7 +138,7 @@ pub(crate) fn walk(registry: &Registry, root: &Path, options: &ScanOptions) -> W
         Box::new(move |entry| {
             match entry {
                 Ok(entry) => shared.visit(&entry, &mut buffer),
-                Err(error) => shared.error(error.to_string()),
+                Err(error) => shared.error("", error.to_string()),
             }
             WalkState::Continue
         })
@@ -166,8 +166,11 @@ pub(crate) fn walk(registry: &Registry, root: &Path, options: &ScanOptions) -> W
 }
 
 impl Shared<'_> {
-    fn error(&self, message: String) {
-        let finding = Finding::file(Code::Unreadable, Severity::Warning, "", message);
+    /// A file or directory that could not be read: a warning, since the rest of the tree is
+    /// still checked.
+    fn error(&self, path: &str, message: String) {
+        let finding = Finding::file(Code::Unreadable, Severity::Warning, path, message)
+            .with_help("check the file's permissions, or exclude it with `[scan] exclude`");
         lock(&self.errors).push(finding);
     }
 
@@ -201,7 +204,7 @@ impl Shared<'_> {
         let read = std::fs::File::open(entry.path())
             .and_then(|file| file.take(self.max_file_size + 1).read_to_end(buffer));
         if let Err(error) = read {
-            self.error(format!("{relative}: {error}"));
+            self.error(&relative, format!("cannot read `{relative}`: {error}"));
             return;
         }
         if buffer.len() as u64 > self.max_file_size {
