@@ -380,3 +380,25 @@ fn a_name_two_externals_share_resolves_to_the_one_beside_the_use() {
         .collect();
     assert_eq!(sync, [8_675_309]);
 }
+
+#[test]
+fn configured_patterns_and_keywords_replace_and_extend_the_defaults() {
+    let project = Project::harbor();
+    let registry = std::fs::read_to_string(project.path().join("lockward.toml")).expect("readable");
+    let scan_table = "[scan]\nconstant_patterns = [\"ADVISORY_LOCK*\", \"*_LOCK_KEY\", \"*_MUTEX_ID\"]\nkeywords = [\"lock_number\"]\n";
+    project.write("lockward.toml", &registry.replace("[scan]\n", scan_table));
+    project.write(
+        "services/jobs/custom.py",
+        "BILLING_MUTEX_ID = 4242\nJob(lock_number=4243)\nJob(advisory_lock_id=4244)\nSHARD_LOCK_ID = 4245\n",
+    );
+    let report = project.scan();
+    assert_eq!(
+        brief(&report.findings),
+        [
+            "services/jobs/custom.py:1 unregistered-id",
+            "services/jobs/custom.py:2 unregistered-id",
+            "services/jobs/custom.py:3 unregistered-id",
+        ],
+        "`*_LOCK_ID` is no longer a pattern; `advisory_lock_id` stays a keyword"
+    );
+}
