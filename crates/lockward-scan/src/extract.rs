@@ -339,7 +339,9 @@ impl Extractor<'_> {
             }
             let content = token.content.clone();
             let bytes = &self.file.as_bytes()[content.clone()];
-            if !contains_ignore_case(bytes, b"advisory") {
+            if !contains_ignore_case(bytes, b"advisory")
+                || (language == Language::Python && self.is_docstring(tokens, index))
+            {
                 continue;
             }
             let inner = lex(self.file, content, &SQL);
@@ -353,6 +355,16 @@ impl Extractor<'_> {
             self.binds = outer;
             self.strings(&inner.tokens, Language::Sql, depth + 1);
         }
+    }
+
+    /// A Python docstring: a string standing alone as the first statement of a module, class or
+    /// function. It documents, like a comment, so the calls it mentions are not sites.
+    fn is_docstring(&self, tokens: &[Token], index: usize) -> bool {
+        let token = &tokens[index];
+        let opens_body = index == 0
+            || (token.newline_before && self.text(tokens[index - 1].span.clone()) == ":");
+        let alone = tokens.get(index + 1).is_none_or(|next| next.newline_before);
+        opens_body && alone
     }
 
     /// The byte offsets where each positional placeholder (`%s`, `%d`, `?`, `{}`) starts, in

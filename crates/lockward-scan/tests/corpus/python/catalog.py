@@ -6,6 +6,7 @@ _CATALOG_LOCK_KEY = 2_000_001  # site(2000001)
 
 
 def write_catalog(conn, shard):
+    """Serialises catalog writes with SELECT pg_advisory_lock(2000001); a docstring is no site."""
     with conn.cursor() as cur:
         cur.execute("SELECT pg_advisory_lock(%s)", (_CATALOG_LOCK_KEY,))  # site(2000001)
         cur.execute(f"SELECT pg_advisory_xact_lock({_CATALOG_LOCK_KEY})")  # site(2000001)
