@@ -55,13 +55,15 @@ async fn database_with_table() -> TestDb {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn transaction_mode_commits_a_successful_jobs_writes_and_rolls_back_a_failed_ones() {
+async fn transaction_mode_commits_a_successful_jobs_writes_with_its_ledger_row_and_rolls_back_a_failed_ones()
+ {
     let db = database_with_table().await;
     let client = db.connect().await;
     let log = Log::default();
     let started = Arc::new(AtomicUsize::new(0));
     let worker = rollup(&db.url(), Duration::from_millis(200))
         .mode(Mode::Transaction)
+        .ledger(true)
         .on_cycle(log.hook(0))
         .build()
         .unwrap();
@@ -77,6 +79,7 @@ async fn transaction_mode_commits_a_successful_jobs_writes_and_rolls_back_a_fail
     let log = Log::default();
     let worker = rollup(&db.url(), Duration::from_millis(200))
         .mode(Mode::Transaction)
+        .ledger(true)
         .on_cycle(log.hook(0))
         .build()
         .unwrap();
@@ -97,6 +100,15 @@ async fn transaction_mode_commits_a_successful_jobs_writes_and_rolls_back_a_fail
         count(&client).await,
         committed,
         "a failed job's writes are rolled back"
+    );
+    let recorded: i64 = client
+        .query_one("SELECT count(*) FROM lockward_ledger", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        recorded, committed,
+        "only committed cycles stay in the ledger"
     );
 }
 
