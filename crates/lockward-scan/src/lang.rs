@@ -131,6 +131,8 @@ pub(crate) struct Syntax {
     pub(crate) regex_literals: bool,
     /// Ruby's `=begin` ... `=end` block comments.
     pub(crate) begin_end_comments: bool,
+    /// Ruby's `<<~ID` heredocs.
+    pub(crate) heredocs: bool,
 }
 
 const BASE: Syntax = Syntax {
@@ -145,6 +147,7 @@ const BASE: Syntax = Syntax {
     dollar_quotes: false,
     regex_literals: false,
     begin_end_comments: false,
+    heredocs: false,
 };
 
 static PYTHON: Syntax = Syntax {
@@ -178,6 +181,7 @@ static RUBY: Syntax = Syntax {
     block_comment: None,
     single_quote_strings: true,
     begin_end_comments: true,
+    heredocs: true,
     multiline_strings: true,
     ..BASE
 };

@@ -51,6 +51,7 @@ pub(crate) fn lex(text: &str, range: Range<usize>, syntax: &Syntax) -> Lexed {
         syntax,
         out: Lexed::default(),
         newline: true,
+        heredoc: None,
     };
     lexer.run();
     lexer.out
@@ -63,6 +64,8 @@ struct Lexer<'a> {
     syntax: &'a Syntax,
     out: Lexed,
     newline: bool,
+    /// A heredoc body already taken as a string: skipped when the lexer reaches it.
+    heredoc: Option<Range<usize>>,
 }
 
 fn is_ident_byte(byte: u8) -> bool {
@@ -108,6 +111,9 @@ impl Lexer<'_> {
             if byte == b'\n' {
                 self.newline = true;
                 self.pos += 1;
+                if let Some(body) = self.heredoc.take_if(|body| body.start == self.pos) {
+                    self.pos = body.end;
+                }
             } else if byte.is_ascii_whitespace() {
                 self.pos += 1;
             } else if !self.comment_here() && !self.string_here() {
@@ -200,6 +206,7 @@ impl Lexer<'_> {
             b'r' | b'b' if syntax.raw_hash_strings => return self.raw_string(),
             b'$' if syntax.dollar_quotes => return self.dollar_quote(),
             b'/' if syntax.regex_literals => return self.regex_literal(),
+            b'<' if syntax.heredocs => return self.heredoc(),
             _ => return false,
         }
         true
@@ -300,6 +307,52 @@ impl Lexer<'_> {
             return true;
         }
         false
+    }
+
+    /// Ruby's `<<~SQL` / `<<-SQL` (optionally quoted): the body is the lines after this one, up
+    /// to the line holding only the terminator. It becomes one string token here, and the lexer
+    /// skips it when it gets there.
+    fn heredoc(&mut self) -> bool {
+        let rest = &self.bytes[self.pos..self.end];
+        if !(rest.starts_with(b"<<~") || rest.starts_with(b"<<-")) || self.heredoc.is_some() {
+            return false;
+        }
+        let mut at = 3;
+        let quote = rest.get(at).copied().filter(|&b| b == b'\'' || b == b'"');
+        at += usize::from(quote.is_some());
+        let name_start = at;
+        while rest
+            .get(at)
+            .is_some_and(|&b| b.is_ascii_alphanumeric() || b == b'_')
+        {
+            at += 1;
+        }
+        if at == name_start || !rest[name_start].is_ascii_alphabetic() {
+            return false;
+        }
+        let name = &rest[name_start..at];
+        at += usize::from(quote.is_some() && rest.get(at) == quote.as_ref());
+        let start = self.pos;
+        let Some(line_end) = memchr::memchr(b'\n', rest).map(|i| self.pos + i) else {
+            return false;
+        };
+        let body = line_end + 1;
+        let mut line = body;
+        let (close, end) = loop {
+            if line >= self.end {
+                break (self.end, self.end);
+            }
+            let next =
+                memchr::memchr(b'\n', &self.bytes[line..self.end]).map_or(self.end, |i| line + i);
+            if self.bytes[line..next].trim_ascii() == name {
+                break (line, next);
+            }
+            line = next + 1;
+        };
+        self.pos = start + at;
+        self.push(TokenKind::Str, start..self.pos, body..close);
+        self.heredoc = Some(body..end);
+        true
     }
 
     fn regex_literal(&mut self) -> bool {
@@ -428,6 +481,16 @@ mod tests {
         assert!(tokens.contains(&(TokenKind::Str, "r#\"q\"#")));
         assert!(tokens.contains(&(TokenKind::Str, "'\"'")));
         assert!(tokens.contains(&(TokenKind::Punct, "'")));
+    }
+
+    #[test]
+    fn ruby_heredocs_are_strings_and_the_line_goes_on() {
+        let text = "x(<<~SQL, 1)\n  -- SELECT 2\n  SELECT 3\nSQL\ny = 4\n";
+        let tokens = kinds(text, Language::Ruby);
+        assert!(tokens.contains(&(TokenKind::Str, "<<~SQL")));
+        assert!(tokens.contains(&(TokenKind::Number, "1")));
+        assert!(tokens.contains(&(TokenKind::Number, "4")));
+        assert!(!tokens.contains(&(TokenKind::Number, "3")), "{tokens:?}");
     }
 
     #[test]

@@ -6,6 +6,7 @@ module Export
   def self.run(conn)
     conn.execute("SELECT pg_try_advisory_lock(#{ADVISORY_LOCK_EXPORT})") # site(7995397)
     conn.execute(<<~SQL)
+      -- was: SELECT pg_advisory_lock(1001003), an SQL comment inside the heredoc
       SELECT pg_advisory_unlock(7995397) -- site(7995397)
     SQL
     Worker.new(advisory_lock_id: 1_001_001) # expect(undeclared-site) site(1001001)
