@@ -37,7 +37,7 @@
 
 mod check;
 mod extract;
-pub mod lang;
+mod lang;
 mod lexer;
 mod plugins;
 mod walk;
