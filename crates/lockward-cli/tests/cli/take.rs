@@ -6,11 +6,33 @@ use crate::TestProject;
 
 const HARBOR_CONSTANTS: &str = "crates/harbor-core/src/locks.rs";
 
-/// A copy of the fixture whose core constants file is swapped per language.
-fn languages() -> TestProject {
-    TestProject::copy_of(
+/// The constants files of the `languages` fixture, one per language, all defining the same id.
+const CONSTANTS_FILES: &[&str] = &[
+    "locks.py",
+    "locks.rs",
+    "locks.go",
+    "locks.ts",
+    "locks.cjs",
+    "locks.rb",
+    "Locks.java",
+    "Locks.kt",
+];
+
+/// A copy of the `languages` fixture with `file` as core's constants file, the other languages'
+/// files removed (they define the same id, which the code scan would rightly report).
+fn languages(file: &str) -> TestProject {
+    let project = TestProject::copy_of(
         &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/fixtures/languages"),
-    )
+    );
+    project.edit(
+        "lockward.toml",
+        "constants = \"locks.py\"",
+        &format!("constants = \"{file}\""),
+    );
+    for other in CONSTANTS_FILES.iter().filter(|&&other| other != file) {
+        std::fs::remove_file(project.path().join(other)).expect("remove");
+    }
+    project
 }
 
 #[test]
@@ -69,12 +91,7 @@ fn take_writes_the_constant_in_the_language_of_the_constants_file() {
         ),
     ];
     for (file, appended) in cases {
-        let project = languages();
-        project.edit(
-            "lockward.toml",
-            "constants = \"locks.py\"",
-            &format!("constants = \"{file}\""),
-        );
+        let project = languages(file);
         let before = project.read(file);
         let run = project.run(&[
             "take",
@@ -122,12 +139,7 @@ fn take_puts_the_constant_inside_go_blocks_ruby_modules_and_java_and_kotlin_bodi
         ),
     ];
     for (file, sibling, rest) in cases {
-        let project = languages();
-        project.edit(
-            "lockward.toml",
-            "constants = \"locks.py\"",
-            &format!("constants = \"{file}\""),
-        );
+        let project = languages(file);
         let run = project.run(&[
             "take",
             "ADVISORY_LOCK_DUNNING",
@@ -349,7 +361,7 @@ fn take_refuses_when_the_block_is_used_up_and_on_an_invalid_registry() {
 
 #[test]
 fn take_without_a_page_writes_the_registry_and_the_constant_only() {
-    let project = languages();
+    let project = languages("locks.py");
     project.edit("lockward.toml", "page = \"docs/locks.md\"\n", "");
     let run = project.run(&[
         "take",
