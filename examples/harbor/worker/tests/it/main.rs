@@ -36,14 +36,24 @@ async fn the_worker_rolls_up_invoices_and_releases_its_lock_on_sigterm() {
         .expect("the worker stops on SIGTERM")
         .unwrap();
     assert!(status.success(), "{status}");
-    let held: i64 = client
-        .query_one(
-            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'",
-            &[],
-        )
-        .await
-        .unwrap()
-        .get(0);
+    // Locks of this test's database only: other tests share the server. The server releases a
+    // session's locks when its backend exits, a moment after the client's socket closes.
+    let mut held: i64 = -1;
+    for _ in 0..100 {
+        held = client
+            .query_one(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' \
+                 AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        if held == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     assert_eq!(held, 0, "no advisory lock left behind");
     let ledger: i64 = client
         .query_one("SELECT count(*) FROM lockward_ledger", &[])
