@@ -92,6 +92,36 @@ pub(crate) enum Command {
     /// Prints the id; with `--format json`, `{"id", "literal", "retired", "written"}` (or
     /// `"uses"` when refused).
     Retire(RetireArgs),
+    /// Run a command once per cycle on exactly one of many hosts: the one that takes the lock.
+    ///
+    /// Start the same `lockward run` on every host. At each cycle boundary (a wall-clock
+    /// multiple of `--every`, the same on every host) each one tries the registered advisory
+    /// lock on its own dedicated connection; the one that gets it runs COMMAND, waits for it to
+    /// exit and releases the lock; the others skip the cycle. With `--ledger`, a cycle that ran
+    /// is never run again, even by a host that reaches the lock later in the same cycle.
+    ///
+    /// COMMAND runs in a process group of its own, with stdin closed, stdout and stderr
+    /// inherited, and the cycle in its environment: `LOCKWARD_LOCK` (the constant),
+    /// `LOCKWARD_LOCK_ID` (the id, in decimal), `LOCKWARD_CYCLE_START` (the cycle's boundary, RFC
+    /// 3339 UTC), `LOCKWARD_CYCLE_START_MS` (the same, in milliseconds since the Unix epoch),
+    /// `LOCKWARD_FENCING_TOKEN` (with `--ledger`) and `LOCKWARD_MEMBER` (with `--member`).
+    ///
+    /// When the lock is lost while COMMAND runs (the lock session closed, terminated with
+    /// `pg_terminate_backend`, or silent for 3 s), its process group gets SIGTERM at once and
+    /// SIGKILL after `--grace`. The lock is already gone by then: another host may start its
+    /// cycle while this one's command winds down, so a command that writes should check the
+    /// fencing token. Each exit status is logged on stderr; a command that fails or cannot be
+    /// started fails its cycle only, and the schedule goes on.
+    ///
+    /// SIGTERM or Ctrl-C (SIGINT) stops lockward: a running COMMAND gets SIGTERM (SIGKILL after
+    /// `--grace`), the lock is released, and lockward exits 0. (A lockward killed with SIGKILL
+    /// cannot signal COMMAND: it runs on, while the server frees the lock.)
+    ///
+    /// Logs at info level by default (`-v` for debug, `LOCKWARD_LOG` for a full filter). Exits
+    /// 2, running nothing, when the lock is not a registered constant (or an admitted plugin's
+    /// handover), a duration or the URL is malformed, or the registry is invalid. An unreachable
+    /// database is not an error: each cycle is skipped and retried with backoff.
+    Run(crate::commands::run::RunArgs),
 }
 
 #[derive(Debug, clap::Args)]

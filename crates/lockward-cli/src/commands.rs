@@ -5,6 +5,7 @@ pub(crate) mod list;
 pub(crate) mod plugins;
 pub(crate) mod render;
 pub(crate) mod retire;
+pub(crate) mod run;
 pub(crate) mod take;
 
 use lockward_registry::LoadError;

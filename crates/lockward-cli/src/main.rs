@@ -34,7 +34,9 @@ pub(crate) struct UsageError(pub(crate) String);
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.global.verbose);
+    // `run` is a long-lived supervisor: each cycle led and each exit status is worth a line.
+    let long_lived = u8::from(matches!(cli.command, Command::Run(_)));
+    init_logging(cli.global.verbose.saturating_add(long_lived));
     match run(cli) {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,
         Ok(Outcome::Findings) => ExitCode::from(1),
@@ -56,6 +58,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Plugins => commands::plugins::run(global),
         Command::Take(args) => commands::take::run(global, args),
         Command::Retire(args) => commands::retire::run(global, args),
+        Command::Run(args) => commands::run::run(global, args),
     }
 }
 
@@ -70,6 +73,7 @@ fn init_logging(verbose: u8) {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
         .without_time()
         .init();

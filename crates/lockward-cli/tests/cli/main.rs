@@ -5,6 +5,7 @@ mod list;
 mod plugins;
 mod render;
 mod retire;
+mod run;
 mod take;
 
 use std::path::{Path, PathBuf};

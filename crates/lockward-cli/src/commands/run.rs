@@ -1,0 +1,406 @@
+//! `lockward run`: any command, in any language, as a leader-elected periodic job.
+//!
+//! The election is `lockward_pg`'s [`Worker`]; the job it runs each led cycle spawns the command
+//! in a process group of its own and waits for it. When the cycle is cancelled (the lock session
+//! was lost, or lockward is shutting down) the group gets SIGTERM, then SIGKILL once the grace
+//! has passed. The command's exit status becomes the cycle's outcome: a failure is logged and
+//! counted, and the schedule goes on.
+
+use std::ffi::OsString;
+use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, UNIX_EPOCH};
+
+use anyhow::Context as _;
+use lockward_pg::{Cycle, JobError, Mode, Worker, WorkerBuilder};
+use lockward_registry::{KeyShape, Kind, Lock, take};
+use rustix::process::{Pid, Signal, kill_process_group};
+use tokio::process::{Child, Command};
+
+use crate::args::Global;
+use crate::project::Project;
+use crate::{Outcome, UsageError};
+
+/// Arguments of `lockward run`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct RunArgs {
+    /// The registered lock to elect on: a constant's name from the registry, e.g.
+    /// `ADVISORY_LOCK_INVOICE_ROLLUP` (never a bare id). With `--plugin`, an id handed over to
+    /// that plugin, as written or by its constant.
+    #[arg(long, value_name = "CONSTANT")]
+    pub(crate) lock: String,
+    /// The plugin whose handed-over id `--lock` names; the plugin must be admitted (see
+    /// `lockward plugins`) and must declare the id in its manifest.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) plugin: Option<String>,
+    /// For a family lock (`key = "family"`): the member n of `pg_try_advisory_lock(id, n)`.
+    #[arg(long, value_name = "N")]
+    pub(crate) member: Option<i32>,
+    /// The period: `500ms`, `30s`, `1m`, `1h`, `1h 30m`. Cycles start on wall-clock multiples
+    /// of it (`1m` starts at :00), so every host agrees on them. A command still running at
+    /// the next boundary makes this host skip the boundaries it missed.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub(crate) every: Duration,
+    /// The database whose advisory lock elects the leader (`postgres://USER@HOST:PORT/DB`;
+    /// `sslmode=require`, `verify-ca`, `verify-full` with `sslrootcert=PATH`).
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true, value_name = "URL")]
+    pub(crate) database_url: String,
+    /// Record each cycle's leader in the `lockward_ledger` table (created on first use): each
+    /// cycle runs at most once across hosts, and the command gets a fencing token that rises at
+    /// every acquisition (`LOCKWARD_FENCING_TOKEN`).
+    #[arg(long)]
+    pub(crate) ledger: bool,
+    /// Hold the lock as `pg_try_advisory_xact_lock` in a transaction kept open while the
+    /// command runs, instead of a session lock: for connections through a transaction-pooling
+    /// pooler. The command does not see that transaction.
+    #[arg(long)]
+    pub(crate) transaction: bool,
+    /// How long the command has to exit after SIGTERM before its process group gets SIGKILL.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10s")]
+    pub(crate) grace: Duration,
+    /// The command and its arguments, after `--`. Run directly (no shell): write
+    /// `-- sh -c '...'` for a pipeline.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub(crate) command: Vec<OsString>,
+}
+
+/// How much longer than the grace the worker waits for the job (the supervision of the
+/// command) before aborting it: the job itself always returns soon after the SIGKILL.
+const REAP_MARGIN: Duration = Duration::from_secs(5);
+
+pub(crate) fn run(global: &Global, args: &RunArgs) -> anyhow::Result<Outcome> {
+    let project = super::load(global)?;
+    let (builder, lock) = resolve(&project, args)?;
+    let worker = builder
+        .database_url(args.database_url.clone())
+        .every(args.every)
+        .ledger(args.ledger)
+        .mode(if args.transaction {
+            Mode::Transaction
+        } else {
+            Mode::Session
+        })
+        .cancel_grace(args.grace + REAP_MARGIN)
+        .build()
+        .map_err(|error| UsageError(error.to_string()))?;
+    let supervisor = Arc::new(Supervisor {
+        command: args.command.clone(),
+        shown: shown(&args.command),
+        lock_name: lock.name,
+        lock_id: lock.id,
+        member: args.member,
+        grace: args.grace,
+        stopping: AtomicBool::new(false),
+    });
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        tracing::info!(
+            lock = %supervisor.lock_name,
+            application_name = worker.application_name(),
+            command = %supervisor.shown,
+            every = ?args.every,
+            "lockward run: electing a leader each cycle"
+        );
+        let stopping = Arc::clone(&supervisor);
+        let shutdown = async move {
+            lockward_pg::shutdown_signal().await;
+            stopping.stopping.store(true, Ordering::SeqCst);
+            tracing::info!(
+                "shutting down: the command (if running) gets SIGTERM, then the lock is released"
+            );
+        };
+        worker
+            .run(
+                move |cycle: Cycle| {
+                    let supervisor = Arc::clone(&supervisor);
+                    async move { supervisor.cycle(&cycle).await }
+                },
+                shutdown,
+            )
+            .await;
+    });
+    Ok(Outcome::Clean)
+}
+
+/// The lock as the command's environment names it.
+struct LockName {
+    name: String,
+    id: i64,
+}
+
+/// The worker builder for `--lock` (and `--plugin`), refusing anything the registry does not
+/// hand to a worker.
+fn resolve(project: &Project, args: &RunArgs) -> anyhow::Result<(WorkerBuilder, LockName)> {
+    let registry = &project.registry;
+    let lock = match &args.plugin {
+        None => registry.lock_by_constant(&args.lock).ok_or_else(|| {
+            let hint = if take::find_lock(registry, &args.lock).is_ok() {
+                " (--lock takes the constant's name, not the id; for an id handed over to a \
+                 plugin, add --plugin NAME)"
+            } else {
+                " (`lockward list` shows the registered constants)"
+            };
+            UsageError(format!(
+                "`{}` is not a registered constant{hint}",
+                args.lock
+            ))
+        })?,
+        Some(plugin) => handover(project, plugin, &args.lock)?,
+    };
+    let name = match (&lock.constant, &lock.kind) {
+        (Some(constant), _) => constant.clone(),
+        (None, Kind::Handover { plugin }) => format!("{plugin}.{}", lock.id.value()),
+        (None, _) => lock.id.literal().to_owned(),
+    };
+    let mut builder = Worker::builder_for(registry, lock).map_err(|e| UsageError(e.to_string()))?;
+    match (lock.key, args.member) {
+        (KeyShape::Family, Some(member)) => builder = builder.member(member),
+        (KeyShape::Family, None) => {
+            return Err(UsageError(format!(
+                "{name} is a family lock (`key = \"family\"`): pass --member N"
+            ))
+            .into());
+        }
+        (KeyShape::Exact, Some(_)) => {
+            return Err(UsageError(format!(
+                "{name} is not a family lock: --member does not apply"
+            ))
+            .into());
+        }
+        (KeyShape::Exact, None) => {}
+    }
+    Ok((
+        builder,
+        LockName {
+            name,
+            id: lock.id.value(),
+        },
+    ))
+}
+
+/// The id `target` that the registry hands over to `plugin`, which must be admitted and declare
+/// it.
+fn handover<'a>(project: &'a Project, plugin: &str, target: &str) -> anyhow::Result<&'a Lock> {
+    let registry = &project.registry;
+    let lock = take::find_lock(registry, target).map_err(|e| UsageError(e.to_string()))?;
+    match &lock.kind {
+        Kind::Handover { plugin: owner } if owner == plugin => {}
+        Kind::Handover { plugin: owner } => {
+            return Err(UsageError(format!(
+                "id {} is handed over to plugin `{owner}`, not `{plugin}`",
+                lock.id
+            ))
+            .into());
+        }
+        kind => {
+            return Err(UsageError(format!(
+                "id {} is a {} entry, not a handover to plugin `{plugin}`",
+                lock.id,
+                kind.as_str()
+            ))
+            .into());
+        }
+    }
+    let report = registry.admit_all(project.manifests.clone());
+    let admitted = report
+        .admitted()
+        .find(|admitted| admitted.name == plugin)
+        .ok_or_else(|| {
+            UsageError(format!(
+                "plugin `{plugin}` is not admitted (`lockward plugins` says why)"
+            ))
+        })?;
+    if admitted.lock(lock.id.value()).is_none() {
+        return Err(UsageError(format!(
+            "plugin `{plugin}` does not declare id {} in {}",
+            lock.id, admitted.manifest
+        ))
+        .into());
+    }
+    Ok(lock)
+}
+
+/// Runs the command for one led cycle and stops it when the cycle is cancelled.
+struct Supervisor {
+    command: Vec<OsString>,
+    shown: String,
+    lock_name: String,
+    lock_id: i64,
+    member: Option<i32>,
+    grace: Duration,
+    /// Set once lockward was asked to stop, so that a cancelled cycle says why.
+    stopping: AtomicBool,
+}
+
+impl Supervisor {
+    /// The job: start the command, wait for it, and say how it ended.
+    ///
+    /// Cancel safety: when the worker aborts this future (only after the grace and a margin),
+    /// the child is killed on drop.
+    async fn cycle(&self, cycle: &Cycle) -> Result<(), JobError> {
+        let started = Instant::now();
+        let mut child = self
+            .command(cycle)
+            .spawn()
+            .map_err(|error| format!("cannot start `{}`: {error}", self.shown))?;
+        let pid = child.id();
+        tracing::info!(pid, command = %self.shown, fencing_token = cycle.fencing_token(), "command started");
+        let status = tokio::select! {
+            status = child.wait() => status.map_err(|error| format!("waiting for `{}`: {error}", self.shown))?,
+            () = cycle.cancelled() => return Err(self.stop(&mut child, pid, started).await.into()),
+        };
+        let took = started.elapsed();
+        if status.success() {
+            tracing::info!(pid, ?took, "command exited with status 0");
+            Ok(())
+        } else {
+            let error = format!("`{}` {}", self.shown, describe(status));
+            tracing::error!(pid, ?took, "command {}", describe(status));
+            Err(error.into())
+        }
+    }
+
+    /// The command with the cycle in its environment, in a process group of its own so that a
+    /// signal reaches whatever it started too.
+    fn command(&self, cycle: &Cycle) -> Command {
+        let mut command = Command::new(&self.command[0]);
+        command
+            .args(&self.command[1..])
+            .stdin(Stdio::null())
+            .process_group(0)
+            .kill_on_drop(true);
+        let start = cycle.start();
+        let millis = start
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |since| since.as_millis());
+        command
+            .env("LOCKWARD_LOCK", &self.lock_name)
+            .env("LOCKWARD_LOCK_ID", self.lock_id.to_string())
+            .env(
+                "LOCKWARD_CYCLE_START",
+                humantime::format_rfc3339_millis(start).to_string(),
+            )
+            .env("LOCKWARD_CYCLE_START_MS", millis.to_string())
+            .env_remove("LOCKWARD_FENCING_TOKEN")
+            .env_remove("LOCKWARD_MEMBER");
+        if let Some(token) = cycle.fencing_token() {
+            command.env("LOCKWARD_FENCING_TOKEN", token.to_string());
+        }
+        if let Some(member) = self.member {
+            command.env("LOCKWARD_MEMBER", member.to_string());
+        }
+        command
+    }
+
+    /// SIGTERM to the command's process group, SIGKILL after the grace; returns why the cycle
+    /// ended.
+    async fn stop(&self, child: &mut Child, pid: Option<u32>, started: Instant) -> String {
+        let why = if self.stopping.load(Ordering::SeqCst) {
+            "lockward is shutting down"
+        } else {
+            "the lock was lost"
+        };
+        signal_group(pid, Signal::TERM);
+        tracing::warn!(pid, grace = ?self.grace, "{why}: sent SIGTERM to the command");
+        let status = if let Ok(status) = tokio::time::timeout(self.grace, child.wait()).await {
+            status
+        } else {
+            signal_group(pid, Signal::KILL);
+            tracing::warn!(pid, grace = ?self.grace, "the command did not exit within the grace: sent SIGKILL");
+            child.wait().await
+        };
+        let took = started.elapsed();
+        match status {
+            Ok(status) => {
+                tracing::warn!(pid, ?took, "command {} ({why})", describe(status));
+                format!("{why}: `{}` {}", self.shown, describe(status))
+            }
+            Err(error) => format!("{why}: waiting for `{}`: {error}", self.shown),
+        }
+    }
+}
+
+/// Sends `signal` to the process group the child leads (it was started with `process_group(0)`,
+/// so its pid is the group's id).
+fn signal_group(pid: Option<u32>, signal: Signal) {
+    // No pid: the child was already reaped. Pid 1 would address every process: never.
+    let Some(group) = pid
+        .and_then(|pid| i32::try_from(pid).ok())
+        .filter(|&pid| pid > 1)
+        .and_then(Pid::from_raw)
+    else {
+        return;
+    };
+    if let Err(error) = kill_process_group(group, signal) {
+        tracing::debug!(%error, "signalling the command's process group");
+    }
+}
+
+/// `exited with status 3`, `was killed by SIGTERM`.
+fn describe(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt as _;
+    if let Some(code) = status.code() {
+        return format!("exited with status {code}");
+    }
+    match status.signal() {
+        Some(signal) => format!("was killed by {}", signal_name(signal)),
+        None => format!("ended: {status}"),
+    }
+}
+
+fn signal_name(signal: i32) -> String {
+    match signal {
+        1 => "SIGHUP".to_owned(),
+        2 => "SIGINT".to_owned(),
+        3 => "SIGQUIT".to_owned(),
+        6 => "SIGABRT".to_owned(),
+        9 => "SIGKILL".to_owned(),
+        11 => "SIGSEGV".to_owned(),
+        13 => "SIGPIPE".to_owned(),
+        15 => "SIGTERM".to_owned(),
+        other => format!("signal {other}"),
+    }
+}
+
+/// The command as logs show it.
+fn shown(command: &[OsString]) -> String {
+    command
+        .iter()
+        .map(|part| part.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `500ms`, `30s`, `1m`, `1h`, `1h 30m` (humantime's syntax); zero is refused.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let duration = humantime::parse_duration(text)
+        .map_err(|error| format!("{error} (write e.g. `500ms`, `30s`, `1m`, `1h`)"))?;
+    if duration.is_zero() {
+        return Err("must be longer than zero".to_owned());
+    }
+    Ok(duration)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration;
+    use std::time::Duration;
+
+    #[test]
+    fn durations_take_the_usual_units() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
+        assert_eq!(parse_duration("1h 30m"), Ok(Duration::from_secs(5400)));
+    }
+
+    #[test]
+    fn durations_refuse_zero_and_bare_numbers() {
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("30").is_err());
+    }
+}

@@ -1,0 +1,462 @@
+//! `lockward run` with real child processes and real PostgreSQL: the election around a command,
+//! SIGTERM on a lost lock, SIGKILL after the grace, failures that do not stop the schedule, and
+//! shutdown that forwards the signal and releases the lock.
+//!
+//! The command is `fixtures/run/job.sh`, which logs `start`, `end` and `term` lines with
+//! nanosecond timestamps and its pid; the assertions read that log.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use lockward_pg::testing::TestDb;
+use rustix::process::{Pid, Signal, kill_process};
+
+use crate::TestProject;
+
+const LOCK: &str = "ADVISORY_LOCK_INVOICE_ROLLUP";
+
+/// A `lockward run` process in a project, its stderr kept in a file.
+struct Runner {
+    child: Child,
+    stderr: PathBuf,
+}
+
+impl Runner {
+    /// `lockward run --lock LOCK --every EVERY --database-url URL EXTRA... -- sh job.sh LOG JOB...`
+    fn start(project: &TestProject, db: &TestDb, extra: &[&str], job: &[&str]) -> Self {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let stderr = project.path().join(format!("lockward-{n}.stderr"));
+        let job_script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/fixtures/run/job.sh");
+        let log = log_path(project);
+        let child = Command::new(env!("CARGO_BIN_EXE_lockward"))
+            .args(["run", "--lock", LOCK, "--every", "300ms", "--database-url"])
+            .arg(db.url())
+            .args(extra)
+            .arg("--")
+            .arg("sh")
+            .arg(job_script)
+            .arg(log)
+            .args(job)
+            .current_dir(project.path())
+            .env_remove("DATABASE_URL")
+            .env_remove("LOCKWARD_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(File::create(&stderr).expect("stderr file"))
+            .spawn()
+            .expect("start lockward run");
+        Self { child, stderr }
+    }
+
+    fn signal(&self, signal: Signal) {
+        let pid = Pid::from_raw(i32::try_from(self.child.id()).expect("pid fits")).expect("pid");
+        kill_process(pid, signal).expect("signal lockward");
+    }
+
+    /// Sends `signal` and waits (at most `bound`) for lockward to exit; returns its exit code.
+    fn stop_with(&mut self, signal: Signal, bound: Duration) -> i32 {
+        self.signal(signal);
+        let deadline = Instant::now() + bound;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return status.code().unwrap_or(-1);
+            }
+            assert!(
+                Instant::now() < deadline,
+                "lockward run did not exit within {bound:?} of {signal:?}; stderr:\n{}",
+                self.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+}
+
+impl Drop for Runner {
+    fn drop(&mut self) {
+        // A failed test must not leave a supervisor running (it would hold the test database).
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn log_path(project: &TestProject) -> PathBuf {
+    project.path().join("job.log")
+}
+
+/// One line of the job's log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Event {
+    kind: String,
+    at: u128,
+    pid: u32,
+    cycle_ms: Option<u128>,
+    fencing_token: Option<i64>,
+}
+
+fn events(project: &TestProject) -> Vec<Event> {
+    let text = std::fs::read_to_string(log_path(project)).unwrap_or_default();
+    text.lines()
+        .filter(|line| !line.is_empty())
+        .map(|line| {
+            let fields: Vec<&str> = line.split(' ').collect();
+            Event {
+                kind: fields[0].to_owned(),
+                at: fields[1].parse().expect("nanos"),
+                pid: fields[2].parse().expect("pid"),
+                cycle_ms: fields.get(3).and_then(|field| field.parse().ok()),
+                fencing_token: fields.get(4).and_then(|field| field.parse().ok()),
+            }
+        })
+        .collect()
+}
+
+fn count(project: &TestProject, kind: &str) -> usize {
+    events(project)
+        .iter()
+        .filter(|event| event.kind == kind)
+        .count()
+}
+
+/// Polls `condition` every 20 ms for at most `bound`.
+fn eventually(bound: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + bound;
+    while Instant::now() < deadline {
+        if condition() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    condition()
+}
+
+/// Each command's run as (start, end, pid); a run that never ended lasts forever.
+fn intervals(events: &[Event]) -> Vec<(u128, u128, u32)> {
+    let mut ends: BTreeMap<u32, u128> = BTreeMap::new();
+    for event in events.iter().filter(|event| event.kind != "start") {
+        ends.entry(event.pid).or_insert(event.at);
+    }
+    let mut runs: Vec<(u128, u128, u32)> = events
+        .iter()
+        .filter(|event| event.kind == "start")
+        .map(|event| {
+            (
+                event.at,
+                ends.get(&event.pid).copied().unwrap_or(u128::MAX),
+                event.pid,
+            )
+        })
+        .collect();
+    runs.sort_unstable();
+    runs
+}
+
+fn assert_no_overlap(events: &[Event]) {
+    let runs = intervals(events);
+    for pair in runs.windows(2) {
+        let ((_, end, pid), (start, _, next)) = (pair[0], pair[1]);
+        assert!(
+            end <= start,
+            "command {pid} was still running when command {next} started: {runs:?}"
+        );
+    }
+}
+
+/// The backend pids holding advisory locks in the test database.
+async fn advisory_holders(db: &TestDb) -> Vec<i32> {
+    let client = db.connect().await;
+    client
+        .query(
+            "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted \
+             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+            &[],
+        )
+        .await
+        .expect("query pg_locks")
+        .iter()
+        .map(|row| row.get(0))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_runs_on_one_lock_never_run_the_command_at_the_same_time() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let mut first = Runner::start(&project, &db, &[], &["work", "0.15"]);
+    let mut second = Runner::start(&project, &db, &[], &["work", "0.15"]);
+
+    let ran = eventually(Duration::from_secs(30), || count(&project, "end") >= 8);
+    let first_code = first.stop_with(Signal::TERM, Duration::from_secs(15));
+    let second_code = second.stop_with(Signal::TERM, Duration::from_secs(15));
+
+    assert!(
+        ran,
+        "fewer than 8 cycles ran in 30 s; stderr:\n{}\n{}",
+        first.stderr(),
+        second.stderr()
+    );
+    assert_eq!((first_code, second_code), (0, 0));
+    assert_no_overlap(&events(&project));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_ledger_no_cycle_runs_twice_and_fencing_tokens_rise() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    // A short command: the lock is free again well within the cycle, so only the ledger keeps
+    // the other host from running the same cycle once more.
+    let mut first = Runner::start(&project, &db, &["--ledger"], &["work", "0.02"]);
+    let mut second = Runner::start(&project, &db, &["--ledger"], &["work", "0.02"]);
+
+    let ran = eventually(Duration::from_secs(30), || count(&project, "end") >= 8);
+    assert_eq!(first.stop_with(Signal::TERM, Duration::from_secs(15)), 0);
+    assert_eq!(second.stop_with(Signal::TERM, Duration::from_secs(15)), 0);
+    assert!(ran, "fewer than 8 cycles ran in 30 s");
+
+    let events = events(&project);
+    assert_no_overlap(&events);
+    let starts: Vec<&Event> = events.iter().filter(|e| e.kind == "start").collect();
+    let cycles: BTreeSet<u128> = starts
+        .iter()
+        .map(|e| e.cycle_ms.expect("cycle start"))
+        .collect();
+    assert_eq!(cycles.len(), starts.len(), "a cycle ran twice: {starts:?}");
+    let tokens: Vec<i64> = starts
+        .iter()
+        .map(|e| e.fencing_token.expect("a fencing token with --ledger"))
+        .collect();
+    assert!(
+        tokens.windows(2).all(|pair| pair[0] < pair[1]),
+        "fencing tokens do not rise: {tokens:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminating_the_lock_session_sends_sigterm_to_the_command_and_the_schedule_goes_on() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let mut runner = Runner::start(&project, &db, &["--grace", "5s"], &["hang"]);
+    assert!(
+        eventually(Duration::from_secs(15), || count(&project, "start") == 1),
+        "the command never started; stderr:\n{}",
+        runner.stderr()
+    );
+    let holders = advisory_holders(&db).await;
+    assert_eq!(holders.len(), 1, "one lock session holds the lock");
+
+    let client = db.connect().await;
+    let terminated = Instant::now();
+    client
+        .execute("SELECT pg_terminate_backend($1)", &[&holders[0]])
+        .await
+        .expect("pg_terminate_backend");
+    let got_sigterm = eventually(Duration::from_secs(5), || count(&project, "term") == 1);
+    let took = terminated.elapsed();
+    eprintln!("the command got SIGTERM {took:?} after pg_terminate_backend");
+    assert!(
+        got_sigterm,
+        "no SIGTERM within 5 s; stderr:\n{}",
+        runner.stderr()
+    );
+    assert!(
+        eventually(Duration::from_secs(15), || count(&project, "start") >= 2),
+        "no cycle ran after the lost one; stderr:\n{}",
+        runner.stderr()
+    );
+
+    assert_eq!(runner.stop_with(Signal::TERM, Duration::from_secs(15)), 0);
+    assert!(
+        runner
+            .stderr()
+            .contains("the lock was lost: sent SIGTERM to the command")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_that_ignores_sigterm_is_killed_after_the_grace() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let mut runner = Runner::start(&project, &db, &["--grace", "1s"], &["ignore"]);
+    assert!(
+        eventually(Duration::from_secs(15), || count(&project, "start") == 1),
+        "the command never started; stderr:\n{}",
+        runner.stderr()
+    );
+    let pid = events(&project)[0].pid;
+    let alive = || Path::new(&format!("/proc/{pid}")).exists();
+    assert!(alive());
+
+    let code = runner.stop_with(Signal::TERM, Duration::from_secs(10));
+    let stderr = runner.stderr();
+    assert_eq!(code, 0, "stderr:\n{stderr}");
+    assert!(!alive(), "the command {pid} outlived lockward");
+    assert!(
+        stderr.contains("did not exit within the grace: sent SIGKILL"),
+        "stderr:\n{stderr}"
+    );
+    assert!(
+        stderr.contains("was killed by SIGKILL"),
+        "stderr:\n{stderr}"
+    );
+    assert!(
+        advisory_holders(&db).await.is_empty(),
+        "the lock is released"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_forwards_sigterm_to_the_command_releases_the_lock_and_exits_0() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let mut runner = Runner::start(&project, &db, &[], &["hang"]);
+    assert!(
+        eventually(Duration::from_secs(15), || count(&project, "start") == 1),
+        "the command never started; stderr:\n{}",
+        runner.stderr()
+    );
+    assert_eq!(advisory_holders(&db).await.len(), 1);
+
+    let code = runner.stop_with(Signal::INT, Duration::from_secs(10));
+    let stderr = runner.stderr();
+    assert_eq!(code, 0, "stderr:\n{stderr}");
+    assert_eq!(count(&project, "term"), 1, "the command got SIGTERM");
+    assert!(
+        stderr.contains("lockward is shutting down: sent SIGTERM to the command"),
+        "stderr:\n{stderr}"
+    );
+    assert!(
+        advisory_holders(&db).await.is_empty(),
+        "the lock is released"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_command_is_reported_and_the_next_cycle_still_runs() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let mut runner = Runner::start(&project, &db, &[], &["fail"]);
+    let ran_again = eventually(Duration::from_secs(15), || count(&project, "start") >= 3);
+    let code = runner.stop_with(Signal::TERM, Duration::from_secs(15));
+    let stderr = runner.stderr();
+    assert!(ran_again, "the schedule stopped; stderr:\n{stderr}");
+    assert_eq!(code, 0, "stderr:\n{stderr}");
+    assert!(
+        stderr.contains("command exited with status 3"),
+        "stderr:\n{stderr}"
+    );
+    assert!(stderr.contains("the job failed"), "stderr:\n{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_command_gets_its_cycle_in_the_environment() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let env_file = project.path().join("env.txt");
+    let env_arg = env_file.to_str().expect("UTF-8 path");
+    let mut runner = Runner::start(&project, &db, &["--ledger"], &["env", env_arg]);
+    assert!(
+        eventually(Duration::from_secs(15), || count(&project, "end") >= 1),
+        "the command never ran; stderr:\n{}",
+        runner.stderr()
+    );
+    assert_eq!(runner.stop_with(Signal::TERM, Duration::from_secs(15)), 0);
+
+    let text = std::fs::read_to_string(&env_file).expect("env file");
+    let env: BTreeMap<&str, &str> = text
+        .lines()
+        .filter_map(|line| line.split_once('='))
+        .collect();
+    assert_eq!(env.get("LOCKWARD_LOCK"), Some(&LOCK));
+    assert_eq!(env.get("LOCKWARD_LOCK_ID"), Some(&"1001001"));
+    assert!(
+        env["LOCKWARD_FENCING_TOKEN"].parse::<i64>().is_ok(),
+        "{text}"
+    );
+    let start_ms: u128 = env["LOCKWARD_CYCLE_START_MS"].parse().expect("millis");
+    assert_eq!(start_ms % 300, 0, "cycles start on multiples of --every");
+    let start = env["LOCKWARD_CYCLE_START"];
+    assert!(
+        start.len() == 24 && start.ends_with('Z'),
+        "RFC 3339: {start}"
+    );
+    assert!(!env.contains_key("LOCKWARD_MEMBER"), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plugins_handover_is_run_with_plugin_and_a_family_with_member() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let url = db.url();
+    for (extra, expected) in [
+        (
+            ["--plugin", "billing", "--lock", "1_001_002"],
+            "LOCKWARD_LOCK=billing.1001002",
+        ),
+        (
+            ["--lock", "ADVISORY_LOCK_RELOAD_BASE", "--member", "7"],
+            "LOCKWARD_MEMBER=7",
+        ),
+    ] {
+        let env_file = project.path().join("env.txt");
+        let _ = std::fs::remove_file(&env_file);
+        let script = format!("env | grep ^LOCKWARD_ > {}", env_file.display());
+        let mut child = Command::new(env!("CARGO_BIN_EXE_lockward"))
+            .args(["run", "--every", "300ms", "--database-url", &url])
+            .args(extra)
+            .args(["--", "sh", "-c", &script])
+            .current_dir(project.path())
+            .env_remove("DATABASE_URL")
+            .env_remove("LOCKWARD_LOG")
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start lockward run");
+        let ran = eventually(Duration::from_secs(15), || {
+            std::fs::read_to_string(&env_file).is_ok_and(|text| text.contains(expected))
+        });
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(ran, "{extra:?} never ran the command with {expected}");
+    }
+}
+
+#[test]
+fn an_unknown_constant_a_bare_id_and_a_family_without_member_are_refused_with_exit_2() {
+    let project = TestProject::harbor();
+    let url = "--database-url=postgres://nobody@127.0.0.1:1/none";
+    let refuse = |lock: &[&str], message: &str| {
+        let mut args = vec!["run", "--every", "1s", url];
+        args.extend_from_slice(lock);
+        args.extend(["--", "true"]);
+        let run = project.run(&args);
+        assert_eq!(run.code, 2, "{lock:?}: {}", run.stderr);
+        assert!(run.stderr.contains(message), "{lock:?}: {}", run.stderr);
+    };
+    refuse(
+        &["--lock", "ADVISORY_LOCK_NOPE"],
+        "`ADVISORY_LOCK_NOPE` is not a registered constant",
+    );
+    refuse(
+        &["--lock", "1_001_001"],
+        "--lock takes the constant's name, not the id",
+    );
+    refuse(
+        &["--lock", "ADVISORY_LOCK_RELOAD_BASE"],
+        "is a family lock (`key = \"family\"`): pass --member N",
+    );
+    refuse(
+        &["--plugin", "shipping", "--lock", "1_001_002"],
+        "handed over to plugin `billing`, not `shipping`",
+    );
+    refuse(&["--lock", LOCK, "--grace", "soon"], "invalid value 'soon'");
+}
