@@ -341,6 +341,38 @@ async fn ctrl_c_forwards_sigterm_to_the_command_releases_the_lock_and_exits_0() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_transaction_mode_the_lock_is_held_by_an_open_transaction_while_the_command_runs() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let mut runner = Runner::start(&project, &db, &["--transaction"], &["hang"]);
+    assert!(
+        eventually(Duration::from_secs(15), || count(&project, "start") == 1),
+        "the command never started; stderr:\n{}",
+        runner.stderr()
+    );
+    let client = db.connect().await;
+    let states: Vec<String> = client
+        .query(
+            "SELECT a.state FROM pg_locks l JOIN pg_stat_activity a USING (pid) \
+             WHERE l.locktype = 'advisory' AND l.granted AND a.datname = current_database()",
+            &[],
+        )
+        .await
+        .expect("query pg_locks")
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert_eq!(states, ["idle in transaction"]);
+
+    assert_eq!(runner.stop_with(Signal::TERM, Duration::from_secs(15)), 0);
+    assert_eq!(count(&project, "term"), 1, "the command got SIGTERM");
+    assert!(
+        advisory_holders(&db).await.is_empty(),
+        "the lock is released"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_command_is_reported_and_the_next_cycle_still_runs() {
     let project = TestProject::harbor();
     let db = TestDb::new().await;
