@@ -52,10 +52,15 @@ pub(crate) enum Format {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// Check everything: registry rules, plugin admission, page freshness.
+    /// Check everything: registry rules, plugin admission, the code scan, other branches'
+    /// reservations and page freshness.
     ///
-    /// Exits 1 when any finding is an error, 0 otherwise.
-    Check,
+    /// The code scan walks the tree under the registry's directory (honouring `.gitignore` and
+    /// `[scan]` include/exclude), finds every advisory lock id the code uses (constants matching
+    /// the patterns, `pg_*advisory*` calls, `advisory_lock_id=` keywords) and holds each to the
+    /// registry. A trailing `lockward: allow(CODE)` comment exempts a line. Exits 1 when any
+    /// finding is an error, 0 otherwise.
+    Check(CheckArgs),
     /// Show the registry as a table, or as JSON with `--format json`.
     List,
     /// Write the page the registry renders to (`[project] page`).
@@ -92,6 +97,15 @@ pub(crate) enum Command {
     /// Prints the id; with `--format json`, `{"id", "literal", "retired", "written"}` (or
     /// `"uses"` when refused).
     Retire(RetireArgs),
+    /// Show who holds which advisory lock now, against the registry.
+    ///
+    /// Reads `pg_locks` joined with `pg_stat_activity` in the database at `--database-url` (or
+    /// `DATABASE_URL`), maps every key to its registry entry (family members and ids reserved
+    /// on other branches included), and shows the holder (pid, application name, client
+    /// address, held since) and the sessions waiting. Flags keys the registry does not know,
+    /// retired ids that are held, and two different workers contending for one key; exits 1
+    /// when any key is flagged (without `--watch`).
+    Live(crate::commands::live::LiveArgs),
     /// Run a command once per cycle on exactly one of many hosts: the one that takes the lock.
     ///
     /// Start the same `lockward run` on every host. At each cycle boundary (a wall-clock
@@ -122,6 +136,13 @@ pub(crate) enum Command {
     /// handover), a duration or the URL is malformed, or the registry is invalid. An unreachable
     /// database is not an error: each cycle is skipped and retried with backoff.
     Run(crate::commands::run::RunArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct CheckArgs {
+    /// Threads for the code scan (0: one per core).
+    #[arg(short = 'j', long, default_value_t = 0, value_name = "N")]
+    pub(crate) threads: usize,
 }
 
 #[derive(Debug, clap::Args)]

@@ -2,6 +2,7 @@
 
 pub(crate) mod check;
 pub(crate) mod list;
+pub(crate) mod live;
 pub(crate) mod plugins;
 pub(crate) mod render;
 pub(crate) mod retire;
@@ -20,7 +21,10 @@ use crate::report;
 pub(crate) fn load(global: &Global) -> anyhow::Result<Project> {
     let location = Location::find(global.registry.as_deref())?;
     match Project::load(location) {
-        Ok(project) => Ok(project),
+        Ok(project) => {
+            project.log_branch_findings();
+            Ok(project)
+        }
         Err(ProjectError::Registry(LoadError::Invalid { path, findings })) => {
             for finding in &findings {
                 eprintln!("{}", report::human(finding));

@@ -7,6 +7,7 @@ mod args;
 mod atomic;
 mod commands;
 mod output;
+mod progress;
 mod project;
 mod report;
 
@@ -37,7 +38,7 @@ fn main() -> ExitCode {
     // `run` is a long-lived supervisor: each cycle led and each exit status is worth a line.
     let long_lived = u8::from(matches!(cli.command, Command::Run(_)));
     init_logging(cli.global.verbose.saturating_add(long_lived));
-    match run(cli) {
+    match run(&cli) {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,
         Ok(Outcome::Findings) => ExitCode::from(1),
         Ok(Outcome::Unreadable) => ExitCode::from(2),
@@ -49,15 +50,16 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> anyhow::Result<Outcome> {
+fn run(cli: &Cli) -> anyhow::Result<Outcome> {
     let global = &cli.global;
     match &cli.command {
-        Command::Check => commands::check::run(global),
+        Command::Check(args) => commands::check::run(global, args),
         Command::List => commands::list::run(global),
         Command::Render(args) => commands::render::run(global, args),
         Command::Plugins => commands::plugins::run(global),
         Command::Take(args) => commands::take::run(global, args),
         Command::Retire(args) => commands::retire::run(global, args),
+        Command::Live(args) => commands::live::run(global, args),
         Command::Run(args) => commands::run::run(global, args),
     }
 }

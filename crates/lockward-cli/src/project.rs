@@ -3,10 +3,16 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
-use lockward_registry::{Finding, LoadError, Loaded, Manifest, Registry, decode_utf8, page};
+use lockward_registry::{
+    Finding, LoadError, Loaded, Manifest, Registry, Severity, decode_utf8, page,
+};
 
 /// The registry file's name, looked for in the current directory and its parents.
 pub(crate) const REGISTRY_FILE: &str = "lockward.toml";
+
+/// A manifest's path relative to the registry's directory, and the manifest or why it is
+/// malformed.
+pub(crate) type ManifestRead = (String, Result<Manifest, Vec<Finding>>);
 
 /// Where the registry is: the file, and its directory (every path in findings is relative to it).
 #[derive(Debug, Clone)]
@@ -20,25 +26,22 @@ pub(crate) struct Location {
 impl Location {
     /// `explicit` when given, else the nearest `lockward.toml` from the current directory up.
     pub(crate) fn find(explicit: Option<&Path>) -> anyhow::Result<Self> {
-        let file = match explicit {
-            Some(path) => {
-                if !path.is_file() {
-                    bail!("{}: no such registry file", path.display());
-                }
-                path.to_path_buf()
+        let file = if let Some(path) = explicit {
+            if !path.is_file() {
+                bail!("{}: no such registry file", path.display());
             }
-            None => {
-                let cwd = std::env::current_dir().context("cannot read the current directory")?;
-                cwd.ancestors()
-                    .map(|dir| dir.join(REGISTRY_FILE))
-                    .find(|candidate| candidate.is_file())
-                    .with_context(|| {
-                        format!(
-                            "no {REGISTRY_FILE} in {} or any parent directory (pass --registry PATH)",
-                            cwd.display()
-                        )
-                    })?
-            }
+            path.to_path_buf()
+        } else {
+            let cwd = std::env::current_dir().context("cannot read the current directory")?;
+            cwd.ancestors()
+                .map(|dir| dir.join(REGISTRY_FILE))
+                .find(|candidate| candidate.is_file())
+                .with_context(|| {
+                    format!(
+                        "no {REGISTRY_FILE} in {} or any parent directory (pass --registry PATH)",
+                        cwd.display()
+                    )
+                })?
         };
         let file = std::path::absolute(&file).unwrap_or(file);
         let root = file
@@ -79,20 +82,42 @@ pub(crate) struct Project {
     /// Warnings raised while validating the registry.
     pub(crate) warnings: Vec<Finding>,
     /// Every manifest the `[plugins] manifests` globs find, parsed or with why it is malformed.
-    pub(crate) manifests: Vec<(String, Result<Manifest, Vec<Finding>>)>,
+    pub(crate) manifests: Vec<ManifestRead>,
+    /// What reading other branches' registries found (collisions, unreadable registries, a
+    /// note when this is not a git repository). Their ids are already in `registry` as
+    /// reservations.
+    pub(crate) branch_findings: Vec<Finding>,
 }
 
 impl Project {
     /// Loads the registry at `location` and the plugin manifests it points at.
     pub(crate) fn load(location: Location) -> Result<Self, ProjectError> {
-        let Loaded { registry, warnings } = location.load().map_err(ProjectError::Registry)?;
+        let Loaded {
+            mut registry,
+            warnings,
+        } = location.load().map_err(ProjectError::Registry)?;
+        let branches = lockward_branches::read(&location.file, &registry);
+        registry.add_reservations(branches.locks);
         let manifests = read_manifests(&location, &registry)?;
         Ok(Self {
             location,
             registry,
             warnings,
             manifests,
+            branch_findings: branches.findings,
         })
+    }
+
+    /// Logs the branch findings on stderr, for the commands that do not report them: errors
+    /// and warnings only (the note outside a git repository would be noise there).
+    pub(crate) fn log_branch_findings(&self) {
+        for finding in self
+            .branch_findings
+            .iter()
+            .filter(|f| f.severity != Severity::Note)
+        {
+            tracing::warn!("{}", crate::report::human(finding).trim_end());
+        }
     }
 
     /// The parsed manifests (malformed ones left out).
@@ -131,10 +156,7 @@ impl From<anyhow::Error> for ProjectError {
     }
 }
 
-fn read_manifests(
-    location: &Location,
-    registry: &Registry,
-) -> anyhow::Result<Vec<(String, Result<Manifest, Vec<Finding>>)>> {
+fn read_manifests(location: &Location, registry: &Registry) -> anyhow::Result<Vec<ManifestRead>> {
     let settings = registry.plugin_settings();
     let mut paths = Vec::new();
     for pattern in &settings.manifests {

@@ -1,47 +1,84 @@
 //! `lockward check`: every check at once, merged into one report.
 
+use std::fmt::Write as _;
+use std::sync::Arc;
+
 use lockward_registry::{Code, Finding, LoadError, Severity, SourceFile, finding};
+use lockward_scan::{PluginDir, Progress, ScanOptions};
+use serde::Serialize;
 use serde_json::json;
 
 use crate::Outcome;
-use crate::args::{Format, Global};
+use crate::args::{CheckArgs, Format, Global};
 use crate::output;
+use crate::progress::ProgressLine;
 use crate::project::{Location, Project, ProjectError};
 use crate::report::{self, Summary};
 
-pub(crate) fn run(global: &Global) -> anyhow::Result<Outcome> {
+/// What the code scan covered, for the summary.
+#[derive(Debug, Default, Clone, Copy, Serialize)]
+struct Coverage {
+    files_scanned: u64,
+    bytes_scanned: u64,
+    dynamic_keys: usize,
+}
+
+pub(crate) fn run(global: &Global, args: &CheckArgs) -> anyhow::Result<Outcome> {
     let location = Location::find(global.registry.as_deref())?;
-    let mut findings = match Project::load(location) {
-        Ok(project) => checks(&project),
-        Err(ProjectError::Registry(LoadError::Invalid { findings, .. })) => findings,
+    let (mut findings, coverage, unreadable) = match Project::load(location) {
+        Ok(project) => {
+            let (findings, coverage) = checks(&project, args);
+            (findings, coverage, false)
+        }
+        Err(ProjectError::Registry(LoadError::Invalid { findings, .. })) => {
+            let unreadable = findings.iter().any(|f| f.code == Code::Unreadable);
+            (findings, Coverage::default(), unreadable)
+        }
         Err(ProjectError::Registry(error)) => return Err(error.into()),
         Err(ProjectError::Other(error)) => return Err(error),
     };
     finding::sort(&mut findings);
     let summary = Summary::of(&findings);
     match global.format {
-        Format::Human => output::print(&report::human_all(&findings, "check"))?,
-        Format::Json => output::print_json(&json!({ "findings": findings, "summary": summary }))?,
+        Format::Human => {
+            let mut text = report::human_all(&findings, "check");
+            if coverage.files_scanned > 0 {
+                text = text.trim_end().to_owned();
+                let _ = writeln!(
+                    text,
+                    " ({} files scanned, {} dynamic keys)",
+                    coverage.files_scanned, coverage.dynamic_keys
+                );
+            }
+            output::print(&text)?;
+        }
+        Format::Json => output::print_json(&json!({
+            "findings": findings,
+            "summary": {
+                "errors": summary.errors,
+                "warnings": summary.warnings,
+                "notes": summary.notes,
+                "files_scanned": coverage.files_scanned,
+                "bytes_scanned": coverage.bytes_scanned,
+                "dynamic_keys": coverage.dynamic_keys,
+            },
+        }))?,
         Format::Sarif => output::print_json(&report::sarif(&findings))?,
         Format::Github => output::print(&report::github(&findings))?,
     }
-    Ok(
-        if findings
-            .iter()
-            .any(|finding| finding.code == Code::Unreadable)
-        {
-            Outcome::Unreadable
-        } else if summary.errors > 0 {
-            Outcome::Findings
-        } else {
-            Outcome::Clean
-        },
-    )
+    Ok(if unreadable {
+        Outcome::Unreadable
+    } else if summary.errors > 0 {
+        Outcome::Findings
+    } else {
+        Outcome::Clean
+    })
 }
 
 /// Every check on a registry that passed its rules.
-fn checks(project: &Project) -> Vec<Finding> {
+fn checks(project: &Project, args: &CheckArgs) -> (Vec<Finding>, Coverage) {
     let mut findings = project.warnings.clone();
+    findings.extend(project.branch_findings.iter().cloned());
     findings.extend(
         project
             .registry
@@ -49,7 +86,46 @@ fn checks(project: &Project) -> Vec<Finding> {
             .findings,
     );
     findings.extend(page_freshness(project));
-    findings
+    let progress = Arc::new(Progress::default());
+    let options = ScanOptions {
+        threads: args.threads,
+        plugins: Some(plugin_dirs(project)),
+        progress: Some(Arc::clone(&progress)),
+        registry_file: project.location.label.clone(),
+        ..ScanOptions::default()
+    };
+    let report = {
+        let _line = ProgressLine::start(&progress);
+        lockward_scan::scan(&project.registry, &project.location.root, &options)
+    };
+    let coverage = Coverage {
+        files_scanned: report.files_scanned,
+        bytes_scanned: report.bytes_scanned,
+        dynamic_keys: report.dynamic_keys,
+    };
+    findings.extend(report.findings);
+    (findings, coverage)
+}
+
+/// Every parsed manifest's plugin, with its directory: a refused plugin's code is still that
+/// plugin's, and its refusal is reported by admission, not again by the scan.
+pub(crate) fn plugin_dirs(project: &Project) -> Vec<PluginDir> {
+    project
+        .parsed_manifests()
+        .into_iter()
+        .map(|manifest| {
+            let dir = manifest
+                .path()
+                .rsplit_once('/')
+                .map_or("", |(dir, _)| dir)
+                .to_owned();
+            PluginDir {
+                name: manifest.name.clone(),
+                dir,
+                ids: manifest.ids.iter().map(|(id, _)| id.value()).collect(),
+            }
+        })
+        .collect()
 }
 
 /// A finding when `[project] page` is set and the page on disk is not what the registry renders.

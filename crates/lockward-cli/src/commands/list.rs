@@ -1,5 +1,7 @@
 //! `lockward list`: the registry as a table, or as JSON.
 
+use std::fmt::Write as _;
+
 use lockward_registry::LockView;
 use serde::Serialize;
 
@@ -59,7 +61,8 @@ pub(crate) fn run(global: &Global) -> anyhow::Result<Outcome> {
         ]);
     }
     let mut text = table(&rows);
-    text.push_str(&format!(
+    let _ = write!(
+        text,
         "\n{}: {} ids, {} core constants, next free id {}\n",
         listing.project,
         listing.locks.len(),
@@ -68,7 +71,7 @@ pub(crate) fn run(global: &Global) -> anyhow::Result<Outcome> {
             || "none (the block is used up)".to_owned(),
             |id| id.to_string()
         ),
-    ));
+    );
     output::print(&text)?;
     Ok(Outcome::Clean)
 }
@@ -88,7 +91,7 @@ pub(crate) fn table<const N: usize>(rows: &[[String; N]]) -> String {
             if i + 1 == N {
                 line.push_str(cell);
             } else {
-                line.push_str(&format!("{cell:<w$}  ", w = widths[i]));
+                let _ = write!(line, "{cell:<w$}  ", w = widths[i]);
             }
         }
         out.push_str(line.trim_end());

@@ -2,6 +2,7 @@
 
 mod check;
 mod list;
+mod live;
 mod plugins;
 mod render;
 mod retire;
