@@ -19,11 +19,7 @@ fn registry(entries: usize) -> String {
     for i in 0..entries {
         let id = 1_000_000 + i64::try_from(i).expect("small");
         text.push_str("\n[[lock]]\n");
-        let _ = writeln!(
-            text,
-            "id = {}",
-            lockward_registry::id::group_thousands(id)
-        );
+        let _ = writeln!(text, "id = {}", lockward_registry::id::group_thousands(id));
         match i % 5 {
             0 | 1 => {
                 let _ = writeln!(
