@@ -5,6 +5,7 @@ mod list;
 mod live;
 mod plugins;
 mod render;
+mod scan;
 mod retire;
 mod run;
 mod take;

@@ -1,0 +1,117 @@
+//! The code scan as `lockward check` reports it, in every format.
+
+use crate::TestProject;
+
+/// The example project with three planted faults: a retired id in use, a constant whose value
+/// differs from the registry, and an unregistered literal; plus an allowed line.
+fn planted() -> TestProject {
+    let project = TestProject::harbor();
+    project.edit(
+        "crates/harbor-core/src/locks.rs",
+        "ADVISORY_LOCK_SEARCH_REINDEX: i64 = 1_001_006;",
+        "ADVISORY_LOCK_SEARCH_REINDEX: i64 = 1_001_016;",
+    );
+    project.write(
+        "services/api/reports.py",
+        "def nightly(cur):\n    cur.execute(\"SELECT pg_try_advisory_lock(1001003)\")\n    \
+         cur.execute(\"SELECT pg_advisory_lock(424242)\")\n    \
+         cur.execute(\"SELECT pg_advisory_lock(525252)\")  # lockward: allow(unregistered-id)\n",
+    );
+    project
+}
+
+#[test]
+fn planted_faults_are_found_with_their_codes_and_locations() {
+    let project = planted();
+    let run = project.run(&["check", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = run.json();
+    let found: Vec<(String, String, u64)> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .map(|f| {
+            (
+                f["code"].as_str().unwrap_or_default().to_owned(),
+                f["path"].as_str().unwrap_or_default().to_owned(),
+                f["line"].as_u64().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert!(
+        found.contains(&(
+            "constant-value-mismatch".into(),
+            "crates/harbor-core/src/locks.rs".into(),
+            13
+        )),
+        "{found:?}"
+    );
+    assert!(
+        found.contains(&(
+            "retired-id-in-use".into(),
+            "services/api/reports.py".into(),
+            2
+        )),
+        "{found:?}"
+    );
+    assert!(
+        found.contains(&(
+            "unregistered-id".into(),
+            "services/api/reports.py".into(),
+            3
+        )),
+        "{found:?}"
+    );
+    assert!(
+        !found
+            .iter()
+            .any(|(_, path, line)| path == "services/api/reports.py" && *line == 4),
+        "the allowed line"
+    );
+    assert!(
+        report["summary"]["files_scanned"]
+            .as_u64()
+            .is_some_and(|n| n > 5)
+    );
+    insta::assert_json_snapshot!(report["findings"]);
+}
+
+#[test]
+fn the_human_report_is_rustc_like_with_the_source_line() {
+    let run = planted().run(&["check"]);
+    assert_eq!(run.code, 1);
+    insta::assert_snapshot!(run.stdout);
+}
+
+#[test]
+fn the_sarif_report_carries_the_scan_findings() {
+    let run = planted().run(&["check", "--format", "sarif"]);
+    assert_eq!(run.code, 1);
+    let sarif = run.json();
+    let rules = sarif["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .expect("rules");
+    for result in sarif["runs"][0]["results"].as_array().expect("results") {
+        let index =
+            usize::try_from(result["ruleIndex"].as_u64().expect("ruleIndex")).expect("small");
+        assert_eq!(
+            rules[index]["id"], result["ruleId"],
+            "ruleIndex points at the result's rule"
+        );
+    }
+    insta::assert_json_snapshot!(sarif["runs"][0]["results"]);
+}
+
+#[test]
+fn a_git_ignored_file_is_not_read() {
+    let project = TestProject::harbor();
+    project.write(".gitignore", "generated/\n");
+    project.write(
+        "generated/locks.py",
+        "ADVISORY_LOCK_GENERATED = 999_999_999\n",
+    );
+    let run = project.run(&["check", "--format", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!run.stdout.contains("generated/locks.py"), "{}", run.stdout);
+}
