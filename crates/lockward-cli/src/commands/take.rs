@@ -30,16 +30,10 @@ pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
             KeyShape::Exact
         },
     };
+    // Other branches' ids are in the registry already, as reservations; plugin manifests' ids
+    // count as recorded too.
     let manifest_ids: Vec<i64> =
         AdmissionReport::declared_ids(&project.parsed_manifests()).collect();
-    // Ids other branches took are recorded too (DESIGN §6), whether or not the page shows them.
-    let mut also_taken = manifest_ids.clone();
-    also_taken.extend(
-        lockward_branches::read(&project.location.file, &project.registry)
-            .locks
-            .iter()
-            .map(|lock| lock.id.value()),
-    );
     let constants_path = project.location.resolve(&project.registry.core().constants);
     let constants_text = if request.plugin.is_some() {
         None
@@ -49,7 +43,7 @@ pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
     let taken = take::take(
         &project.registry,
         &request,
-        &also_taken,
+        &manifest_ids,
         constants_text.as_deref(),
     )
     .map_err(|error| refusal(&error))?;
@@ -64,13 +58,10 @@ pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
             contents: text.clone(),
         });
     }
-    // The page shows the next free id as `lockward render` computes it, so that
-    // `render --check` agrees with what take wrote.
-    let page_next_free = taken.registry.next_free_id(manifest_ids.iter().copied());
     changes.extend(page_change(
         &project,
         &taken.registry,
-        page_next_free.as_ref(),
+        taken.next_free.as_ref(),
     ));
 
     if args.dry_run {

@@ -471,6 +471,15 @@ fn take_skips_ids_another_git_branch_took() {
 
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stdout, "1_001_008\n");
+    // The branch's constant name is taken too: the two would collide when it lands.
+    let run = project.run(&["take", "ADVISORY_LOCK_DUNNING", "--worker", "dunning"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains("id 1_001_007 (reserved, on branch feature/dunning)"),
+        "{}",
+        run.stderr
+    );
     // The page take wrote is the one `lockward render` writes.
     assert_eq!(project.run(&["render", "--check"]).code, 0);
 }
