@@ -483,3 +483,68 @@ fn take_skips_ids_another_git_branch_took() {
     // The page take wrote is the one `lockward render` writes.
     assert_eq!(project.run(&["render", "--check"]).code, 0);
 }
+
+#[test]
+fn take_from_another_directory_with_registry_and_json_dry_run() {
+    let project = TestProject::harbor();
+    let registry = project.path().join("lockward.toml");
+    let registry = registry.to_str().expect("UTF-8");
+    let elsewhere = tempfile::tempdir().expect("temp dir");
+    let before = project.read("lockward.toml");
+
+    let run = project.run_in(
+        elsewhere.path(),
+        &[
+            "--registry",
+            registry,
+            "take",
+            "ADVISORY_LOCK_X",
+            "--worker",
+            "x",
+            "--dry-run",
+            "--format",
+            "json",
+        ],
+    );
+
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let json = run.json();
+    assert_eq!(json["literal"], "1_001_007");
+    assert_eq!(json["dry_run"], true);
+    let paths: Vec<&str> = json["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|change| change["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        ["lockward.toml", HARBOR_CONSTANTS, "docs/advisory-locks.md"]
+    );
+    assert!(
+        json["changes"][0]["contents"]
+            .as_str()
+            .unwrap()
+            .starts_with(&before)
+    );
+    assert_eq!(project.read("lockward.toml"), before);
+
+    let run = project.run_in(
+        elsewhere.path(),
+        &[
+            "--registry",
+            registry,
+            "take",
+            "ADVISORY_LOCK_X",
+            "--worker",
+            "x",
+        ],
+    );
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "1_001_007\n"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(project.run(&["check"]).code, 0);
+}
