@@ -2,8 +2,9 @@
 
 use std::fmt::Write as _;
 
+use lockward_registry::Lock;
 use lockward_registry::take;
-use lockward_registry::{Kind, Lock};
+use lockward_scan::{ScanOptions, SiteForm};
 use serde::Serialize;
 use serde_json::json;
 
@@ -95,41 +96,32 @@ struct Use {
     what: String,
 }
 
-/// Where the project still uses `lock`: core's constants file defining its constant, an
-/// external's files defining the constant or writing the id, a plugin manifest declaring it.
-/// Retiring an id that is still used would leave a worker holding an id the registry says
-/// nobody holds.
+/// Where the project still uses `lock`: every site the code scan finds for its id (a constant
+/// defined with it, a lock call or a keyword with it as key, by literal or by name, in any
+/// language the scan reads) and every plugin manifest that declares it. Retiring an id that is
+/// still used would leave a worker holding an id the registry says nobody holds.
 fn still_in_use(project: &Project, lock: &Lock) -> anyhow::Result<Vec<Use>> {
-    let mut uses = Vec::new();
-    let files: Vec<&str> = match &lock.kind {
-        Kind::Constant => vec![project.registry.core().constants.as_str()],
-        Kind::External { defined_in } => defined_in.iter().map(String::as_str).collect(),
-        Kind::Handover { .. } | Kind::Retired { .. } | Kind::Reserved { .. } => Vec::new(),
+    let options = ScanOptions {
+        plugins: Some(super::check::plugin_dirs(project)),
+        registry_file: project.location.label.clone(),
+        ..ScanOptions::default()
     };
-    for file in files {
-        let Some(text) = read_if_exists(&project.location.resolve(file))? else {
-            continue;
-        };
-        if let Some(constant) = &lock.constant
-            && let Some(line) = take::find_definition(&text, constant)
-        {
-            uses.push(Use {
-                path: file.to_owned(),
-                line,
-                what: format!("defines {constant}"),
-            });
-            continue;
-        }
-        if matches!(lock.kind, Kind::External { .. })
-            && let Some(line) = line_writing_id(&text, lock)
-        {
-            uses.push(Use {
-                path: file.to_owned(),
-                line,
-                what: format!("writes the id {}", lock.id),
-            });
-        }
-    }
+    let report = lockward_scan::scan(&project.registry, &project.location.root, &options);
+    let mut uses: Vec<Use> = report
+        .uses_of(lock.id.value())
+        .map(|site| Use {
+            path: site.path.clone(),
+            line: site.line,
+            what: match &site.form {
+                SiteForm::Definition { constant } => format!("defines {constant}"),
+                SiteForm::Call { function, constant } => match constant {
+                    Some(constant) => format!("calls {function} with {constant}"),
+                    None => format!("calls {function} with the id"),
+                },
+                SiteForm::Keyword { keyword, .. } => format!("sets {keyword}"),
+            },
+        })
+        .collect();
     for manifest in project.parsed_manifests() {
         if let Some((_, span)) = manifest
             .ids
@@ -149,22 +141,4 @@ fn still_in_use(project: &Project, lock: &Lock) -> anyhow::Result<Vec<Use>> {
         }
     }
     Ok(uses)
-}
-
-/// The first line that writes the id as a whole number, as registered or in plain decimal.
-fn line_writing_id(text: &str, lock: &Lock) -> Option<usize> {
-    let decimal = lock.id.value().to_string();
-    let forms = [lock.id.literal(), decimal.as_str()];
-    text.lines()
-        .position(|line| {
-            forms.iter().any(|form| {
-                line.match_indices(form).any(|(start, _)| {
-                    let before = line[..start].chars().next_back();
-                    let after = line[start + form.len()..].chars().next();
-                    let number_char = |c: char| c.is_ascii_alphanumeric() || c == '_';
-                    !before.is_some_and(number_char) && !after.is_some_and(number_char)
-                })
-            })
-        })
-        .map(|index| index + 1)
 }

@@ -106,6 +106,26 @@ fn retire_succeeds_once_the_constant_is_gone_and_keeps_the_name_taken() {
 }
 
 #[test]
+fn retire_refuses_while_any_code_still_uses_the_id_not_only_the_constants_file() {
+    let project = TestProject::harbor();
+    project.edit(
+        HARBOR_CONSTANTS,
+        "/// search reindex\npub const ADVISORY_LOCK_SEARCH_REINDEX: i64 = 1_001_006;\n",
+        "",
+    );
+    // The constant is gone, but the migration still takes the lock by its literal id.
+    let run = project.run(&["retire", "1_001_006", "--reason", "gone"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "migrations/0042_search_reindex.sql:5: calls pg_try_advisory_xact_lock with the id"
+        ),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
 fn retire_refuses_a_handover_a_plugin_still_declares() {
     let project = TestProject::harbor();
     let run = project.run(&["retire", "1001002", "--reason", "billing is gone"]);
