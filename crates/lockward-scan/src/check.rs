@@ -4,7 +4,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
-use lockward_registry::{Code, Finding, Kind, Label, Lock, Registry, Severity, Source, SourceFile};
+use lockward_registry::{
+    Code, Finding, Id, Kind, Label, Lock, Registry, Severity, Source, SourceFile,
+};
 
 use crate::extract::{FileSites, Item, ItemKind, Key, Location, Shape};
 use crate::{PluginDir, ScanReport, Site, SiteForm, SiteKey};
@@ -22,7 +24,7 @@ struct Checker<'a> {
     root: &'a Path,
     plugins: &'a [PluginDir],
     /// Every pattern-matching constant defined with an integer literal, by name.
-    definitions: HashMap<&'a str, Vec<(i64, &'a str)>>,
+    definitions: HashMap<&'a str, Vec<(&'a Id, &'a str)>>,
     report: ScanReport,
     found: HashSet<i64>,
     mismatched: HashSet<i64>,
@@ -36,7 +38,7 @@ pub(crate) fn check(
     plugins: &[PluginDir],
     registry_file: Option<&SourceFile>,
 ) -> ScanReport {
-    let mut definitions: HashMap<&str, Vec<(i64, &str)>> = HashMap::new();
+    let mut definitions: HashMap<&str, Vec<(&Id, &str)>> = HashMap::new();
     for file in files {
         for item in &file.items {
             if let ItemKind::Definition {
@@ -47,7 +49,7 @@ pub(crate) fn check(
                 definitions
                     .entry(name)
                     .or_default()
-                    .push((*value, &file.path));
+                    .push((value, &file.path));
             }
         }
     }
@@ -134,7 +136,7 @@ impl<'a> Checker<'a> {
                 name,
                 value: Some(value),
             } => {
-                self.definition(path, &item.at, name, *value);
+                self.definition(path, &item.at, name, value);
             }
             ItemKind::Definition { value: None, .. } => {}
             ItemKind::Call {
@@ -182,12 +184,12 @@ impl<'a> Checker<'a> {
         lock
     }
 
-    fn definition(&mut self, path: &str, at: &Location, name: &str, value: i64) {
+    fn definition(&mut self, path: &str, at: &Location, name: &str, value: &Id) {
         let form = SiteForm::Definition {
             constant: name.to_owned(),
         };
-        let lock = self.site(path, at, SiteKey::Bigint(value), form);
-        if let Some(registered) = self.registered_under_other_value(path, name, value) {
+        let lock = self.site(path, at, SiteKey::Bigint(value.value()), form);
+        if let Some(registered) = self.registered_under_other_value(path, name, value.value()) {
             self.mismatched.insert(registered.id.value());
             let message = format!(
                 "`{name}` is {value} here, but the registry gives it id {}",
@@ -287,21 +289,21 @@ impl<'a> Checker<'a> {
             Shape::Pair => SiteKey::Pair(value),
         };
         let (value, written, constant) = match key {
-            Key::Literal(value) => (*value, Written::Literal, None),
+            Key::Literal(value) => (value.clone(), Written::Literal, None),
             // A pattern-matching constant of this file carries its own findings; a call through
             // any other local name stands for the literal it names.
             Key::Local { name, value } if self.defined_here(path, name) => {
-                (*value, Written::ByName, Some(name.as_str()))
+                (value.clone(), Written::ByName, Some(name.as_str()))
             }
-            Key::Local { name, value } => (*value, Written::Literal, Some(name.as_str())),
+            Key::Local { name, value } => (value.clone(), Written::Literal, Some(name.as_str())),
             Key::Name(name) => match self.resolve(path, name) {
                 Some(value) => (value, Written::ByName, Some(name.as_str())),
                 None => return self.dynamic(path, at, function, name),
             },
             Key::Dynamic(text) => return self.dynamic(path, at, function, text),
         };
-        let lock = self.site(path, at, site_key(value), form(constant));
-        if lock.is_none() && self.plugin_id(path, at, value) {
+        let lock = self.site(path, at, site_key(value.value()), form(constant));
+        if lock.is_none() && self.plugin_id(path, at, &value) {
             return;
         }
         let Some(lock) = lock else {
@@ -335,19 +337,19 @@ impl<'a> Checker<'a> {
     /// the registry entry of that name that lists this file decides, else the definitions in
     /// this file's directory, if they agree. A name the tree does not define resolves to the
     /// registry's entry of that name.
-    fn resolve(&self, path: &str, name: &str) -> Option<i64> {
+    fn resolve(&self, path: &str, name: &str) -> Option<Id> {
         let Some(definitions) = self.definitions.get(name) else {
             return self
                 .registry
                 .lock_by_constant(name)
-                .map(|lock| lock.id.value());
+                .map(|lock| lock.id.clone());
         };
         if let Some(&(value, _)) = definitions.iter().find(|(_, file)| *file == path) {
-            return Some(value);
+            return Some(value.clone());
         }
-        let one = |values: HashSet<i64>| {
+        let one = |values: HashSet<&Id>| {
             (values.len() == 1)
-                .then(|| values.into_iter().next())
+                .then(|| values.into_iter().next().cloned())
                 .flatten()
         };
         if let Some(value) = one(definitions.iter().map(|&(value, _)| value).collect()) {
@@ -359,7 +361,7 @@ impl<'a> Checker<'a> {
             .iter()
             .find(|lock| lock.constant.as_deref() == Some(name) && self.is_home(path, lock));
         if let Some(lock) = listing {
-            return Some(lock.id.value());
+            return Some(lock.id.clone());
         }
         one(definitions
             .iter()
@@ -390,10 +392,12 @@ impl<'a> Checker<'a> {
     /// An id the registry does not list but a plugin's manifest declares: fine inside that
     /// plugin's directory, `handover-in-core-code` anywhere else. Returns whether a plugin
     /// declares it.
-    fn plugin_id(&mut self, path: &str, at: &Location, value: i64) -> bool {
+    fn plugin_id(&mut self, path: &str, at: &Location, value: &Id) -> bool {
         let plugins: &'a [PluginDir] = self.plugins;
-        let declaring: Vec<&PluginDir> =
-            plugins.iter().filter(|p| p.ids.contains(&value)).collect();
+        let declaring: Vec<&PluginDir> = plugins
+            .iter()
+            .filter(|p| p.ids.contains(&value.value()))
+            .collect();
         let Some(first) = declaring.first() else {
             return false;
         };
@@ -513,7 +517,7 @@ impl<'a> Checker<'a> {
     /// One id defined by constants of different names, where the registry names none of them
     /// (an unregistered id, or an entry without a constant).
     fn duplicates(&mut self, files: &[FileSites]) {
-        let mut by_value: BTreeMap<i64, Vec<(&str, &Item, &str)>> = BTreeMap::new();
+        let mut by_value: BTreeMap<i64, Vec<(&str, &Item, &str, &Id)>> = BTreeMap::new();
         for file in files {
             for item in &file.items {
                 if let ItemKind::Definition {
@@ -522,22 +526,22 @@ impl<'a> Checker<'a> {
                 } = &item.kind
                 {
                     let named_entry = self
-                        .entry(SiteKey::Bigint(*value))
+                        .entry(SiteKey::Bigint(value.value()))
                         .and_then(|l| l.constant.as_ref());
                     if named_entry.is_none() && self.registry.locks_named(name).next().is_none() {
                         by_value
-                            .entry(*value)
+                            .entry(value.value())
                             .or_default()
-                            .push((&file.path, item, name));
+                            .push((&file.path, item, name, value));
                     }
                 }
             }
         }
-        for (value, definitions) in by_value {
-            let Some(&(first_path, first, first_name)) = definitions.first() else {
+        for definitions in by_value.into_values() {
+            let Some(&(first_path, first, first_name, first_value)) = definitions.first() else {
                 continue;
             };
-            for &(path, item, name) in &definitions[1..] {
+            for &(path, item, name, value) in &definitions[1..] {
                 if name == first_name {
                     continue;
                 }
@@ -550,7 +554,7 @@ impl<'a> Checker<'a> {
                     column: first.at.column,
                     width: first.at.width,
                     source_line: first.at.source_line.clone(),
-                    message: format!("`{first_name}` defines {value} here"),
+                    message: format!("`{first_name}` defines {first_value} here"),
                 };
                 let finding = finding(
                     Code::DuplicateDefinition,

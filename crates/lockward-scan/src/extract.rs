@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use lockward_registry::Code;
+use lockward_registry::{Code, Id};
 
 use crate::lang::{Language, SQL};
 use crate::lexer::{Lexed, Token, TokenKind, lex};
@@ -82,11 +82,11 @@ pub(crate) struct Location {
 /// How a lock key is written at a use.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Key {
-    /// An integer literal.
-    Literal(i64),
+    /// An integer literal, kept as written.
+    Literal(Id),
     /// A name defined with an integer literal in the same file (any name, not only those the
     /// constant patterns match).
-    Local { name: String, value: i64 },
+    Local { name: String, value: Id },
     /// A name to resolve across the tree.
     Name(String),
     /// Anything else: a placeholder, a variable, an expression.
@@ -105,7 +105,7 @@ pub(crate) enum Shape {
 pub(crate) enum ItemKind {
     /// `NAME = <value>` where NAME matches a constant pattern; `value` is `None` when the value
     /// is not an integer literal.
-    Definition { name: String, value: Option<i64> },
+    Definition { name: String, value: Option<Id> },
     /// A lock function call.
     Call {
         function: String,
@@ -168,16 +168,16 @@ pub(crate) fn extract(path: &str, language: Language, text: &str, names: &Names)
     }
 }
 
-fn resolve_local(kind: &mut ItemKind, locals: &HashMap<String, i64>) {
+fn resolve_local(kind: &mut ItemKind, locals: &HashMap<String, Id>) {
     let (ItemKind::Call { key, .. } | ItemKind::Keyword { key, .. }) = kind else {
         return;
     };
     if let Key::Name(name) = key
-        && let Some(&value) = locals.get(name.as_str())
+        && let Some(value) = locals.get(name.as_str())
     {
         *key = Key::Local {
             name: std::mem::take(name),
-            value,
+            value: value.clone(),
         };
     }
 }
@@ -275,7 +275,7 @@ struct Extractor<'a> {
     file: &'a str,
     names: &'a Names,
     raw: Vec<(Range<usize>, ItemKind)>,
-    locals: HashMap<String, i64>,
+    locals: HashMap<String, Id>,
     /// Byte offsets of `lockward: allow(...)` comments, and the codes they allow.
     directives: Vec<(usize, Vec<Code>)>,
     /// While walking a string's SQL: what its placeholders are bound to.
@@ -517,9 +517,11 @@ impl Extractor<'_> {
         let literal = literal_value(self.file, &tokens[value.clone()], language);
         if binding == Binding::Assign
             && code
-            && let Some(value) = literal
+            && let Some(value) = &literal
         {
-            self.locals.entry(name.clone()).or_insert(value);
+            self.locals
+                .entry(name.clone())
+                .or_insert_with(|| value.clone());
         }
         if !name.bytes().any(|b| b.is_ascii_alphabetic()) {
             return;
@@ -757,8 +759,9 @@ impl Extractor<'_> {
     }
 }
 
-/// The value of `tokens` when it is exactly an integer literal, possibly negated.
-fn literal_value(text: &str, tokens: &[Token], language: Language) -> Option<i64> {
+/// The value of `tokens` when it is exactly an integer literal, possibly negated, with the
+/// literal as written (`1_001_016`, `0x7A_0005`, `-5`) for messages.
+fn literal_value(text: &str, tokens: &[Token], language: Language) -> Option<Id> {
     let (negative, number) = match tokens {
         [number] => (false, number),
         [minus, number] if &text[minus.span.clone()] == "-" => (true, number),
@@ -767,8 +770,15 @@ fn literal_value(text: &str, tokens: &[Token], language: Language) -> Option<i64
     if number.kind != TokenKind::Number {
         return None;
     }
-    let magnitude = language.parse_int(&text[number.span.clone()])?;
-    i64::try_from(if negative { -magnitude } else { magnitude }).ok()
+    let written = &text[number.span.clone()];
+    let magnitude = language.parse_int(written)?;
+    let value = i64::try_from(if negative { -magnitude } else { magnitude }).ok()?;
+    let literal = if negative {
+        format!("-{written}")
+    } else {
+        written.to_owned()
+    };
+    Some(Id::new(value, literal))
 }
 
 /// At most the first line and 60 characters of `text`, for a message.

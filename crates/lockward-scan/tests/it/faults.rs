@@ -236,6 +236,39 @@ fn one_id_under_two_names_is_a_duplicate_definition() {
 }
 
 #[test]
+fn messages_show_ids_as_the_code_writes_them() {
+    let project = Project::harbor();
+    let locks = "pub const ADVISORY_LOCK_INVOICE_ROLLUP: i64 = 1_001_009;\npub const ADVISORY_LOCK_RELOAD_BASE: i32 = 1_001_004;\n";
+    project.write("crates/harbor-core/src/locks.rs", locks);
+    project.write("tools/a.kt", "const val ADVISORY_LOCK_TOOL = 0X7A_0009L\n");
+    project.write(
+        "tools/b.go",
+        "package b\n\nconst ToolLockId int64 = 0x7a_0009\n",
+    );
+    project.write(
+        "tools/c.sql",
+        "SELECT pg_advisory_lock(- 0x1_F);\nSELECT pg_advisory_lock(4_242::bigint);\n",
+    );
+    let report = project.scan();
+    let messages: Vec<&str> = report.findings.iter().map(|f| f.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "`ADVISORY_LOCK_INVOICE_ROLLUP` is 1_001_009 here, but the registry gives it id 1_001_001",
+            "advisory lock id 0X7A_0009L (`ADVISORY_LOCK_TOOL`) is not in the registry",
+            "advisory lock id 0x7a_0009 (`ToolLockId`) is not in the registry",
+            "id 0x7a_0009 is defined by two constants, `ADVISORY_LOCK_TOOL` and `ToolLockId`",
+            "advisory lock id -0x1_F is not in the registry",
+            "advisory lock id 4_242 is not in the registry",
+        ]
+    );
+    assert_eq!(
+        report.findings[3].labels[0].message,
+        "`ADVISORY_LOCK_TOOL` defines 0X7A_0009L here"
+    );
+}
+
+#[test]
 fn uses_of_lists_every_site_of_an_id_for_retire() {
     let report = Project::harbor().scan();
     let uses: Vec<(String, usize)> = report
