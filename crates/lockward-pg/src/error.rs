@@ -30,10 +30,49 @@ pub enum Error {
     /// TLS could not be set up (bad root certificate file, ...).
     #[error("TLS: {0}")]
     Tls(String),
-    /// PostgreSQL (or the connection to it) failed.
-    #[error(transparent)]
-    Postgres(#[from] tokio_postgres::Error),
+    /// PostgreSQL (or the connection to it) failed. The message carries what the server said
+    /// (severity, text, SQLSTATE, detail, hint) or the failure under the driver's own summary
+    /// (`error connecting to server: Connection refused`), so a log line shows the cause; the
+    /// driver's error stays here for matching (`as_db_error()`, `code()`).
+    #[error("{}", describe(.0))]
+    Postgres(tokio_postgres::Error),
     /// The server did not answer in time.
     #[error("no answer from the server within {0:?}")]
     Timeout(Duration),
+}
+
+impl From<tokio_postgres::Error> for Error {
+    fn from(error: tokio_postgres::Error) -> Self {
+        Self::Postgres(error)
+    }
+}
+
+/// The driver's error with what it wraps: its own `Display` is a bare summary such as
+/// `db error`, which would leave the server's message out of every log line.
+fn describe(error: &tokio_postgres::Error) -> String {
+    if let Some(db) = error.as_db_error() {
+        let mut text = format!(
+            "{}: {} (SQLSTATE {})",
+            db.severity(),
+            db.message(),
+            db.code().code()
+        );
+        if let Some(detail) = db.detail() {
+            text.push_str("; DETAIL: ");
+            text.push_str(detail);
+        }
+        if let Some(hint) = db.hint() {
+            text.push_str("; HINT: ");
+            text.push_str(hint);
+        }
+        return text;
+    }
+    let mut text = error.to_string();
+    let mut cause = std::error::Error::source(error);
+    while let Some(inner) = cause {
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        cause = inner.source();
+    }
+    text
 }

@@ -3,6 +3,7 @@
 mod builder;
 mod collision;
 mod election;
+mod errors;
 mod faults;
 mod live;
 mod process;
