@@ -49,7 +49,8 @@ impl Language {
             Self::Sql => &SQL,
             Self::Ruby => &RUBY,
             Self::JavaScript => &JAVASCRIPT,
-            Self::Java | Self::Kotlin => &JVM,
+            Self::Java => &JAVA,
+            Self::Kotlin => &KOTLIN,
         }
     }
 
@@ -191,7 +192,13 @@ static JAVASCRIPT: Syntax = Syntax {
     regex_literals: true,
     ..BASE
 };
-static JVM: Syntax = Syntax {
+// Java's block comments end at the first `*/` (a Javadoc that mentions `/api/*` opens nothing);
+// Kotlin's nest.
+static JAVA: Syntax = Syntax {
+    triple_quotes: true,
+    ..BASE
+};
+static KOTLIN: Syntax = Syntax {
     block_comment: Some(("/*", "*/", true)),
     triple_quotes: true,
     ..BASE

@@ -484,6 +484,16 @@ mod tests {
     }
 
     #[test]
+    fn java_block_comments_end_at_the_first_close_and_kotlin_ones_nest() {
+        let text = "/** Serves /api/* here. */ x = 1; /* a /* b */ y = 2; // */\n";
+        let java = kinds(text, Language::Java);
+        assert!(java.contains(&(TokenKind::Number, "1")), "{java:?}");
+        assert!(java.contains(&(TokenKind::Number, "2")), "{java:?}");
+        let kotlin = kinds(text, Language::Kotlin);
+        assert!(!kotlin.contains(&(TokenKind::Number, "1")), "{kotlin:?}");
+    }
+
+    #[test]
     fn ruby_heredocs_are_strings_and_the_line_goes_on() {
         let text = "x(<<~SQL, 1)\n  -- SELECT 2\n  SELECT 3\nSQL\ny = 4\n";
         let tokens = kinds(text, Language::Ruby);

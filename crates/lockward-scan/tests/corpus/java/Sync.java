@@ -1,6 +1,7 @@
 package billing;
 
 /** The billing sync. {@code pg_advisory_lock(2000007)} in Javadoc is not a site. */
+/* Serves /billing/* (a Java comment ends at its first close). */
 public final class Sync {
     public static final long BILLING_SYNC_LOCK_ID = 2_000_007L; // site(2000007)
     private static final long BLOCK_KEY_SIZE = 2_000_007L;
