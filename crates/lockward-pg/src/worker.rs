@@ -206,6 +206,12 @@ pub struct WorkerBuilder {
     member: Option<i32>,
     database_url: Option<String>,
     every: Option<Duration>,
+    settings: Settings,
+}
+
+/// What a builder collects and its worker runs with, apart from the lock and the database.
+#[derive(Clone)]
+struct Settings {
     mode: Mode,
     ledger: bool,
     probe_interval: Duration,
@@ -217,6 +223,22 @@ pub struct WorkerBuilder {
     on_cycle: Option<Hook>,
 }
 
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            mode: Mode::Session,
+            ledger: false,
+            probe_interval: Duration::from_secs(1),
+            probe_timeout: Duration::from_secs(2),
+            connect_timeout: Duration::from_secs(5),
+            keepalive: Keepalive::default(),
+            cancel_grace: Duration::from_secs(10),
+            backoff: (Duration::from_millis(100), Duration::from_secs(10)),
+            on_cycle: None,
+        }
+    }
+}
+
 impl fmt::Debug for WorkerBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("WorkerBuilder")
@@ -224,8 +246,8 @@ impl fmt::Debug for WorkerBuilder {
             .field("id", &self.id_literal)
             .field("member", &self.member)
             .field("every", &self.every)
-            .field("mode", &self.mode)
-            .field("ledger", &self.ledger)
+            .field("mode", &self.settings.mode)
+            .field("ledger", &self.settings.ledger)
             .finish_non_exhaustive()
     }
 }
@@ -252,7 +274,7 @@ impl WorkerBuilder {
     /// Session (default) or transaction mode.
     #[must_use]
     pub fn mode(mut self, mode: Mode) -> Self {
-        self.mode = mode;
+        self.settings.mode = mode;
         self
     }
 
@@ -268,7 +290,7 @@ impl WorkerBuilder {
     /// a fencing token, and runs each cycle at most once across hosts (default: off).
     #[must_use]
     pub fn ledger(mut self, on: bool) -> Self {
-        self.ledger = on;
+        self.settings.ledger = on;
         self
     }
 
@@ -283,29 +305,29 @@ impl WorkerBuilder {
     /// job's longest statement.
     #[must_use]
     pub fn probe(mut self, interval: Duration, timeout: Duration) -> Self {
-        self.probe_interval = interval;
-        self.probe_timeout = timeout;
+        self.settings.probe_interval = interval;
+        self.settings.probe_timeout = timeout;
         self
     }
 
     /// TCP keepalive for the lock session, client and server side (see [`Keepalive`]).
     #[must_use]
     pub fn keepalive(mut self, keepalive: Keepalive) -> Self {
-        self.keepalive = keepalive;
+        self.settings.keepalive = keepalive;
         self
     }
 
     /// How long connecting (and preparing the session) may take (default 5 s).
     #[must_use]
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
-        self.connect_timeout = timeout;
+        self.settings.connect_timeout = timeout;
         self
     }
 
     /// How long a cancelled job has to return before its task is aborted (default 10 s).
     #[must_use]
     pub fn cancel_grace(mut self, grace: Duration) -> Self {
-        self.cancel_grace = grace;
+        self.settings.cancel_grace = grace;
         self
     }
 
@@ -313,14 +335,14 @@ impl WorkerBuilder {
     /// (defaults 100 ms and 10 s). Retries happen at cycle boundaries.
     #[must_use]
     pub fn reconnect_backoff(mut self, min: Duration, max: Duration) -> Self {
-        self.backoff = (min, max);
+        self.settings.backoff = (min, max);
         self
     }
 
     /// Calls `hook` with every cycle's report (after the lock is released).
     #[must_use]
     pub fn on_cycle(mut self, hook: impl Fn(&CycleReport) + Send + Sync + 'static) -> Self {
-        self.on_cycle = Some(Arc::new(hook));
+        self.settings.on_cycle = Some(Arc::new(hook));
         self
     }
 
@@ -336,14 +358,14 @@ impl WorkerBuilder {
         if every.is_zero() {
             return Err(Error::Setting("the period must not be zero".to_owned()));
         }
-        if self.probe_interval.is_zero() || self.probe_timeout.is_zero() {
+        let settings = self.settings;
+        if settings.probe_interval.is_zero() || settings.probe_timeout.is_zero() {
             return Err(Error::Setting(
                 "probe interval and timeout must not be zero".to_owned(),
             ));
         }
-        if self.keepalive.idle < Duration::from_secs(1)
-            || self.keepalive.interval < Duration::from_secs(1)
-        {
+        let keepalive = settings.keepalive;
+        if keepalive.idle < Duration::from_secs(1) || keepalive.interval < Duration::from_secs(1) {
             return Err(Error::Setting(
                 "keepalive idle and interval are whole seconds, at least 1".to_owned(),
             ));
@@ -377,11 +399,10 @@ impl WorkerBuilder {
         let host = gethostname::gethostname().to_string_lossy().into_owned();
         let pid = std::process::id();
         let application_name = truncate_ascii(&format!("{identity} {host}/{pid}"), 63);
-        let keepalive = self.keepalive;
         target
             .config
             .application_name(&application_name)
-            .connect_timeout(self.connect_timeout)
+            .connect_timeout(settings.connect_timeout)
             .keepalives(true)
             .keepalives_idle(keepalive.idle)
             .keepalives_interval(keepalive.interval)
@@ -402,15 +423,7 @@ impl WorkerBuilder {
             host,
             pid: i32::try_from(pid).unwrap_or(i32::MAX),
             every,
-            mode: self.mode,
-            ledger: self.ledger,
-            probe_interval: self.probe_interval,
-            probe_timeout: self.probe_timeout,
-            connect_timeout: self.connect_timeout,
-            keepalive,
-            cancel_grace: self.cancel_grace,
-            backoff: self.backoff,
-            on_cycle: self.on_cycle,
+            settings,
         })
     }
 }
@@ -450,15 +463,7 @@ pub struct Worker {
     host: String,
     pid: i32,
     every: Duration,
-    mode: Mode,
-    ledger: bool,
-    probe_interval: Duration,
-    probe_timeout: Duration,
-    connect_timeout: Duration,
-    keepalive: Keepalive,
-    cancel_grace: Duration,
-    backoff: (Duration, Duration),
-    on_cycle: Option<Hook>,
+    settings: Settings,
 }
 
 impl fmt::Debug for Worker {
@@ -467,8 +472,8 @@ impl fmt::Debug for Worker {
             .field("application_name", &self.application_name)
             .field("key", &self.key)
             .field("every", &self.every)
-            .field("mode", &self.mode)
-            .field("ledger", &self.ledger)
+            .field("mode", &self.settings.mode)
+            .field("ledger", &self.settings.ledger)
             .finish_non_exhaustive()
     }
 }
@@ -511,15 +516,7 @@ impl Worker {
             member: None,
             database_url: None,
             every: None,
-            mode: Mode::Session,
-            ledger: false,
-            probe_interval: Duration::from_secs(1),
-            probe_timeout: Duration::from_secs(2),
-            connect_timeout: Duration::from_secs(5),
-            keepalive: Keepalive::default(),
-            cancel_grace: Duration::from_secs(10),
-            backoff: (Duration::from_millis(100), Duration::from_secs(10)),
-            on_cycle: None,
+            settings: Settings::default(),
         })
     }
 

@@ -54,7 +54,7 @@ impl Worker {
         E: Into<JobError> + Send + 'static,
     {
         let mut session: Option<Session> = None;
-        let mut backoff = Backoff::new(self.backoff);
+        let mut backoff = Backoff::new(self.settings.backoff);
         tracing::info!(application_name = %self.application_name, key = ?self.key, every = ?self.every, "worker started");
         // The first session is opened before the first boundary, so that every host competes
         // for the lock on equal terms. Later sessions are reopened at a boundary: a worker that
@@ -95,7 +95,7 @@ impl Worker {
             .instrument(span.clone())
             .await;
             span.in_scope(|| self.record(&report));
-            if let Some(hook) = &self.on_cycle {
+            if let Some(hook) = &self.settings.on_cycle {
                 hook(&report);
             }
         }
@@ -135,7 +135,7 @@ impl Worker {
         let fencing_token = match self.bounded(session.acquire(self, start)).await {
             Ok(Acquired::Taken(token)) => token,
             Ok(Acquired::NotTaken) => {
-                if self.mode == Mode::Transaction
+                if self.settings.mode == Mode::Transaction
                     && let Err(error) = self.bounded(session.rollback()).await
                 {
                     return unavailable(error);
@@ -156,12 +156,13 @@ impl Worker {
             start,
             token: token.clone(),
             fencing_token,
-            transaction: (self.mode == Mode::Transaction).then(|| Arc::clone(&session.client)),
+            transaction: (self.settings.mode == Mode::Transaction)
+                .then(|| Arc::clone(&session.client)),
         };
         let mut handle = tokio::spawn(job(cycle));
         let end = tokio::select! {
             joined = &mut handle => End::Returned(joined),
-            reason = session.lost(self.probe_interval, self.probe_timeout) => End::Lost(reason),
+            reason = session.lost(self.settings.probe_interval, self.settings.probe_timeout) => End::Lost(reason),
             () = stop.cancelled() => End::ShutDown,
         };
         let joined = match end {
@@ -203,7 +204,7 @@ impl Worker {
         let keep = released.is_ok() && !session.is_closed();
         let outcome = match (result, released) {
             _ if stop.is_cancelled() && token.is_cancelled() => Outcome::ShutDown { held },
-            (Ok(()), Err(error)) if self.mode == Mode::Transaction => Outcome::Failed {
+            (Ok(()), Err(error)) if self.settings.mode == Mode::Transaction => Outcome::Failed {
                 error: format!("commit failed: {error}"),
                 held,
             },
@@ -261,17 +262,17 @@ impl Worker {
 
     /// Bounds a statement the worker sends by the probe timeout.
     async fn bounded<T>(&self, work: impl Future<Output = Result<T, Error>>) -> Result<T, Error> {
-        tokio::time::timeout(self.probe_timeout, work)
+        tokio::time::timeout(self.settings.probe_timeout, work)
             .await
-            .map_err(|_| Error::Timeout(self.probe_timeout))?
+            .map_err(|_| Error::Timeout(self.settings.probe_timeout))?
     }
 
     /// Waits for a cancelled job up to the grace, then aborts it.
     async fn reap<T>(&self, mut handle: JoinHandle<T>) -> Result<T, tokio::task::JoinError> {
-        if let Ok(joined) = tokio::time::timeout(self.cancel_grace, &mut handle).await {
+        if let Ok(joined) = tokio::time::timeout(self.settings.cancel_grace, &mut handle).await {
             return joined;
         }
-        tracing::warn!(grace = ?self.cancel_grace, "the cancelled job did not return in time: aborted");
+        tracing::warn!(grace = ?self.settings.cancel_grace, "the cancelled job did not return in time: aborted");
         handle.abort();
         handle.await
     }

@@ -46,19 +46,22 @@ impl Session {
     /// Connects, sets the server-side keepalive (session mode), prepares the statements and, with
     /// a ledger, makes sure the table exists. Bounded by the connect timeout.
     pub(super) async fn open(worker: &Worker) -> Result<Self, Error> {
-        tokio::time::timeout(worker.connect_timeout, Self::open_unbounded(worker))
-            .await
-            .map_err(|_| Error::Timeout(worker.connect_timeout))?
+        tokio::time::timeout(
+            worker.settings.connect_timeout,
+            Self::open_unbounded(worker),
+        )
+        .await
+        .map_err(|_| Error::Timeout(worker.settings.connect_timeout))?
     }
 
     async fn open_unbounded(worker: &Worker) -> Result<Self, Error> {
         let (client, closed) = worker.target.connect().await?;
-        if worker.mode == Mode::Session {
+        if worker.settings.mode == Mode::Session {
             client
                 .batch_execute(&server_keepalive(worker, "SET"))
                 .await?;
         }
-        if worker.ledger {
+        if worker.settings.ledger {
             ledger::ensure(&client).await?;
         }
         let (lock, unlock, next) = match worker.key {
@@ -73,7 +76,8 @@ impl Session {
                 3,
             ),
         };
-        let (acquire, release) = if worker.ledger && worker.mode == Mode::Session {
+        let (acquire, release) = if worker.settings.ledger && worker.settings.mode == Mode::Session
+        {
             (
                 ledger::lock_and_claim_sql(lock, next),
                 ledger::finish_and_unlock_sql(unlock, next),
@@ -113,8 +117,8 @@ impl Session {
         start: SystemTime,
     ) -> Result<Acquired, Error> {
         let who = worker.claimant();
-        let got = match worker.mode {
-            Mode::Session if worker.ledger => {
+        let got = match worker.settings.mode {
+            Mode::Session if worker.settings.ledger => {
                 let mut params = key_params(&worker.key);
                 params.extend(who.params(start));
                 let row = self
@@ -141,7 +145,7 @@ impl Session {
         if !got {
             return Ok(Acquired::NotTaken);
         }
-        if !worker.ledger {
+        if !worker.settings.ledger {
             return Ok(Acquired::Taken(None));
         }
         Ok(match ledger::claim(&self.client, &who, start).await? {
@@ -160,17 +164,17 @@ impl Session {
         outcome: Option<&str>,
         commit: bool,
     ) -> Result<(), Error> {
-        match worker.mode {
+        match worker.settings.mode {
             Mode::Session => {
                 let mut params = key_params(&worker.key);
                 let statement = match outcome {
-                    Some(outcome) if worker.ledger => {
+                    Some(outcome) if worker.settings.ledger => {
                         params.push(Box::new(worker.lock_key.clone()));
                         params.push(Box::new(start));
                         params.push(Box::new(outcome.to_owned()));
                         &self.statements.release
                     }
-                    _ if worker.ledger => &self.statements.unlock,
+                    _ if worker.settings.ledger => &self.statements.unlock,
                     _ => &self.statements.release,
                 };
                 let row = self.client.query_one(statement, &refs(&params)).await?;
@@ -180,7 +184,7 @@ impl Session {
                 Ok(())
             }
             Mode::Transaction if commit => match outcome {
-                Some(outcome) if worker.ledger => {
+                Some(outcome) if worker.settings.ledger => {
                     let finish = ledger::finish(&self.client, &worker.lock_key, start, outcome);
                     tokio::try_join!(finish, self.commit()).map(|_| ())
                 }
@@ -261,7 +265,7 @@ fn refs(params: &[Param]) -> Vec<&(dyn ToSql + Sync)> {
 
 /// `SET tcp_keepalives_idle = ...; ...` for the lock session (or `SET LOCAL` for a transaction).
 fn server_keepalive(worker: &Worker, set: &str) -> String {
-    let keepalive = worker.keepalive;
+    let keepalive = worker.settings.keepalive;
     format!(
         "{set} tcp_keepalives_idle = {}; {set} tcp_keepalives_interval = {}; \
          {set} tcp_keepalives_count = {}; {set} tcp_user_timeout = {};",
