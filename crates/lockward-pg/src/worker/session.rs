@@ -227,6 +227,10 @@ impl Session {
 
     /// Resolves, with the reason, when the session is deemed lost: its connection ended, or a
     /// `SELECT 1` sent every `interval` went unanswered for `timeout`. Never resolves otherwise.
+    ///
+    /// An error from the server is an answer: in transaction mode the probe runs in the job's
+    /// transaction, which fails every statement once one of the job's own has failed, and that is
+    /// the job's failure to report, not a lost lock.
     pub(super) async fn lost(&self, interval: Duration, timeout: Duration) -> String {
         loop {
             tokio::select! {
@@ -239,7 +243,8 @@ impl Session {
                 () = self.closed.cancelled() => return "the lock session's connection ended".to_owned(),
                 answer = probe => match answer {
                     Ok(Ok(_)) => {}
-                    Ok(Err(error)) => return format!("the liveness probe failed: {error}"),
+                    Ok(Err(error)) if error.as_db_error().is_some() => {}
+                    Ok(Err(error)) => return format!("the liveness probe failed: {}", Error::from(error)),
                     Err(_) => return format!("no answer to the liveness probe within {timeout:?}"),
                 },
             }

@@ -169,3 +169,65 @@ async fn a_job_cancelled_by_a_lost_session_or_by_shutdown_leaves_no_writes() {
         "shutdown released the lock"
     );
 }
+
+/// A transaction-mode job whose statement fails (the transaction is then aborted), which goes on
+/// for `linger` without telling the worker, then returns `finish`.
+fn job_with_a_failed_statement(
+    linger: Duration,
+    finish: Result<(), &'static str>,
+) -> impl FnMut(Cycle) -> BoxedJob + Send + 'static {
+    move |cycle: Cycle| {
+        Box::pin(async move {
+            let tx = cycle.transaction().expect("transaction mode");
+            tx.batch_execute("SELECT 1 / 0")
+                .await
+                .expect_err("division by zero");
+            tokio::select! {
+                () = cycle.cancelled() => return Err::<(), JobError>("cancelled".into()),
+                () = tokio::time::sleep(linger) => {}
+            }
+            finish.map_err(JobError::from)
+        })
+    }
+}
+
+/// Runs `job` in transaction mode until `cycles` cycles were reported; returns the outcomes.
+async fn outcomes(
+    job: impl FnMut(Cycle) -> BoxedJob + Send + 'static,
+    cycles: usize,
+) -> Vec<Outcome> {
+    let db = TestDb::new().await;
+    let log = Log::default();
+    // Probe bound 200 ms + 500 ms, well within the job's linger.
+    let worker = rollup(&db.url(), Duration::from_millis(200))
+        .mode(Mode::Transaction)
+        .on_cycle(log.hook(0))
+        .build()
+        .unwrap();
+    let running = start_with(worker, job);
+    wait_for("the cycles", Duration::from_secs(20), || {
+        log.reports().len() >= cycles
+    })
+    .await;
+    running.shut_down().await;
+    log.reports()
+        .into_iter()
+        .map(|(_, report)| report.outcome)
+        .take(cycles)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_statement_in_the_jobs_transaction_is_the_jobs_failure_not_a_lost_lock() {
+    let outcomes = outcomes(
+        job_with_a_failed_statement(Duration::from_millis(1500), Err("gave up")),
+        2,
+    )
+    .await;
+    for outcome in outcomes {
+        assert!(
+            matches!(&outcome, Outcome::Failed { error, .. } if error == "gave up"),
+            "the liveness probe got an answer (an error is one): {outcome:?}"
+        );
+    }
+}
