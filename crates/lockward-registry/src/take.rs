@@ -532,17 +532,58 @@ impl Language {
         }
     }
 
-    /// The comment naming the worker, above the constant.
+    /// The comment naming the worker, above the constant: one line, whatever the text holds.
+    /// Control characters (a NUL is an error in Go and Python source) and a byte order mark
+    /// (an error in Go past the file's start) become spaces, and runs of whitespace (line
+    /// breaks included, U+2028 too, which ends a line in JavaScript) one space.
     fn doc_comment(self, worker: &str) -> String {
-        let worker = worker.split_whitespace().collect::<Vec<_>>().join(" ");
+        let worker = worker
+            .replace(|c: char| c.is_control() || c == '\u{FEFF}', " ")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
         match self {
             Self::Python | Self::Ruby => format!("# {worker}"),
             Self::Rust => format!("/// {worker}"),
             Self::Go | Self::TypeScript | Self::JavaScript => format!("// {worker}"),
-            // `*/` inside the text would end the comment early.
-            Self::Java | Self::Kotlin => format!("/** {} */", worker.replace("*/", "* /")),
+            Self::Java => format!(
+                "/** {} */",
+                no_unicode_escapes(&block_comment_safe(&worker))
+            ),
+            Self::Kotlin => format!("/** {} */", block_comment_safe(&worker)),
         }
     }
+}
+
+/// `text` with a space between the characters of every `*/` (which would end a block comment
+/// early) and `/*` (which opens a nested comment in Kotlin, leaving the outer one unclosed).
+fn block_comment_safe(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut previous = None;
+    for c in text.chars() {
+        if matches!((previous, c), (Some('*'), '/') | (Some('/'), '*')) {
+            out.push(' ');
+        }
+        out.push(c);
+        previous = Some(c);
+    }
+    out
+}
+
+/// `text` with every backslash that Java would read as the start of a Unicode escape (`\u`
+/// after an even number of backslashes) doubled. Java decodes those escapes before it finds
+/// comments, so `\u002A/` would end the comment and `\users` is a compile error even there.
+fn no_unicode_escapes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut backslashes = 0;
+    for c in text.chars() {
+        if c == 'u' && backslashes % 2 == 1 {
+            out.push('\\');
+        }
+        backslashes = if c == '\\' { backslashes + 1 } else { 0 };
+        out.push(c);
+    }
+    out
 }
 
 /// Where a name is defined as a constant in `text`: the 1-based line of the first
@@ -1329,6 +1370,26 @@ key = \"family\"
         )
         .unwrap_err();
         assert!(matches!(error, EditError::NoClassBody(_)));
+    }
+
+    #[test]
+    fn a_worker_text_never_breaks_out_of_its_comment() {
+        // Kotlin nests block comments; Java reads `\u` escapes even in comments; Go and Python
+        // refuse a NUL; JavaScript ends a line at U+2028.
+        let worker = "a */ b /* c\u{2028}d\u{0}e\u{FEFF}f \\users \\\\u **/ /*/";
+        assert_eq!(
+            Language::Kotlin.doc_comment(worker),
+            "/** a * / b / * c d e f \\users \\\\u ** / / * / */"
+        );
+        assert_eq!(
+            Language::Java.doc_comment(worker),
+            "/** a * / b / * c d e f \\\\users \\\\u ** / / * / */"
+        );
+        assert_eq!(
+            Language::Go.doc_comment(worker),
+            "// a */ b /* c d e f \\users \\\\u **/ /*/"
+        );
+        assert_eq!(Language::Python.doc_comment("x\r\ny\u{7}z"), "# x y z");
     }
 
     #[test]
