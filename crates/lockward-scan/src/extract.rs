@@ -387,12 +387,14 @@ impl Extractor<'_> {
     }
 
     /// The values that follow the string at `index`: `f(sql, a, &[&b])` gives `a`, `b`;
-    /// `sql % (a, b)` and `sql.format(a)` too. Each value is its tokens, `&`s removed.
+    /// `sql % (a, b)`, `sql.format(a)` and sqlx's `query(sql).bind(a).bind(b)` too. Each value
+    /// is its tokens, `&`s removed.
     fn bound_arguments(&self, tokens: &[Token], index: usize) -> Vec<Vec<Token>> {
         let text = |i: usize| tokens.get(i).map_or("", |t| self.text(t.span.clone()));
         let start = match (text(index + 1), text(index + 2), text(index + 3)) {
             ("," | "%", _, _) => index + 2,
             (".", "format", "(") => index + 4,
+            (")", ".", "bind") => return self.bind_chain(tokens, index + 2),
             _ => return Vec::new(),
         };
         let single_operand = text(index + 1) == "%" && text(start) != "(";
@@ -436,6 +438,46 @@ impl Extractor<'_> {
         }
         if !current.is_empty() {
             values.push(current);
+        }
+        values
+    }
+
+    /// The arguments of a chain of one-argument `.bind(value)` calls starting at `from`, in order.
+    fn bind_chain(&self, tokens: &[Token], from: usize) -> Vec<Vec<Token>> {
+        let text = |i: usize| tokens.get(i).map_or("", |t| self.text(t.span.clone()));
+        let mut values = Vec::new();
+        let mut at = from;
+        while (text(at), text(at + 1), text(at + 2)) == (".", "bind", "(") {
+            let mut depth = 0usize;
+            let mut value = Vec::new();
+            let mut close = None;
+            for (i, token) in tokens
+                .iter()
+                .enumerate()
+                .skip(at + 2)
+                .take(MAX_VALUE_TOKENS)
+            {
+                match text(i) {
+                    "(" | "[" | "{" => depth += 1,
+                    ")" | "]" | "}" => {
+                        depth -= 1;
+                        if depth == 0 {
+                            close = Some(i);
+                            break;
+                        }
+                    }
+                    "&" => continue,
+                    _ => {}
+                }
+                if i > at + 2 {
+                    value.push(token.clone());
+                }
+            }
+            let Some(close) = close else {
+                break;
+            };
+            values.push(value);
+            at = close + 1;
         }
         values
     }

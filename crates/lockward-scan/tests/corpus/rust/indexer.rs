@@ -12,5 +12,11 @@ pub async fn index(client: &tokio_postgres::Client, shard: i32) -> Result<(), to
     let _ = sqlx::query!("SELECT pg_advisory_unlock(1001003)"); // expect(retired-id-in-use) site(1001003)
     let _ = format!("SELECT pg_advisory_xact_lock({}, {shard})", crate::locks::ADVISORY_LOCK_RELOAD_BASE); // site(1001002)
     let _worker = Worker { advisory_lock_id: 2_000_002, name: "indexer" }; // site(2000002)
+    sqlx::query("SELECT pg_advisory_lock($1)").bind(ADVISORY_LOCK_INDEXER).execute(pool).await?; // site(2000002)
+    sqlx::query("SELECT pg_advisory_lock($1, $2)") // site(1001002)
+        .bind(crate::locks::ADVISORY_LOCK_RELOAD_BASE)
+        .bind(shard)
+        .execute(pool)
+        .await?;
     Ok(())
 }
