@@ -211,9 +211,13 @@ impl Session {
         Ok(got == Some(true))
     }
 
+    /// Commits, failing when the transaction has failed: PostgreSQL answers `COMMIT` in a failed
+    /// transaction by rolling back, without an error, which would report a job whose writes
+    /// vanished as led. The `SELECT` before it fails loudly there, and the rest of the batch is
+    /// skipped; the session is then dropped, which rolls the transaction back.
     async fn commit(&self) -> Result<(), Error> {
         self.client
-            .batch_execute("COMMIT")
+            .batch_execute("SELECT 1; COMMIT")
             .await
             .map_err(Error::from)
     }

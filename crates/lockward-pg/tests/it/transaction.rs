@@ -231,3 +231,14 @@ async fn a_failed_statement_in_the_jobs_transaction_is_the_jobs_failure_not_a_lo
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_that_returns_ok_from_a_failed_transaction_is_failed_not_led() {
+    let outcomes = outcomes(job_with_a_failed_statement(Duration::ZERO, Ok(())), 2).await;
+    for outcome in outcomes {
+        assert!(
+            matches!(&outcome, Outcome::Failed { error, .. } if error.starts_with("commit failed")),
+            "COMMIT in a failed transaction rolls back: {outcome:?}"
+        );
+    }
+}
