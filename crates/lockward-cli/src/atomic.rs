@@ -124,8 +124,7 @@ fn commit(
 }
 
 fn stage(change: &Change) -> anyhow::Result<Option<Staged>> {
-    // A rename over a symlink would replace the link with a file: write where it points.
-    let path = &std::fs::canonicalize(&change.path).unwrap_or_else(|_| change.path.clone());
+    let path = &resolve_links(&change.path);
     let original = match std::fs::read(path) {
         Ok(bytes) => Some(bytes),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
@@ -151,6 +150,25 @@ fn stage(change: &Change) -> anyhow::Result<Option<Staged>> {
         temporary,
         original,
     }))
+}
+
+/// Where `path` leads through its symlinks: a rename over a link would replace the link with a
+/// file, so the new contents go where it points. That holds for a link whose target does not
+/// exist yet too (a page linked into a directory of generated files): it is followed as far as
+/// the links go.
+fn resolve_links(path: &Path) -> PathBuf {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    // As many links as Linux follows before it gives up with ELOOP.
+    let mut path = path.to_path_buf();
+    for _ in 0..40 {
+        let Ok(target) = std::fs::read_link(&path) else {
+            break;
+        };
+        path = path.parent().unwrap_or(Path::new("")).join(target);
+    }
+    path
 }
 
 /// `dir/.NAME.lockward-PID.tmp`: hidden, beside its target, and unique to this process.
@@ -324,6 +342,22 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(dir.path().join("real.toml")).unwrap(),
             "new"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_to_a_file_not_yet_written_stays_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("docs")).unwrap();
+        std::os::unix::fs::symlink("../generated/locks.md", dir.path().join("docs/locks.md"))
+            .unwrap();
+        let written = write_all(&[change(dir.path(), "docs/locks.md", "page")]).unwrap();
+        assert_eq!(written, vec![dir.path().join("docs/locks.md")]);
+        assert!(dir.path().join("docs/locks.md").is_symlink());
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("generated/locks.md")).unwrap(),
+            "page"
         );
     }
 
