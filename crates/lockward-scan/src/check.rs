@@ -190,7 +190,11 @@ impl<'a> Checker<'a> {
         };
         let lock = self.site(path, at, SiteKey::Bigint(value.value()), form);
         if let Some(registered) = self.registered_under_other_value(path, name, value.value()) {
-            self.mismatched.insert(registered.id.value());
+            // A wrong value where the entry says it is defined stands in for the definition; one
+            // elsewhere (a test's copy) leaves the entry's own file to be checked.
+            if self.is_home(path, registered) {
+                self.mismatched.insert(registered.id.value());
+            }
             let message = format!(
                 "`{name}` is {value} here, but the registry gives it id {}",
                 registered.id

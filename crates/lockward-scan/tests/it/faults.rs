@@ -203,6 +203,24 @@ fn a_registered_constant_missing_from_the_constants_file_is_reported() {
 }
 
 #[test]
+fn a_mismatched_copy_elsewhere_does_not_hide_the_missing_constant() {
+    let project = Project::harbor();
+    project.write(
+        "crates/harbor-core/src/locks.rs",
+        "pub const ADVISORY_LOCK_INVOICE_ROLLUP: i64 = 1_001_001;\n",
+    );
+    project.write("tests/mock_locks.py", "ADVISORY_LOCK_RELOAD_BASE = 5\n");
+    let report = project.scan();
+    assert_eq!(
+        brief(&report.findings),
+        [
+            "crates/harbor-core/src/locks.rs:0 constant-missing",
+            "tests/mock_locks.py:1 constant-value-mismatch",
+        ]
+    );
+}
+
+#[test]
 fn an_external_defined_in_none_of_its_files_is_not_found() {
     let project = Project::harbor();
     project.write("services/api/catalog.py", "def write(cur):\n    pass\n");
