@@ -160,9 +160,12 @@ impl Worker {
                 .then(|| Arc::clone(&session.client)),
         };
         let mut handle = tokio::spawn(job(cycle));
+        // Loss first: a job that returns as its session ends did not hold the lock to the end,
+        // and is reported lost rather than led (an unbiased select would pick either at random).
         let end = tokio::select! {
-            joined = &mut handle => End::Returned(joined),
+            biased;
             reason = session.lost(self.settings.probe_interval, self.settings.probe_timeout) => End::Lost(reason),
+            joined = &mut handle => End::Returned(joined),
             () = stop.cancelled() => End::ShutDown,
         };
         let joined = match end {
