@@ -15,7 +15,7 @@ use std::time::{Duration, Instant, UNIX_EPOCH};
 use anyhow::Context as _;
 use lockward_pg::{Cycle, JobError, Mode, Worker, WorkerBuilder};
 use lockward_registry::{KeyShape, Kind, Lock, take};
-use rustix::process::{Pid, Signal, kill_process_group};
+use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 use tokio::process::{Child, Command};
 
 use crate::args::Global;
@@ -306,7 +306,14 @@ impl Supervisor {
         };
         signal_group(pid, Signal::TERM);
         tracing::warn!(pid, grace = ?self.grace, "{why}: sent SIGTERM to the command");
-        let status = if let Ok(status) = tokio::time::timeout(self.grace, child.wait()).await {
+        let deadline = tokio::time::Instant::now() + self.grace;
+        let status = if let Ok(status) = tokio::time::timeout_at(deadline, child.wait()).await {
+            // The command exited, but what it started may not have: a process that ignores
+            // SIGTERM would run on without the lock. The group gets the rest of the grace.
+            if !group_gone_by(pid, deadline).await {
+                signal_group(pid, Signal::KILL);
+                tracing::warn!(pid, grace = ?self.grace, "processes the command started did not exit within the grace: sent SIGKILL");
+            }
             status
         } else {
             signal_group(pid, Signal::KILL);
@@ -327,16 +334,36 @@ impl Supervisor {
 /// Sends `signal` to the process group the child leads (it was started with `process_group(0)`,
 /// so its pid is the group's id).
 fn signal_group(pid: Option<u32>, signal: Signal) {
-    // No pid: the child was already reaped. Pid 1 would address every process: never.
-    let Some(group) = pid
-        .and_then(|pid| i32::try_from(pid).ok())
-        .filter(|&pid| pid > 1)
-        .and_then(Pid::from_raw)
-    else {
+    let Some(group) = group_of(pid) else {
         return;
     };
     if let Err(error) = kill_process_group(group, signal) {
         tracing::debug!(%error, "signalling the command's process group");
+    }
+}
+
+/// The process group the child leads. No pid: the child was reaped before it was read. Pid 1
+/// would address every process: never.
+fn group_of(pid: Option<u32>) -> Option<Pid> {
+    pid.and_then(|pid| i32::try_from(pid).ok())
+        .filter(|&pid| pid > 1)
+        .and_then(Pid::from_raw)
+}
+
+/// Whether the process group the child led is empty by `deadline` (polled). Its id is not
+/// reused while any member lives, so the group stays addressable after the child is reaped.
+async fn group_gone_by(pid: Option<u32>, deadline: tokio::time::Instant) -> bool {
+    let Some(group) = group_of(pid) else {
+        return true;
+    };
+    loop {
+        if test_kill_process_group(group).is_err() {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 

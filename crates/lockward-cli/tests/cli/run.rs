@@ -314,6 +314,44 @@ async fn a_command_that_ignores_sigterm_is_killed_after_the_grace() {
     );
 }
 
+/// Whether process `pid` still runs (a zombie, killed and waiting to be reaped, does not).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, fields)| !fields.starts_with('Z'))
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_the_command_left_behind_is_killed_after_the_grace() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let mut runner = Runner::start(&project, &db, &["--grace", "1s"], &["orphan"]);
+    assert!(
+        eventually(Duration::from_secs(15), || count(&project, "child") == 1),
+        "the command never started its process; stderr:\n{}",
+        runner.stderr()
+    );
+    let left = events(&project)
+        .iter()
+        .find(|event| event.kind == "child")
+        .expect("child event")
+        .pid;
+    assert!(running(left));
+
+    let code = runner.stop_with(Signal::TERM, Duration::from_secs(10));
+    let stderr = runner.stderr();
+    assert_eq!(code, 0, "stderr:\n{stderr}");
+    assert!(
+        eventually(Duration::from_secs(2), || !running(left)),
+        "process {left}, which ignores SIGTERM, outlived the command and lockward; stderr:\n{stderr}"
+    );
+    assert!(
+        stderr.contains("processes the command started did not exit within the grace"),
+        "stderr:\n{stderr}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_forwards_sigterm_to_the_command_releases_the_lock_and_exits_0() {
     let project = TestProject::harbor();
