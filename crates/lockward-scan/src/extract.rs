@@ -345,6 +345,9 @@ impl Extractor<'_> {
                 continue;
             }
             let inner = lex(self.file, content, &SQL);
+            // A site on a line of a multi-line string can only be exempted by a comment in the
+            // SQL itself.
+            self.collect_directives(&inner);
             let binds = Binds {
                 values: self.bound_arguments(tokens, index),
                 language,

@@ -9,6 +9,9 @@ module Export
       -- was: SELECT pg_advisory_lock(1001003), an SQL comment inside the heredoc
       SELECT pg_advisory_unlock(7995397) -- site(7995397)
     SQL
+    conn.execute(<<~SQL)
+      SELECT pg_advisory_lock(1_001_001) -- lockward: allow(undeclared-site) site(1001001)
+    SQL
     Worker.new(advisory_lock_id: 1_001_001) # expect(undeclared-site) site(1001001)
     Worker.new(:advisory_lock_id => 7995397) # site(7995397)
   end
