@@ -16,10 +16,42 @@ pub(crate) fn next_boundary(now: SystemTime, every: Duration) -> SystemTime {
     UNIX_EPOCH + Duration::new(secs, nanos)
 }
 
-/// Sleeps until the wall clock reaches `at` (at once when it already has).
-pub(crate) async fn sleep_until(at: SystemTime) {
-    let wait = at.duration_since(SystemTime::now()).unwrap_or_default();
-    tokio::time::sleep(wait).await;
+/// The longest single sleep towards a boundary. Timers run on the monotonic clock, so the wall
+/// clock is read again at least this often: a step of the clock (NTP, an operator) then moves the
+/// wake-up with it instead of waking the worker at the wrong wall-clock time.
+const NAP: Duration = Duration::from_secs(1);
+
+/// Where the wall clock stands against the boundary `at` of a cycle of `every`.
+#[derive(Debug, PartialEq, Eq)]
+enum Wait {
+    /// Not there yet: sleep this long, then look again.
+    Sleep(Duration),
+    /// The boundary is here (less than a period late).
+    Due,
+    /// The clock stepped: `at` is a period or more in the past, or more than a period ahead.
+    Stale,
+}
+
+fn wait(now: SystemTime, at: SystemTime, every: Duration) -> Wait {
+    match at.duration_since(now) {
+        Ok(ahead) if ahead > every => Wait::Stale,
+        Ok(ahead) if !ahead.is_zero() => Wait::Sleep(ahead.min(NAP)),
+        _ if now.duration_since(at).unwrap_or_default() >= every => Wait::Stale,
+        _ => Wait::Due,
+    }
+}
+
+/// Sleeps until the wall clock reaches the boundary `at` of a cycle of `every`. Returns `false`
+/// when the clock stepped so that `at` is no longer the next boundary (the caller computes it
+/// again), `true` when the cycle is due.
+pub(crate) async fn sleep_until(at: SystemTime, every: Duration) -> bool {
+    loop {
+        match wait(SystemTime::now(), at, every) {
+            Wait::Sleep(nap) => tokio::time::sleep(nap).await,
+            Wait::Due => return true,
+            Wait::Stale => return false,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -41,5 +73,28 @@ mod tests {
         let on_boundary = UNIX_EPOCH + Duration::from_millis(1_000_000_250);
         let next = next_boundary(on_boundary, every);
         assert_eq!(next, UNIX_EPOCH + Duration::from_millis(1_000_000_500));
+    }
+
+    #[test]
+    fn a_long_wait_is_slept_in_naps_so_the_wall_clock_is_read_again() {
+        let every = Duration::from_secs(3600);
+        let now = UNIX_EPOCH + Duration::from_secs(1_800_000_000);
+        let at = next_boundary(now, every);
+        assert_eq!(wait(now, at, every), Wait::Sleep(NAP));
+        assert_eq!(wait(at, at, every), Wait::Due);
+        assert_eq!(wait(at + Duration::from_secs(5), at, every), Wait::Due);
+    }
+
+    #[test]
+    fn a_boundary_left_behind_by_a_clock_step_is_stale_either_way() {
+        let every = Duration::from_secs(60);
+        let now = UNIX_EPOCH + Duration::from_secs(1_800_000_000 + 17);
+        let at = next_boundary(now, every);
+        let stepped_forward = now + Duration::from_secs(3600);
+        let stepped_back = now - Duration::from_secs(3600);
+        assert_eq!(wait(stepped_forward, at, every), Wait::Stale);
+        assert_eq!(wait(stepped_back, at, every), Wait::Stale);
+        let again = next_boundary(stepped_back, every);
+        assert_eq!(wait(stepped_back, again, every), Wait::Sleep(NAP));
     }
 }

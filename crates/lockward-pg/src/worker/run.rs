@@ -66,7 +66,10 @@ impl Worker {
             let start = schedule::next_boundary(SystemTime::now(), self.every);
             tokio::select! {
                 () = stop.cancelled() => break,
-                () = schedule::sleep_until(start) => {}
+                due = schedule::sleep_until(start, self.every) => if !due {
+                    tracing::warn!(cycle = ?start, "the wall clock stepped: the cycle's boundary is no longer the next one, skipped");
+                    continue;
+                },
             }
             let span = tracing::info_span!("lockward.cycle", lock = %self.name, id = %self.id_literal, cycle = ?start);
             let report = async {
