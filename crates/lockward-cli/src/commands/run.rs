@@ -105,9 +105,17 @@ pub(crate) fn run(global: &Global, args: &RunArgs) -> anyhow::Result<Outcome> {
             every = ?args.every,
             "lockward run: electing a leader each cycle"
         );
+        // The command runs in a process group of its own, so a hangup (the terminal or the ssh
+        // session closing) reaches lockward alone: dying of it would leave the command running
+        // without the lock. It stops lockward like SIGTERM.
+        let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+            .context("cannot handle SIGHUP")?;
         let stopping = Arc::clone(&supervisor);
         let shutdown = async move {
-            lockward_pg::shutdown_signal().await;
+            tokio::select! {
+                () = lockward_pg::shutdown_signal() => {}
+                _ = hangup.recv() => {}
+            }
             stopping.stopping.store(true, Ordering::SeqCst);
             tracing::info!(
                 "shutting down: the command (if running) gets SIGTERM, then the lock is released"
@@ -122,7 +130,8 @@ pub(crate) fn run(global: &Global, args: &RunArgs) -> anyhow::Result<Outcome> {
                 shutdown,
             )
             .await;
-    });
+        anyhow::Ok(())
+    })?;
     Ok(Outcome::Clean)
 }
 

@@ -379,6 +379,27 @@ async fn ctrl_c_forwards_sigterm_to_the_command_releases_the_lock_and_exits_0() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hangup_stops_lockward_like_sigterm_and_the_command_does_not_run_on() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let mut runner = Runner::start(&project, &db, &[], &["hang"]);
+    assert!(
+        eventually(Duration::from_secs(15), || count(&project, "start") == 1),
+        "the command never started; stderr:\n{}",
+        runner.stderr()
+    );
+
+    let code = runner.stop_with(Signal::HUP, Duration::from_secs(10));
+    let stderr = runner.stderr();
+    assert_eq!(code, 0, "stderr:\n{stderr}");
+    assert_eq!(count(&project, "term"), 1, "the command got SIGTERM");
+    assert!(
+        advisory_holders(&db).await.is_empty(),
+        "the lock is released"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_transaction_mode_the_lock_is_held_by_an_open_transaction_while_the_command_runs() {
     let project = TestProject::harbor();
     let db = TestDb::new().await;
