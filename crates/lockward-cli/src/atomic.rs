@@ -22,14 +22,22 @@ use anyhow::Context as _;
 /// directory stays the same inode for as long as the project exists, and locking it leaves no
 /// lock file in the work tree. Where a directory cannot be opened as a file (Windows), the
 /// lock is a `.lockward.lock` file in that directory instead.
+///
+/// When the registry is a symlink, the directory locked is the one holding the file it points
+/// to, which every run that writes that file reaches, whichever link it came through.
 #[derive(Debug)]
 pub(crate) struct ProjectLock {
     _file: File,
 }
 
 impl ProjectLock {
-    /// Waits for, then takes, the exclusive lock on the project whose registry is in `dir`.
-    pub(crate) fn acquire(dir: &Path) -> anyhow::Result<Self> {
+    /// Waits for, then takes, the exclusive lock on the project whose registry is `registry`.
+    pub(crate) fn acquire(registry: &Path) -> anyhow::Result<Self> {
+        let registry = resolve_links(registry);
+        let dir = match registry.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent,
+            _ => Path::new("."),
+        };
         let file = open_lock_target(dir)
             .with_context(|| format!("cannot open {} to lock it", dir.display()))?;
         match file.try_lock() {
@@ -363,9 +371,35 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
+    fn projects_sharing_a_registry_through_links_share_its_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        for sub in ["shared", "a", "b"] {
+            std::fs::create_dir(dir.path().join(sub)).unwrap();
+        }
+        std::fs::write(dir.path().join("shared/lockward.toml"), "").unwrap();
+        for project in ["a", "b"] {
+            std::os::unix::fs::symlink(
+                "../shared/lockward.toml",
+                dir.path().join(project).join("lockward.toml"),
+            )
+            .unwrap();
+        }
+        let held = ProjectLock::acquire(&dir.path().join("a/lockward.toml")).unwrap();
+        let through_b = File::open(dir.path().join("shared")).unwrap();
+        assert!(matches!(
+            through_b.try_lock(),
+            Err(std::fs::TryLockError::WouldBlock)
+        ));
+        drop(held);
+        through_b.try_lock().unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
     fn the_project_lock_excludes_a_second_holder_until_dropped() {
         let dir = tempfile::tempdir().unwrap();
-        let held = ProjectLock::acquire(dir.path()).unwrap();
+        std::fs::write(dir.path().join("lockward.toml"), "").unwrap();
+        let held = ProjectLock::acquire(&dir.path().join("lockward.toml")).unwrap();
         let other = File::open(dir.path()).unwrap();
         assert!(matches!(
             other.try_lock(),

@@ -17,7 +17,7 @@ use crate::{Outcome, output};
 pub(crate) fn run(global: &Global, args: &RetireArgs) -> anyhow::Result<Outcome> {
     let json = super::human_or_json(global, "retire")?;
     let location = Location::find(global.registry.as_deref())?;
-    let _lock = ProjectLock::acquire(&location.root)?;
+    let _lock = ProjectLock::acquire(&location.file)?;
     let project = super::load(global)?;
     let lock = take::find_lock(&project.registry, &args.id).map_err(|error| refusal(&error))?;
     let retired =

@@ -18,7 +18,7 @@ pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
     let location = Location::find(global.registry.as_deref())?;
     // Everything from here on reads the project as the lock holder sees it: an id is only
     // free if no other run can take it between this read and the write.
-    let _lock = ProjectLock::acquire(&location.root)?;
+    let _lock = ProjectLock::acquire(&location.file)?;
     let project = super::load(global)?;
     let request = Request {
         constant: args.constant.clone(),
