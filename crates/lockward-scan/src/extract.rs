@@ -636,7 +636,9 @@ impl Extractor<'_> {
             }
         };
         let first = tokens.get(start)?;
-        if first.newline_before {
+        // A formatter moves a long definition's value to the line after its `=`; after any other
+        // binding a line break ends the statement.
+        if first.newline_before && binding != Binding::Assign {
             return None;
         }
         // A value is cut at its end, or after `MAX_VALUE_TOKENS` (then it is no literal nor a

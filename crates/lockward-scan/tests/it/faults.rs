@@ -203,6 +203,24 @@ fn a_registered_constant_missing_from_the_constants_file_is_reported() {
 }
 
 #[test]
+fn a_definition_whose_value_the_formatter_wrapped_is_still_a_definition() {
+    let project = Project::harbor();
+    project.write(
+        "crates/harbor-core/src/locks.rs",
+        "pub const ADVISORY_LOCK_INVOICE_ROLLUP: i64 = 1_001_001;\npub const ADVISORY_LOCK_RELOAD_BASE: i32 =\n    1_001_004;\n",
+    );
+    project.write(
+        "services/api/Billing.java",
+        "class Billing {\n  static final long BILLING_LOCK_ID =\n      4_242L;\n}\n",
+    );
+    let report = project.scan();
+    assert_eq!(
+        brief(&report.findings),
+        ["services/api/Billing.java:2 unregistered-id"]
+    );
+}
+
+#[test]
 fn a_mismatched_copy_elsewhere_does_not_hide_the_missing_constant() {
     let project = Project::harbor();
     project.write(
