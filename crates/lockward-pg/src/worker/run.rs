@@ -25,9 +25,11 @@ impl Worker {
     /// # Cancel safety
     ///
     /// Not cancel safe in the sense that dropping this future mid-cycle skips the graceful path:
-    /// the job's task is left running (its token is not cancelled) and the lock is released only
-    /// when the dropped connection closes. Resolve `shutdown` instead: the job is cancelled, the
-    /// transaction rolled back or the lock released, and then `run` returns.
+    /// the job's token is cancelled but nothing waits for the job, and the lock goes with the
+    /// dropped connection (in session mode at once; in transaction mode when the job's task
+    /// ends and lets go of the transaction's client). Resolve `shutdown` instead: the job is
+    /// cancelled and awaited, the transaction rolled back or the lock released, and then `run`
+    /// returns.
     pub async fn run<F, Fut, E, S>(self, job: F, shutdown: S)
     where
         F: FnMut(Cycle) -> Fut + Send,
@@ -163,6 +165,8 @@ impl Worker {
                 .then(|| Arc::clone(&session.client)),
         };
         let mut handle = tokio::spawn(job(cycle));
+        // Should `run`'s future be dropped while the job runs, the job still hears of it.
+        let cancel_on_drop = token.clone().drop_guard();
         // Loss first: a job that returns as its session ends did not hold the lock to the end,
         // and is reported lost rather than led (an unbiased select would pick either at random).
         let end = tokio::select! {
@@ -171,6 +175,7 @@ impl Worker {
             joined = &mut handle => End::Returned(joined),
             () = stop.cancelled() => End::ShutDown,
         };
+        cancel_on_drop.disarm();
         let joined = match end {
             End::Returned(joined) => joined,
             End::Lost(reason) => {

@@ -135,3 +135,31 @@ async fn a_restarted_server_is_reconnected_to() {
     .await;
     worker.shut_down().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_the_run_future_mid_job_cancels_the_job_and_frees_the_lock() {
+    let db = TestDb::new().await;
+    let admin = db.connect().await;
+    let log = Log::default();
+    let worker = start(
+        rollup(&db.url(), Duration::from_millis(200)),
+        &log,
+        0,
+        Duration::from_secs(30),
+    );
+    wait_for("a job to start", Duration::from_secs(10), || {
+        !log.runs().is_empty()
+    })
+    .await;
+    worker.task.abort();
+    wait_for("the job to end", Duration::from_secs(5), || {
+        log.runs()[0].ended.is_some()
+    })
+    .await;
+    assert!(log.runs()[0].cancelled, "the job saw its token cancelled");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while holder_pid(&admin).await.is_some() {
+        assert!(Instant::now() < deadline, "the lock is still held");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
