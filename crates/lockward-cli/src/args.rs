@@ -90,9 +90,10 @@ pub(crate) enum Command {
     /// Under the same lock as `take`, rewrites the id's entry in place as
     /// `retired = "REASON"` (its `plugin`, `reserved` or `defined_in` line goes; `constant`,
     /// `worker` and `key` stay as the record of what it was) and re-renders the page. Refuses,
-    /// exiting 1, while the id is still in use: core's constants file (or an external's files)
-    /// still defining the constant, or a plugin manifest declaring the id; the uses are listed.
-    /// Exits 2 for an id that is not registered or already retired.
+    /// exiting 1, while the id is still in use: anywhere the code scan finds it (a constant
+    /// defined with it, a lock call or a keyword with it as key, by literal or by name, in any
+    /// file `check` scans), or a plugin manifest declaring it; the uses are listed. Exits 2 for
+    /// an id that is not registered, already retired, or reserved on another branch.
     ///
     /// Prints the id; with `--format json`, `{"id", "literal", "retired", "written"}` (or
     /// `"uses"` when refused).
