@@ -49,7 +49,7 @@ pub struct Keepalive {
     pub idle: Duration,
     /// Between keepalive probes.
     pub interval: Duration,
-    /// Unanswered probes before the peer is declared dead.
+    /// Unanswered probes before the peer is declared dead (at least 1).
     pub count: u32,
 }
 
@@ -368,6 +368,13 @@ impl WorkerBuilder {
         if keepalive.idle < Duration::from_secs(1) || keepalive.interval < Duration::from_secs(1) {
             return Err(Error::Setting(
                 "keepalive idle and interval are whole seconds, at least 1".to_owned(),
+            ));
+        }
+        // A count of 0 would leave the server on the system's default count (9 on Linux), far
+        // beyond the bound the worker states.
+        if keepalive.count == 0 {
+            return Err(Error::Setting(
+                "keepalive count must be at least 1".to_owned(),
             ));
         }
         let key = match (self.family, self.member) {

@@ -1,7 +1,7 @@
 use std::time::Duration;
 
 use lockward_pg::testing::TestDb;
-use lockward_pg::{Error, Worker};
+use lockward_pg::{Error, Keepalive, Worker};
 use lockward_registry::AdvisoryKey;
 
 use crate::support::{Log, registry, start, wait_for};
@@ -111,4 +111,19 @@ async fn a_family_member_worker_holds_the_pair_key_while_it_leads() {
             .unwrap()
             .is_empty()
     );
+}
+
+#[test]
+fn a_keepalive_that_would_never_declare_the_peer_dead_is_refused() {
+    let error = Worker::builder(&registry(), "ADVISORY_LOCK_ROLLUP")
+        .unwrap()
+        .database_url("postgres://u@127.0.0.1/db")
+        .every(Duration::from_secs(1))
+        .keepalive(Keepalive {
+            count: 0,
+            ..Keepalive::default()
+        })
+        .build()
+        .unwrap_err();
+    assert!(matches!(error, Error::Setting(_)), "{error}");
 }
