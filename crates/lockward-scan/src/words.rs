@@ -2,7 +2,9 @@
 //!
 //! `ADVISORY_LOCK_FOO`, `AdvisoryLockFoo`, `advisoryLockFoo` and `advisory-lock-foo` are all
 //! the words `advisory lock foo`, so one pattern `ADVISORY_LOCK*` matches them all, while
-//! `BLOCK_KEY_SIZE` (`block key size`) does not match `*_LOCK_KEY`.
+//! `BLOCK_KEY_SIZE` (`block key size`) does not match `*_LOCK_KEY`. A `*` written against a
+//! separator stands for at least one word, as in a glob: `*_LOCK_ID` matches `JOB_LOCK_ID` but
+//! not a bare `lock_id`, the name of many a local variable.
 
 /// The lowercase words of a name. Words break at `_`, `-` and `$`, where a lowercase letter or
 /// digit meets an uppercase one (`lockKey`), and before the last capital of an acronym
@@ -37,11 +39,15 @@ pub(crate) fn split(name: &str) -> Vec<String> {
     words
 }
 
-/// One part of a pattern: a word, or `*` (any number of words, none included).
+/// One part of a pattern: a word, or `*` (any number of words, at least `min`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Part {
     Word(String),
-    Any,
+    Any { min: usize },
+}
+
+fn is_separator(c: char) -> bool {
+    matches!(c, '_' | '-' | '$')
 }
 
 /// A name pattern such as `ADVISORY_LOCK*` or `*_LOCK_KEY`, matched on words.
@@ -51,12 +57,20 @@ pub(crate) struct Pattern {
 }
 
 impl Pattern {
-    /// Parses a pattern; `*` stands for any run of words.
+    /// Parses a pattern; `*` stands for any run of words, of at least one word when a separator
+    /// stands beside it (`*_LOCK_ID`, `ADVISORY_LOCK_*`).
     pub(crate) fn new(pattern: &str) -> Self {
         let mut parts = Vec::new();
-        for (i, piece) in pattern.split('*').enumerate() {
-            if i > 0 && parts.last() != Some(&Part::Any) {
-                parts.push(Part::Any);
+        let pieces: Vec<&str> = pattern.split('*').collect();
+        for (i, piece) in pieces.iter().enumerate() {
+            if i > 0 {
+                let separated =
+                    pieces[i - 1].ends_with(is_separator) || piece.starts_with(is_separator);
+                let min = usize::from(separated);
+                match parts.last_mut() {
+                    Some(Part::Any { min: before }) => *before = (*before).max(min),
+                    _ => parts.push(Part::Any { min }),
+                }
             }
             parts.extend(split(piece).into_iter().map(Part::Word));
         }
@@ -74,7 +88,7 @@ impl Pattern {
         for part in &self.parts {
             match part {
                 Part::Word(word) => runs.last_mut().expect("never empty").push(word.clone()),
-                Part::Any => runs.push(Vec::new()),
+                Part::Any { .. } => runs.push(Vec::new()),
             }
         }
         runs.retain(|run| !run.is_empty());
@@ -85,7 +99,9 @@ impl Pattern {
 fn match_parts(parts: &[Part], words: &[String]) -> bool {
     match parts.split_first() {
         None => words.is_empty(),
-        Some((Part::Any, rest)) => (0..=words.len()).any(|skip| match_parts(rest, &words[skip..])),
+        Some((Part::Any { min }, rest)) => {
+            (*min..=words.len()).any(|skip| match_parts(rest, &words[skip..]))
+        }
         Some((Part::Word(word), rest)) => {
             words.first() == Some(word) && match_parts(rest, &words[1..])
         }
@@ -126,6 +142,10 @@ mod tests {
         assert!(suffix.matches(&words("catalogLockKey")));
         assert!(!suffix.matches(&words("BLOCK_KEY_SIZE")));
         assert!(!suffix.matches(&words("CATALOG_LOCK_KEYS")));
+        assert!(!suffix.matches(&words("lock_key")), "a bare local variable");
+        assert!(!suffix.matches(&words("lockKey")));
+        assert!(Pattern::new("*LOCK_KEY").matches(&words("lockKey")));
+        assert!(!Pattern::new("ADVISORY_LOCK_*").matches(&words("ADVISORY_LOCK")));
         let prefix = Pattern::new("ADVISORY_LOCK*");
         assert!(prefix.matches(&words("AdvisoryLockInvoiceRollup")));
         assert!(prefix.matches(&words("ADVISORY_LOCK")));

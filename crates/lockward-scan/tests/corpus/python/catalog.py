@@ -24,3 +24,8 @@ def write_catalog(conn, shard):
 
 def run_worker(lock, advisory_lock_id: int = 0):
     return psycopg.sql.SQL("SELECT pg_try_advisory_lock({})").format(lock)  # expect(dynamic-key)
+
+
+def test_release(conn):
+    lock_id = 4_243  # a local variable: `*_LOCK_ID` wants a word before LOCK
+    assert release(conn, lock_id)
