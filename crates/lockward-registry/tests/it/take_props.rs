@@ -249,6 +249,48 @@ proptest! {
     }
 
     #[test]
+    fn any_worker_text_round_trips_through_the_registry_and_stays_inside_its_comment(
+        generated in registry_strategy(),
+        worker in prop_oneof![
+            "[*/\\\\u0-9a-f \t\n\r\u{0}\u{7}\u{2028}\u{85}\u{FEFF}\"#]{1,16}",
+            "(?s).{1,24}",
+        ],
+    ) {
+        prop_assume!(!worker.trim().is_empty());
+        let registry = load(&generated.text);
+        let mut request = request(None);
+        request.worker.clone_from(&worker);
+        let taken = match take::take(&registry, &request, &[], Some("X = 1\n")) {
+            Ok(taken) => taken,
+            Err(EditError::BlockUsedUp { .. }) => return Ok(()),
+            Err(error) => return Err(TestCaseError::fail(error.to_string())),
+        };
+        let new = taken.registry.lock(taken.id.value()).expect("the taken id is registered");
+        prop_assert_eq!(new.worker.as_deref(), Some(worker.as_str()));
+
+        let id = lockward_registry::Id::plain(7);
+        for (path, text) in [
+            ("l.py", ""), ("l.rs", ""), ("l.go", ""), ("l.ts", ""), ("l.rb", ""),
+            ("L.java", "class L {\n}\n"), ("L.kt", ""),
+        ] {
+            let language = Language::from_path(path).expect("supported");
+            let append = |worker: &str| {
+                take::append_constant(language, path, text, &[], "ADVISORY_LOCK_B", &id, worker)
+                    .expect("appended")
+            };
+            let out = append(&worker);
+            // One comment line above the constant, as for a plain worker text.
+            prop_assert_eq!(out.lines().count(), append("w").lines().count(), "{}: {:?}", path, out);
+            prop_assert!(!out.contains(['\r', '\0', '\u{2028}', '\u{85}']), "{}: {:?}", path, out);
+            if path.starts_with('L') {
+                let comment = out.lines().find(|line| line.contains("/**")).expect("a comment").trim();
+                let inner = &comment["/**".len()..comment.len() - "*/".len()];
+                prop_assert!(comment.ends_with("*/") && !inner.contains("*/") && !inner.contains("/*"), "{}: {:?}", path, comment);
+            }
+        }
+    }
+
+    #[test]
     fn retire_changes_only_the_retired_entry(
         generated in registry_strategy(),
         pick in any::<prop::sample::Index>(),
