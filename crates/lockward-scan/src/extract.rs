@@ -769,6 +769,13 @@ impl Extractor<'_> {
         {
             tokens = &tokens[1..];
         }
+        // Kotlin's bare `$NAME`.
+        if let [dollar, name] = tokens
+            && token_text(dollar) == "$"
+            && name.kind == TokenKind::Ident
+        {
+            tokens = &tokens[1..];
+        }
         if let [first, inner @ .., last] = tokens
             && token_text(first) == "{"
             && token_text(last) == "}"

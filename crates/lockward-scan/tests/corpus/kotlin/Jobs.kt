@@ -11,4 +11,5 @@ fun run(conn: Connection) {
     conn.execute("SELECT pg_advisory_lock(${ADVISORY_LOCK_INVOICE_ROLLUP})") // site(1001001)
     Worker(name = "jobs", advisoryLockId = -2_000_008L) // site(-2000008)
     conn.execute("SELECT pg_advisory_lock(42)") // lockward: allow(unregistered-id) site(42)
+    conn.execute("SELECT pg_advisory_unlock($JobsLockKey)") // site(-2000008)
 }
