@@ -134,12 +134,15 @@ impl TestDb {
             std::process::id(),
             COUNTER.fetch_add(1, Ordering::Relaxed)
         );
-        let admin = connect_url(&server.url("postgres")).await;
+        let admin = connect_to(&server, "postgres").await;
         admin
             .batch_execute(&format!("CREATE DATABASE {name}"))
             .await
             .unwrap_or_else(|error| {
-                panic!("lockward test harness: CREATE DATABASE {name}: {error}")
+                panic!(
+                    "lockward test harness: CREATE DATABASE {name}: {}",
+                    crate::Error::from(error)
+                )
             });
         Self { server, name }
     }
@@ -176,7 +179,7 @@ impl TestDb {
     ///
     /// Cancel safe: a cancelled connect leaves nothing behind.
     pub async fn connect(&self) -> Client {
-        connect_url(&self.url()).await
+        connect_to(&self.server, &self.name).await
     }
 }
 
@@ -196,7 +199,10 @@ impl Drop for TestDb {
                         let task = tokio::spawn(connection);
                         let sql = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
                         if let Err(error) = client.batch_execute(&sql).await {
-                            eprintln!("lockward test harness: {sql}: {error}");
+                            eprintln!(
+                                "lockward test harness: {sql}: {}",
+                                crate::Error::from(error)
+                            );
                         }
                         drop(client);
                         let _ = task.await;
@@ -208,10 +214,19 @@ impl Drop for TestDb {
     }
 }
 
-async fn connect_url(url: &str) -> Client {
-    let (client, connection) = tokio_postgres::connect(url, NoTls)
+/// Connects to `database`; a failure says why, naming the server without its password.
+async fn connect_to(server: &Server, database: &str) -> Client {
+    let (client, connection) = tokio_postgres::connect(&server.url(database), NoTls)
         .await
-        .unwrap_or_else(|error| panic!("lockward test harness: connecting to {url}: {error}"));
+        .unwrap_or_else(|error| {
+            panic!(
+                "lockward test harness: connecting to {}@{}:{}/{database}: {}",
+                server.user,
+                server.host,
+                server.port,
+                crate::Error::from(error)
+            )
+        });
     tokio::spawn(async move {
         let _ = connection.await;
     });
