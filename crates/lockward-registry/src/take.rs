@@ -618,7 +618,7 @@ fn word_occurrences<'a>(line: &'a str, word: &'a str) -> impl Iterator<Item = us
 /// Whether the name at `start..start + len` of `line` is the target of an assignment: nothing
 /// before it assigns or calls, and after it come at most a type and then `=` (not `==`, `=>`).
 fn defines_at(line: &str, start: usize, len: usize) -> bool {
-    let before = &line[..start];
+    let before = without_restricted_visibility(&line[..start]);
     if before.contains(['=', '(', '"', '\'']) {
         return false;
     }
@@ -633,6 +633,18 @@ fn defines_at(line: &str, start: usize, len: usize) -> bool {
         });
     let next = after[eq + 1..].chars().next();
     type_like && !matches!(next, Some('=' | '>')) && !between.ends_with(['!', '<', '>'])
+}
+
+/// `code` with a Rust restricted visibility (`pub(crate)`, `pub(super)`, `pub(in path)`) read
+/// as `pub`, so that its parentheses do not make a definition look like a call.
+fn without_restricted_visibility(code: &str) -> std::borrow::Cow<'_, str> {
+    let Some(open) = code.find("pub(") else {
+        return code.into();
+    };
+    let Some(close) = code[open..].find(')') else {
+        return code.into();
+    };
+    format!("{}pub{}", &code[..open], &code[open + close + 1..]).into()
 }
 
 /// The shape of a simple integer constant line, to be copied for a new constant.
@@ -671,7 +683,7 @@ fn shape_of(line: &str, language: Language) -> Option<Shape<'_>> {
         return None;
     }
     let left = &line[..eq];
-    if !left
+    if !without_restricted_visibility(left)
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || " \t_:.[]<>".contains(c))
     {
@@ -1299,6 +1311,15 @@ key = \"family\"
     }
 
     #[test]
+    fn a_new_rust_constant_keeps_its_siblings_restricted_visibility() {
+        let rust = "pub(crate) const A_LOCK_ID: i64 = 1;\n\nfn unrelated() {}\n";
+        assert_eq!(
+            constant("locks.rs", rust),
+            "pub(crate) const A_LOCK_ID: i64 = 1;\n/// dunning reminders\npub(crate) const ADVISORY_LOCK_DUNNING: i64 = 1_001_006;\n\nfn unrelated() {}\n"
+        );
+    }
+
+    #[test]
     fn a_new_constant_follows_its_registered_siblings_not_a_test_module() {
         let rust = "pub const A_LOCK_ID: i64 = 1;\n\n#[cfg(test)]\nmod tests {\n    const FAKE_LOCK_ID: i64 = 9;\n}\n";
         assert_eq!(
@@ -1420,6 +1441,8 @@ key = \"family\"
             "    public static final long ADVISORY_LOCK_A = 1L;",
             "const val ADVISORY_LOCK_A: Long = 1L",
             "ADVISORY_LOCK_A: Final[int] = 1",
+            "pub(crate) const ADVISORY_LOCK_A: i64 = 1;",
+            "    pub(in crate::locks) const ADVISORY_LOCK_A: i64 = 1;",
         ] {
             assert_eq!(
                 find_definition(&format!("x\n{line}\n"), name),
