@@ -44,10 +44,16 @@ const TWO_CHAR_OPERATORS: &[&[u8; 2]] = &[
 
 /// Lexes `text[range]` by `syntax`. Offsets in the result are offsets into `text`.
 pub(crate) fn lex(text: &str, range: Range<usize>, syntax: &Syntax) -> Lexed {
+    // A byte order mark (as Windows editors write) is no part of the first name.
+    let bom = if range.start == 0 && text.starts_with('\u{FEFF}') {
+        '\u{FEFF}'.len_utf8()
+    } else {
+        0
+    };
     let mut lexer = Lexer {
         bytes: text.as_bytes(),
         end: range.end,
-        pos: range.start,
+        pos: range.start + bom,
         syntax,
         out: Lexed::default(),
         newline: true,
@@ -470,6 +476,12 @@ mod tests {
                 (TokenKind::Str, "'a # b'"),
             ]
         );
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_not_part_of_the_first_name() {
+        let tokens = kinds("\u{FEFF}ADVISORY_LOCK_X = 1\n", Language::Python);
+        assert_eq!(tokens[0], (TokenKind::Ident, "ADVISORY_LOCK_X"));
     }
 
     #[test]
