@@ -4,7 +4,9 @@
 //! A [`Worker`] runs a job on exactly one of many processes per cycle. Every cycle — aligned to
 //! the wall clock, so `every 60s` starts at :00 on every host — each process tries the worker's
 //! registered advisory lock on its own dedicated connection (the *lock session*, never a pooled
-//! one); the one that gets it runs the job and releases the lock, the others skip the cycle.
+//! one); the one that gets it runs the job and releases the lock, the others skip the cycle. The
+//! wall clock is read again at least every second while waiting, so a step of it moves the
+//! wake-up along, and a boundary the step left a period or more behind is skipped.
 //!
 //! - **Registered locks only.** [`Worker::builder`] takes a constant name from a loaded
 //!   [`lockward_registry::Registry`]; [`Worker::builder_for`] takes a registry entry (a plugin's
@@ -12,7 +14,8 @@
 //! - **Two modes.** [`Mode::Session`] takes `pg_try_advisory_lock` and releases it with
 //!   `pg_advisory_unlock` after the job; [`Mode::Transaction`] takes
 //!   `pg_try_advisory_xact_lock` in a transaction the job receives, committed when the job
-//!   succeeds and rolled back when it fails or is cancelled.
+//!   succeeds and rolled back when it fails or is cancelled (a job that returns `Ok` from a
+//!   transaction one of its statements failed has failed: PostgreSQL would only roll it back).
 //! - **Loss detection.** While the job runs, the lock session is watched: its connection ending
 //!   (closed, `pg_terminate_backend`) cancels the job's [`Cycle::token`] at once, and a silent
 //!   session (a liveness `SELECT 1` unanswered) within *probe interval + probe timeout*
@@ -22,7 +25,9 @@
 //!   Broken sessions are reopened with backoff; a server restart is survived.
 //! - **Ledger** (optional, [`WorkerBuilder::ledger`]): a `lockward_ledger` table records each
 //!   cycle's leader, hands the job a fencing token that rises at every acquisition, and makes a
-//!   cycle run at most once even when a second host reaches the lock later in the same cycle.
+//!   cycle run at most once even when a second host reaches the lock later in the same cycle. In
+//!   transaction mode the claim commits or rolls back with the job's writes, so only a committed
+//!   cycle counts as run: one that failed or was lost may run again on another host.
 //! - **Collisions made loud.** A skipped cycle looks the holder up (`pg_locks` ⋈
 //!   `pg_stat_activity`, see [`holders`]); a holder whose `application_name` is not this
 //!   worker's is logged as an error and counted ([`Outcome::Collision`]).

@@ -28,7 +28,8 @@ pub enum Mode {
     #[default]
     Session,
     /// `pg_try_advisory_xact_lock` inside a transaction the job receives
-    /// ([`Cycle::transaction`]): committed when the job succeeds, rolled back when it fails or is
+    /// ([`Cycle::transaction`]): committed when the job succeeds, rolled back when it fails
+    /// (returns an error, panics, or leaves its transaction failed by a statement's error) or is
     /// cancelled, so the job's writes and the lock end together. Works behind transaction-pooling
     /// poolers.
     Transaction,
