@@ -23,6 +23,10 @@ const LOCK_FUNCTIONS: &[&str] = &[
     "pg_advisory_unlock_shared",
 ];
 
+/// Keywords that declare a function: a lock function's name after one is a wrapper being
+/// defined (`def pg_advisory_lock(conn, key):`), not a call.
+const FUNCTION_KEYWORDS: &[&str] = &["def", "fn", "func", "fun", "function"];
+
 /// How far a bound value is followed, in tokens.
 const MAX_VALUE_TOKENS: usize = 64;
 /// How far a call's closing parenthesis is looked for, in tokens; a call without one in reach
@@ -526,6 +530,12 @@ impl Extractor<'_> {
                         .get(i + 1)
                         .is_some_and(|t| self.text(t.span.clone()) == "(")
                         && LOCK_FUNCTIONS.iter().any(|f| f.eq_ignore_ascii_case(text))
+                        && !i.checked_sub(1).is_some_and(|p| {
+                            let before = self.text(tokens[p].span.clone());
+                            FUNCTION_KEYWORDS
+                                .iter()
+                                .any(|k| k.eq_ignore_ascii_case(before))
+                        })
                     {
                         self.call(tokens, i, language);
                     } else {
