@@ -160,7 +160,8 @@ pub(crate) struct RenderArgs {
 #[derive(Debug, clap::Args)]
 pub(crate) struct TakeArgs {
     /// The constant's name, e.g. `ADVISORY_LOCK_DUNNING` (letters, digits and `_`, not starting
-    /// with a digit; not used by any entry, retired ones included).
+    /// with a digit, and with an uppercase letter for a Ruby constants file; not used by any
+    /// entry, retired ones included).
     #[arg(value_name = "CONSTANT")]
     pub(crate) constant: String,
     /// The background worker that will hold the lock; written to the registry and, as a

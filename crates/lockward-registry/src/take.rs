@@ -84,6 +84,17 @@ pub enum EditError {
     /// The constant's name is not an identifier in every supported language.
     #[error("`{0}` is not an identifier: use letters, digits and `_`, not starting with a digit")]
     InvalidConstantName(String),
+    /// The name is an identifier, but not a constant in the constants file's language (in Ruby,
+    /// a name starting with a lowercase letter or `_` is a local variable).
+    #[error("{path}: `{constant}` would not be a constant there: {why}")]
+    NotAConstant {
+        /// The constants file.
+        path: String,
+        /// The name asked for.
+        constant: String,
+        /// The language's rule.
+        why: &'static str,
+    },
     /// A required text (`--worker`, `--plugin`, `--reason`) is empty.
     #[error("{0} must not be empty")]
     Empty(&'static str),
@@ -202,6 +213,17 @@ pub fn take(
     } else {
         let language = Language::from_path(constants_path)
             .ok_or_else(|| EditError::UnsupportedLanguage(constants_path.to_owned()))?;
+        if language == Language::Ruby
+            && !request
+                .constant
+                .starts_with(|c: char| c.is_ascii_uppercase())
+        {
+            return Err(EditError::NotAConstant {
+                path: constants_path.to_owned(),
+                constant: request.constant.clone(),
+                why: "a Ruby constant starts with an uppercase letter",
+            });
+        }
         let text = constants_text
             .ok_or_else(|| EditError::MissingConstantsFile(constants_path.to_owned()))?;
         if let Some(line) = find_definition(text, &request.constant) {
@@ -1145,6 +1167,30 @@ key = \"family\"
         assert!(matches!(error, EditError::AlreadyDefined { line: 2, .. }));
         let error = take(&registry, &request("ADVISORY_LOCK_DUNNING"), &[], None).unwrap_err();
         assert!(matches!(error, EditError::MissingConstantsFile(_)));
+    }
+
+    #[test]
+    fn take_refuses_a_name_that_ruby_would_read_as_a_local_variable() {
+        let text = REGISTRY.replace("constants = \"locks.py\"", "constants = \"locks.rb\"");
+        let error = take(
+            &registry(&text),
+            &request("advisory_lock_dunning"),
+            &[],
+            Some(""),
+        )
+        .unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "locks.rb: `advisory_lock_dunning` would not be a constant there: a Ruby constant starts with an uppercase letter"
+        );
+        // Python takes the same name as it is.
+        take(
+            &registry(REGISTRY),
+            &request("advisory_lock_dunning"),
+            &[],
+            Some(""),
+        )
+        .unwrap();
     }
 
     #[test]
