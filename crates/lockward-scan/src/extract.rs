@@ -172,12 +172,12 @@ pub(crate) fn extract(path: &str, language: Language, text: &str, names: &Names)
     }
 }
 
-fn resolve_local(kind: &mut ItemKind, locals: &HashMap<String, Id>) {
+fn resolve_local(kind: &mut ItemKind, locals: &HashMap<String, Option<Id>>) {
     let (ItemKind::Call { key, .. } | ItemKind::Keyword { key, .. }) = kind else {
         return;
     };
     if let Key::Name(name) = key
-        && let Some(value) = locals.get(name.as_str())
+        && let Some(Some(value)) = locals.get(name.as_str())
     {
         *key = Key::Local {
             name: std::mem::take(name),
@@ -279,7 +279,9 @@ struct Extractor<'a> {
     file: &'a str,
     names: &'a Names,
     raw: Vec<(Range<usize>, ItemKind)>,
-    locals: HashMap<String, Id>,
+    /// Names assigned in code: the one integer literal a name is always assigned, or `None`
+    /// when it is also assigned something else (then it is a variable, not a constant).
+    locals: HashMap<String, Option<Id>>,
     /// Byte offsets of `lockward: allow(...)` comments, and the codes they allow.
     directives: Vec<(usize, Vec<Code>)>,
     /// While walking a string's SQL: what its placeholders are bound to.
@@ -570,13 +572,14 @@ impl Extractor<'_> {
         let span = tokens[i].span.clone();
         let name = self.text(span.clone()).to_owned();
         let literal = literal_value(self.file, &tokens[value.clone()], language);
-        if binding == Binding::Assign
-            && code
-            && let Some(value) = &literal
-        {
-            self.locals
+        if binding == Binding::Assign && code {
+            let known = self
+                .locals
                 .entry(name.clone())
-                .or_insert_with(|| value.clone());
+                .or_insert_with(|| literal.clone());
+            if *known != literal {
+                *known = None;
+            }
         }
         if !name.bytes().any(|b| b.is_ascii_alphabetic()) {
             return;

@@ -33,3 +33,9 @@ def test_release(conn):
 
 def pg_advisory_lock(conn, key):  # a wrapper being defined is not a call
     return conn.execute("SELECT pg_advisory_lock(%s)", (key,))  # expect(dynamic-key)
+
+
+def retry(conn):
+    attempt = 1
+    attempt = 2
+    conn.execute("SELECT pg_advisory_lock(%s)", (attempt,))  # expect(dynamic-key): a variable, not a constant
