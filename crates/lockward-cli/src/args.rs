@@ -184,9 +184,9 @@ pub(crate) struct TakeArgs {
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct RetireArgs {
-    /// The id, in any TOML integer form (`1_001_003`, `1001003`, `0xF4A3B`), or its constant's
-    /// name.
-    #[arg(value_name = "ID")]
+    /// The id, in any TOML integer form (`1_001_003`, `1001003`, `0xF4A3B`, `-5`), or its
+    /// constant's name.
+    #[arg(value_name = "ID", allow_negative_numbers = true)]
     pub(crate) id: String,
     /// Why the id is retired; written as `retired = "REASON"`.
     #[arg(long, value_name = "TEXT")]

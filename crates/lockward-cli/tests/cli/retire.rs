@@ -155,6 +155,28 @@ fn retire_rewrites_a_reservation_in_place() {
 }
 
 #[test]
+fn retire_takes_a_negative_id_as_an_id_not_an_option() {
+    let project = TestProject::harbor();
+    project.edit(
+        "lockward.toml",
+        "id = 1_001_005\n",
+        "id = -5\nreserved = \"a legacy negative key\"\n\n[[lock]]\nid = 1_001_005\n",
+    );
+    let run = project.run(&["retire", "-5", "--reason", "dropped"]);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, "-5\n"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        project
+            .read("lockward.toml")
+            .contains("id = -5\nretired = \"dropped\"\n\n"),
+    );
+}
+
+#[test]
 fn retire_refuses_unknown_and_already_retired_ids_with_exit_2() {
     let project = TestProject::harbor();
     let run = project.run(&["retire", "1_001_777", "--reason", "x"]);
