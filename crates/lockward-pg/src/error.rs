@@ -49,7 +49,7 @@ impl From<tokio_postgres::Error> for Error {
 
 /// The driver's error with what it wraps: its own `Display` is a bare summary such as
 /// `db error`, which would leave the server's message out of every log line.
-fn describe(error: &tokio_postgres::Error) -> String {
+pub(crate) fn describe(error: &tokio_postgres::Error) -> String {
     if let Some(db) = error.as_db_error() {
         let mut text = format!(
             "{}: {} (SQLSTATE {})",

@@ -38,13 +38,14 @@ pub enum LiveError {
         /// What went wrong.
         reason: String,
     },
-    /// The query failed (the connection broke, or the role may not read `pg_locks`).
-    #[error("cannot read pg_locks on {target}: {source}")]
+    /// The query failed (the connection broke, or the role may not read `pg_locks`). The message
+    /// carries what the server said, as [`crate::Error::Postgres`]'s does.
+    #[error("cannot read pg_locks on {target}: {}", crate::error::describe(.error))]
     Query {
         /// `user@host:port/database`.
         target: String,
         /// The driver's error.
-        source: tokio_postgres::Error,
+        error: tokio_postgres::Error,
     },
 }
 
@@ -81,9 +82,9 @@ impl LiveConnection {
     pub async fn snapshot(&self, registry: &Registry) -> Result<Snapshot, LiveError> {
         snapshot(&self.client, registry)
             .await
-            .map_err(|source| LiveError::Query {
+            .map_err(|error| LiveError::Query {
                 target: self.target.clone(),
-                source,
+                error,
             })
     }
 }
@@ -109,24 +110,9 @@ pub async fn connect(url: &str) -> Result<LiveConnection, LiveError> {
         }),
         Err(error) => Err(LiveError::Unreachable {
             target: description,
-            reason: chain(&error),
+            reason: error.to_string(),
         }),
     }
-}
-
-/// `error` and its causes, `: `-separated ("error connecting to server: Connection refused").
-fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.ends_with(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 /// `user@host:port/database`, without the password.

@@ -287,3 +287,35 @@ async fn a_key_value_connection_string_is_named_without_its_password_too() {
     );
     assert!(!message.contains("s3cret-pw"), "{message}");
 }
+
+#[tokio::test]
+async fn a_refused_read_of_pg_locks_says_what_the_server_said_once() {
+    let db = TestDb::new().await;
+    let admin = db.connect().await;
+    let role = format!("{}_reader", db.name());
+    admin
+        .batch_execute(&format!(
+            "REVOKE ALL ON pg_catalog.pg_locks FROM PUBLIC; CREATE ROLE {role} LOGIN"
+        ))
+        .await
+        .unwrap();
+    let url = format!("postgres://{role}@{}/{}", db.server_addr(), db.name());
+    let connection = live::connect(&url).await.expect("the role may log in");
+
+    let error = connection.snapshot(&registry()).await.unwrap_err();
+    drop(connection);
+    admin
+        .batch_execute(&format!("DROP ROLE {role}"))
+        .await
+        .unwrap();
+
+    let message = error.to_string();
+    assert!(
+        message.contains("permission denied for view pg_locks (SQLSTATE 42501)"),
+        "{message}"
+    );
+    assert!(
+        std::error::Error::source(&error).is_none(),
+        "the message already holds the cause; a source would repeat it in a chain"
+    );
+}
