@@ -24,11 +24,13 @@
 //!   `undeclared-site`: a copied number is exactly how two workers come to share an id. A line
 //!   that is the same worker's lock says so with a trailing `-- lockward: allow(undeclared-site)`.
 //! - A call's key that is a name resolves to a definition in the same file first (any
-//!   `NAME = <integer>`), then to a constant matching the patterns anywhere in the tree (when
-//!   several values share the name: the registry entry listing the file, else the definition in
-//!   the same directory), then to the registry's entry of that name; otherwise the call is a
-//!   `dynamic-key` note. A placeholder in SQL (`$1`, `%s`, `?`, `{}`) resolves to the value the
-//!   code binds to it: the call's next arguments, or the operand of Python's `%`.
+//!   `NAME = <integer>`, if the file assigns NAME nothing else), then to a constant matching the
+//!   patterns anywhere in the tree (when several values share the name: the registry entry
+//!   listing the file, else the definition in the same directory), then to the registry's entry
+//!   of that name; otherwise the call is a `dynamic-key` note. A placeholder in SQL (`$1`, `%s`,
+//!   `?`, `{}`) resolves to the value the code binds to it: the call's next arguments (sqlx's
+//!   `.bind(..)` chain included), or the operand of Python's `%`. Kotlin's `$NAME`, `${NAME}`,
+//!   `#{NAME}` and f-string `{NAME}` interpolations are names.
 //! - Ids in comments are never sites. A trailing `lockward: allow(CODE, ...)` comment exempts its
 //!   line from those codes; the sites on it are still reported in [`ScanReport::sites`].
 //! - Hidden files and directories are skipped, as ripgrep skips them; so are files over
