@@ -494,6 +494,7 @@ impl Extractor<'_> {
     /// The value bound to a placeholder argument, when the code around the string shows it.
     fn bound_key(&self, argument: &[Token]) -> Option<Key> {
         let binds = self.binds.as_ref()?;
+        let argument = self.without_cast(argument);
         let texts: Vec<&str> = argument.iter().map(|t| self.text(t.span.clone())).collect();
         let position = match texts.as_slice() {
             ["$", number] => number.parse::<usize>().ok()?.checked_sub(1)?,
@@ -506,6 +507,23 @@ impl Extractor<'_> {
         let value = binds.values.get(position)?;
         let key = self.key(value, binds.language);
         (!matches!(key, Key::Dynamic(_))).then_some(key)
+    }
+
+    /// `tokens` without a trailing integer cast: `1001042::bigint` and `$1::int8` are the
+    /// literal and the placeholder (but `Locks::ADVISORY_LOCK_FOO` is a path).
+    fn without_cast<'t>(&self, tokens: &'t [Token]) -> &'t [Token] {
+        if let [head @ .., cast, kind] = tokens {
+            let kind = self.text(kind.span.clone());
+            let integer_type = [
+                "bigint", "int8", "integer", "int", "int4", "smallint", "int2", "oid",
+            ]
+            .iter()
+            .any(|t| t.eq_ignore_ascii_case(kind));
+            if self.text(cast.span.clone()) == "::" && integer_type && !head.is_empty() {
+                return head;
+            }
+        }
+        tokens
     }
 
     /// Finds definitions (in code only), calls and keyword forms in a token stream.
@@ -795,17 +813,7 @@ impl Extractor<'_> {
         {
             tokens = inner;
         }
-        // Casts: `1001042::bigint` (but `Locks::ADVISORY_LOCK_FOO` is a path).
-        if let [head @ .., cast, kind] = tokens {
-            let integer_type = [
-                "bigint", "int8", "integer", "int", "int4", "smallint", "int2", "oid",
-            ]
-            .iter()
-            .any(|t| t.eq_ignore_ascii_case(token_text(kind)));
-            if token_text(cast) == "::" && integer_type && !head.is_empty() {
-                tokens = head;
-            }
-        }
+        tokens = self.without_cast(tokens);
         if let Some(value) = literal_value(text, tokens, language) {
             return Key::Literal(value);
         }

@@ -39,3 +39,8 @@ def retry(conn):
     attempt = 1
     attempt = 2
     conn.execute("SELECT pg_advisory_lock(%s)", (attempt,))  # expect(dynamic-key): a variable, not a constant
+
+
+async def write_catalog_async(conn, shard):
+    await conn.execute("SELECT pg_advisory_lock($1::bigint)", _CATALOG_LOCK_KEY)  # site(2000001)
+    await conn.execute("SELECT pg_advisory_lock($1::int4, $2::int4)", ADVISORY_LOCK_RELOAD_BASE, shard)  # site(1001002)
