@@ -29,7 +29,6 @@ struct Statements {
     release: Statement,
     /// Session mode with the ledger: unlock without recording (a cycle that already ran).
     unlock: Statement,
-    probe: Statement,
 }
 
 /// What taking the lock came to.
@@ -86,11 +85,10 @@ impl Session {
             (format!("SELECT {lock}"), format!("SELECT {unlock}"))
         };
         let unlock = format!("SELECT {unlock}");
-        let (acquire, release, unlock, probe) = tokio::try_join!(
+        let (acquire, release, unlock) = tokio::try_join!(
             client.prepare(&acquire),
             client.prepare(&release),
             client.prepare(&unlock),
-            client.prepare("SELECT 1"),
         )?;
         Ok(Self {
             client: Arc::new(client),
@@ -100,7 +98,6 @@ impl Session {
                 acquire,
                 release,
                 unlock,
-                probe,
             },
         })
     }
@@ -241,8 +238,10 @@ impl Session {
                 () = self.closed.cancelled() => return "the lock session's connection ended".to_owned(),
                 () = tokio::time::sleep(interval) => {}
             }
-            let probe =
-                tokio::time::timeout(timeout, self.client.query_one(&self.statements.probe, &[]));
+            // A simple query, not a statement prepared when the session opened: in transaction
+            // mode the probe runs in the job's transaction, which a transaction-pooling pooler
+            // may have put on another server connection than the one that prepared it.
+            let probe = tokio::time::timeout(timeout, self.client.simple_query("SELECT 1"));
             tokio::select! {
                 () = self.closed.cancelled() => return "the lock session's connection ended".to_owned(),
                 answer = probe => match answer {
