@@ -43,7 +43,8 @@ impl ProjectLock {
         match file.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
-                tracing::info!("waiting for another lockward run on this project to finish");
+                // Said at every log level: without it a run that waits looks like one that hangs.
+                eprintln!("note: waiting for another lockward run on this project to finish");
                 file.lock()
                     .with_context(|| format!("cannot lock {}", dir.display()))?;
             }

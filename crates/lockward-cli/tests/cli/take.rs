@@ -245,6 +245,45 @@ fn dry_run_prints_the_id_and_the_changes_and_writes_nothing() {
     assert_eq!(before, after);
 }
 
+#[cfg(unix)]
+#[test]
+fn a_take_waiting_for_the_project_lock_says_so_then_goes_ahead() {
+    use std::io::BufRead as _;
+
+    let project = TestProject::harbor();
+    // Another run holds the project lock: it is on the registry's directory.
+    let held = std::fs::File::open(project.path()).expect("open the project directory");
+    held.lock().expect("lock the project");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lockward"))
+        .args(["take", "ADVISORY_LOCK_DUNNING", "--worker", "w"])
+        .current_dir(project.path())
+        .env_remove("LOCKWARD_LOG")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start lockward take");
+    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+    let (line, first_line) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut first = String::new();
+        let _ = stderr.read_line(&mut first);
+        let _ = line.send(first);
+        // Keep reading: a closed pipe would fail the run's next line on stderr.
+        let _ = std::io::copy(&mut stderr, &mut std::io::sink());
+    });
+    // Bounded, so that a run that says nothing fails this test instead of hanging it.
+    let said = first_line.recv_timeout(std::time::Duration::from_secs(30));
+    drop(held);
+    let first = said.unwrap_or_else(|_| first_line.recv().unwrap_or_default());
+    assert_eq!(
+        first,
+        "note: waiting for another lockward run on this project to finish\n"
+    );
+    let output = child.wait_with_output().expect("wait for lockward take");
+    assert!(output.status.success());
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "1_001_007\n");
+}
+
 #[test]
 fn take_json_reports_the_id_and_the_files_written() {
     let project = TestProject::harbor();
