@@ -116,7 +116,9 @@ impl Cycle {
 
     /// In [`Mode::Transaction`], the client whose open transaction holds the lock: run the job's
     /// statements on it; the worker commits or rolls back (do not run `COMMIT` or `ROLLBACK`
-    /// yourself). `None` in session mode.
+    /// yourself). `None` in session mode. Keep no clone of the cycle past the job: when the worker
+    /// drops a broken session, the connection, and with it an open transaction and its lock,
+    /// lives as long as a cycle holding its client does.
     pub fn transaction(&self) -> Option<&Client> {
         self.transaction.as_deref()
     }
