@@ -42,8 +42,22 @@ CREATE TABLE IF NOT EXISTS lockward_ledger (
     PRIMARY KEY (lock_key, cycle_start)
 );";
 
+/// Whether the ledger's table and sequence are there (one round trip).
+const EXISTS: &str = "SELECT to_regclass('lockward_ledger') IS NOT NULL \
+                      AND to_regclass('lockward_fencing_token') IS NOT NULL";
+
 /// Creates the ledger if it is missing. Two sessions creating it at once is not an error.
+///
+/// It looks before it creates: `CREATE ... IF NOT EXISTS` needs the `CREATE` privilege on the
+/// schema even when the object exists, which a least-privilege worker role using a ledger an
+/// administrator created does not have.
 pub(crate) async fn ensure(client: &Client) -> Result<(), Error> {
+    let exists = client.simple_query(EXISTS).await?.iter().any(|message| {
+        matches!(message, tokio_postgres::SimpleQueryMessage::Row(row) if row.get(0) == Some("t"))
+    });
+    if exists {
+        return Ok(());
+    }
     match client.batch_execute(CREATE).await {
         Ok(()) => Ok(()),
         Err(error)
