@@ -129,9 +129,9 @@ pub(crate) enum Command {
     /// started fails its cycle only, and the schedule goes on.
     ///
     /// SIGTERM, Ctrl-C (SIGINT) or a hangup (SIGHUP) stops lockward: a running COMMAND gets
-    /// SIGTERM (SIGKILL after `--grace`), the lock is released, and lockward exits 0. (A
-    /// lockward killed with SIGKILL cannot signal COMMAND: it runs on, while the server frees
-    /// the lock.)
+    /// SIGTERM (SIGKILL after `--grace`, or at once on a second signal), the lock is released,
+    /// and lockward exits 0. (A lockward killed with SIGKILL cannot signal COMMAND: it runs on,
+    /// while the server frees the lock.)
     ///
     /// Logs at info level by default (`-v` for debug, `LOCKWARD_LOG` for a full filter). Exits
     /// 2, running nothing, when the lock is not a registered constant (or an admitted plugin's

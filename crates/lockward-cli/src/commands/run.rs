@@ -17,6 +17,7 @@ use lockward_pg::{Cycle, JobError, Mode, Worker, WorkerBuilder};
 use lockward_registry::{KeyShape, Kind, Lock, take};
 use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 use tokio::process::{Child, Command};
+use tokio::sync::Notify;
 
 use crate::args::Global;
 use crate::project::Project;
@@ -56,7 +57,8 @@ pub(crate) struct RunArgs {
     /// pooler. The command does not see that transaction.
     #[arg(long)]
     pub(crate) transaction: bool,
-    /// How long the command has to exit after SIGTERM before its process group gets SIGKILL.
+    /// How long the command has to exit after SIGTERM before its process group gets SIGKILL
+    /// (at once when lockward is asked to stop a second time).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10s")]
     pub(crate) grace: Duration,
     /// The command and its arguments, after `--`. Run directly (no shell): write
@@ -92,6 +94,7 @@ pub(crate) fn run(global: &Global, args: &RunArgs) -> anyhow::Result<Outcome> {
         member: args.member,
         grace: args.grace,
         stopping: AtomicBool::new(false),
+        hurry: Notify::new(),
     });
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -120,6 +123,14 @@ pub(crate) fn run(global: &Global, args: &RunArgs) -> anyhow::Result<Outcome> {
             tracing::info!(
                 "shutting down: the command (if running) gets SIGTERM, then the lock is released"
             );
+            // A second signal means "now": the command is not given the rest of its grace.
+            tokio::spawn(async move {
+                tokio::select! {
+                    () = lockward_pg::shutdown_signal() => {}
+                    _ = hangup.recv() => {}
+                }
+                stopping.hurry.notify_one();
+            });
         };
         worker
             .run(
@@ -243,6 +254,8 @@ struct Supervisor {
     grace: Duration,
     /// Set once lockward was asked to stop, so that a cancelled cycle says why.
     stopping: AtomicBool,
+    /// Notified when lockward is asked to stop a second time: the grace is over.
+    hurry: Notify,
 }
 
 impl Supervisor {
@@ -316,10 +329,25 @@ impl Supervisor {
         signal_group(pid, Signal::TERM);
         tracing::warn!(pid, grace = ?self.grace, "{why}: sent SIGTERM to the command");
         let deadline = tokio::time::Instant::now() + self.grace;
-        let status = if let Ok(status) = tokio::time::timeout_at(deadline, child.wait()).await {
+        let mut killed = false;
+        let exited = tokio::select! {
+            exited = tokio::time::timeout_at(deadline, child.wait()) => exited.ok(),
+            () = self.hurry.notified() => {
+                signal_group(pid, Signal::KILL);
+                killed = true;
+                tracing::warn!(pid, "asked again to stop: sent SIGKILL to the command");
+                Some(child.wait().await)
+            }
+        };
+        let status = if let Some(status) = exited {
             // The command exited, but what it started may not have: a process that ignores
             // SIGTERM would run on without the lock. The group gets the rest of the grace.
-            if !group_gone_by(pid, deadline).await {
+            let gone = killed
+                || tokio::select! {
+                    gone = group_gone_by(pid, deadline) => gone,
+                    () = self.hurry.notified() => false,
+                };
+            if !gone {
                 signal_group(pid, Signal::KILL);
                 tracing::warn!(pid, grace = ?self.grace, "processes the command started did not exit within the grace: sent SIGKILL");
             }

@@ -353,6 +353,41 @@ async fn a_process_the_command_left_behind_is_killed_after_the_grace() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_signal_kills_the_command_without_waiting_out_the_grace() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let mut runner = Runner::start(&project, &db, &["--grace", "60s"], &["ignore"]);
+    assert!(
+        eventually(Duration::from_secs(15), || count(&project, "start") == 1),
+        "the command never started; stderr:\n{}",
+        runner.stderr()
+    );
+    let pid = events(&project)[0].pid;
+    runner.signal(Signal::TERM);
+    assert!(
+        eventually(Duration::from_secs(10), || runner
+            .stderr()
+            .contains("lockward is shutting down: sent SIGTERM to the command")),
+        "stderr:\n{}",
+        runner.stderr()
+    );
+
+    // Well within the 60 s grace.
+    let code = runner.stop_with(Signal::INT, Duration::from_secs(15));
+    let stderr = runner.stderr();
+    assert_eq!(code, 0, "stderr:\n{stderr}");
+    assert!(!running(pid), "the command {pid} outlived lockward");
+    assert!(
+        stderr.contains("asked again to stop: sent SIGKILL to the command"),
+        "stderr:\n{stderr}"
+    );
+    assert!(
+        advisory_holders(&db).await.is_empty(),
+        "the lock is released"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctrl_c_forwards_sigterm_to_the_command_releases_the_lock_and_exits_0() {
     let project = TestProject::harbor();
     let db = TestDb::new().await;
