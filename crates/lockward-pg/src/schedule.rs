@@ -28,7 +28,8 @@ enum Wait {
     Sleep(Duration),
     /// The boundary is here (less than a period late).
     Due,
-    /// The clock stepped: `at` is a period or more in the past, or more than a period ahead.
+    /// `at` is no longer the next boundary: a period or more in the past (the clock stepped
+    /// forward, or the worker woke that late), or more than a period ahead (it stepped back).
     Stale,
 }
 

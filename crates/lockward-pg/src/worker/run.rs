@@ -69,7 +69,7 @@ impl Worker {
             tokio::select! {
                 () = stop.cancelled() => break,
                 due = schedule::sleep_until(start, self.every) => if !due {
-                    tracing::warn!(cycle = ?start, "the wall clock stepped: the cycle's boundary is no longer the next one, skipped");
+                    tracing::warn!(cycle = ?start, "the cycle's boundary is no longer the next one (the wall clock stepped, or the worker woke a period late): skipped");
                     continue;
                 },
             }
