@@ -93,8 +93,9 @@ struct Staged {
 /// directory (so the rename stays on one file system and is atomic), synced to disk; only when
 /// all are written are they renamed over their targets. A failure while writing removes the
 /// temporary files and leaves every target as it was; a failed rename puts back the targets
-/// already replaced. Changes whose contents equal the file on disk are skipped. Returns the
-/// paths written.
+/// already replaced. Changes whose contents equal the file on disk are skipped; two changes of
+/// one file (through links too) are refused before anything is written. Returns the paths
+/// written.
 pub(crate) fn write_all(changes: &[Change]) -> anyhow::Result<Vec<PathBuf>> {
     commit(changes, |from, to| std::fs::rename(from, to))
 }
@@ -103,6 +104,16 @@ fn commit(
     changes: &[Change],
     mut rename: impl FnMut(&Path, &Path) -> std::io::Result<()>,
 ) -> anyhow::Result<Vec<PathBuf>> {
+    let mut targets = std::collections::HashSet::with_capacity(changes.len());
+    for change in changes {
+        if !targets.insert(resolve_links(&change.path)) {
+            anyhow::bail!(
+                "{} would be written twice: two of the files this command writes are one file \
+                 (is `[project] page` the registry or core's constants file?)",
+                change.path.display()
+            );
+        }
+    }
     let mut staged: Vec<Staged> = Vec::with_capacity(changes.len());
     for change in changes {
         match stage(change) {
@@ -319,6 +330,30 @@ mod tests {
         );
         assert!(!dir.path().join("c").exists());
         assert!(leftovers(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn two_changes_of_one_file_are_refused_before_anything_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("lockward.toml"), "registry").unwrap();
+        let error = write_all(&[
+            change(dir.path(), "lockward.toml", "new registry"),
+            change(dir.path(), "locks.py", "constants"),
+            change(dir.path(), "lockward.toml", "page"),
+        ])
+        .unwrap_err();
+        assert!(
+            error.to_string().ends_with(
+                "lockward.toml would be written twice: two of the files this command writes are \
+                 one file (is `[project] page` the registry or core's constants file?)"
+            ),
+            "{error}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("lockward.toml")).unwrap(),
+            "registry"
+        );
+        assert!(!dir.path().join("locks.py").exists());
     }
 
     #[test]
