@@ -159,7 +159,8 @@ pub enum Outcome {
         /// From taking the lock to noticing the loss.
         held: Duration,
     },
-    /// The worker was shut down while the job ran; the job was cancelled and the lock released.
+    /// The worker was shut down while it held the lock: the job, if it had started, was
+    /// cancelled, and the lock released.
     ShutDown {
         /// From taking the lock to releasing it.
         held: Duration,

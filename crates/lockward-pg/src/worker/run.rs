@@ -155,6 +155,18 @@ impl Worker {
             }
             Err(error) => return unavailable(error),
         };
+        if stop.is_cancelled() {
+            // Shut down while the lock was being taken: a job started now would only be
+            // cancelled at once (`lockward run` would spawn a command just to terminate it).
+            let released = self
+                .bounded(session.release(self, start, Some("cancelled"), false))
+                .await;
+            let held = taken_at.elapsed();
+            return (
+                report(fencing_token, Outcome::ShutDown { held }),
+                released.is_ok(),
+            );
+        }
 
         let token = CancellationToken::new();
         let cycle = Cycle {

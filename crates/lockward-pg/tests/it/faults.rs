@@ -163,3 +163,27 @@ async fn dropping_the_run_future_mid_job_cancels_the_job_and_frees_the_lock() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shutdown_while_the_lock_is_being_taken_does_not_start_the_job() {
+    let db = TestDb::new().await;
+    let link = Proxy::start(db.server_addr()).await;
+    let log = Log::default();
+    let every = Duration::from_secs(1);
+    let builder = rollup(&db.url_via(link.addr()), every).probe(every, Duration::from_secs(5));
+    let worker = start(builder, &log, 0, Duration::from_millis(10));
+    wait_for("a led cycle", Duration::from_secs(10), || {
+        !log.led().is_empty()
+    })
+    .await;
+    // From now on a round trip takes 800 ms: the next cycle's try-lock is still on its way when
+    // the worker is shut down, 200 ms after the boundary.
+    link.set_delay(Duration::from_millis(400));
+    let led = log.led()[0].1.start;
+    let shut_down_at = led + every + Duration::from_millis(200);
+    if let Ok(wait) = shut_down_at.duration_since(std::time::SystemTime::now()) {
+        tokio::time::sleep(wait).await;
+    }
+    worker.shut_down().await;
+    assert_eq!(log.runs().len(), 1, "no job started after the shutdown");
+}
