@@ -293,6 +293,8 @@ struct Binds {
     values: Vec<Vec<Token>>,
     language: Language,
     placeholders: Vec<usize>,
+    /// Positional placeholders in the strings before this one that the code joins to it.
+    offset: usize,
 }
 
 /// How a name is bound to a value.
@@ -354,16 +356,59 @@ impl Extractor<'_> {
             // A site on a line of a multi-line string can only be exempted by a comment in the
             // SQL itself.
             self.collect_directives(&inner);
+            let (first, last) = self.string_run(tokens, index);
+            let offset = tokens[first..index]
+                .iter()
+                .filter(|t| t.kind == TokenKind::Str)
+                .map(|t| {
+                    self.placeholders(&lex(self.file, t.content.clone(), &SQL).tokens)
+                        .len()
+                })
+                .sum();
             let binds = Binds {
-                values: self.bound_arguments(tokens, index),
+                values: self.bound_arguments(tokens, last),
                 language,
                 placeholders: self.placeholders(&inner.tokens),
+                offset,
             };
             let outer = self.binds.replace(binds);
             self.walk(&inner.tokens, Language::Sql, false);
             self.binds = outer;
             self.strings(&inner.tokens, Language::Sql, depth + 1);
         }
+    }
+
+    /// The first and last token of the string literals that the code joins into one text with
+    /// the string at `index`, side by side (`"SELECT ... " "FROM ..."`) or with `+`: the values
+    /// bound to its placeholders follow the last, and are numbered from the first.
+    fn string_run(&self, tokens: &[Token], index: usize) -> (usize, usize) {
+        let is_str = |k: usize| tokens.get(k).is_some_and(|t| t.kind == TokenKind::Str);
+        let is_plus = |k: usize| {
+            tokens
+                .get(k)
+                .is_some_and(|t| t.kind == TokenKind::Punct && self.text(t.span.clone()) == "+")
+        };
+        let mut first = index;
+        loop {
+            if first >= 1 && is_str(first - 1) {
+                first -= 1;
+            } else if first >= 2 && is_plus(first - 1) && is_str(first - 2) {
+                first -= 2;
+            } else {
+                break;
+            }
+        }
+        let mut last = index;
+        loop {
+            if is_str(last + 1) {
+                last += 1;
+            } else if is_plus(last + 1) && is_str(last + 2) {
+                last += 2;
+            } else {
+                break;
+            }
+        }
+        (first, last)
     }
 
     /// A Python docstring: a string standing alone as the first statement of a module, class or
@@ -500,7 +545,7 @@ impl Extractor<'_> {
             ["$", number] => number.parse::<usize>().ok()?.checked_sub(1)?,
             ["%", "s" | "d"] | ["?"] | ["{", "}"] => {
                 let start = argument[0].span.start;
-                binds.placeholders.iter().position(|&p| p == start)?
+                binds.offset + binds.placeholders.iter().position(|&p| p == start)?
             }
             _ => return None,
         };

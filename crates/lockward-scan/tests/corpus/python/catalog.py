@@ -44,3 +44,11 @@ def retry(conn):
 async def write_catalog_async(conn, shard):
     await conn.execute("SELECT pg_advisory_lock($1::bigint)", _CATALOG_LOCK_KEY)  # site(2000001)
     await conn.execute("SELECT pg_advisory_lock($1::int4, $2::int4)", ADVISORY_LOCK_RELOAD_BASE, shard)  # site(1001002)
+
+
+def write_catalog_in_parts(cur):
+    cur.execute(
+        "UPDATE catalog SET version = %s; "
+        "SELECT pg_advisory_lock(%s)",  # site(2000001)
+        (7, _CATALOG_LOCK_KEY),
+    )
