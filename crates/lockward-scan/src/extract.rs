@@ -636,12 +636,12 @@ impl Extractor<'_> {
         let name = self.text(span.clone()).to_owned();
         let literal = literal_value(self.file, &tokens[value.clone()], language);
         if binding == Binding::Assign && code {
-            let known = self
-                .locals
-                .entry(name.clone())
-                .or_insert_with(|| literal.clone());
-            if *known != literal {
-                *known = None;
+            match self.locals.get_mut(&name) {
+                Some(known) if *known != literal => *known = None,
+                Some(_) => {}
+                None => {
+                    self.locals.insert(name.clone(), literal.clone());
+                }
             }
         }
         if !name.bytes().any(|b| b.is_ascii_alphabetic()) {
