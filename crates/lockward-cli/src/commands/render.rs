@@ -56,6 +56,27 @@ pub(crate) fn run(global: &Global, args: &RenderArgs) -> anyhow::Result<Outcome>
 
 /// Where the page goes: `--output PATH`, else `[project] page`; `None` for stdout.
 fn target(project: &Project, args: &RenderArgs) -> anyhow::Result<Option<PathBuf>> {
+    let target = page_target(project, args)?;
+    // The page replaces whatever is at its path: never the registry or core's constants file.
+    if let Some(path) = &target {
+        let same = |other: PathBuf| {
+            std::fs::canonicalize(path)
+                .ok()
+                .is_some_and(|path| std::fs::canonicalize(other).ok() == Some(path))
+        };
+        let constants = project.location.resolve(&project.registry.core().constants);
+        if same(project.location.file.clone()) || same(constants) {
+            return Err(UsageError(format!(
+                "refusing to write the page over {}: it is the registry or core's constants file",
+                path.display()
+            ))
+            .into());
+        }
+    }
+    Ok(target)
+}
+
+fn page_target(project: &Project, args: &RenderArgs) -> anyhow::Result<Option<PathBuf>> {
     match &args.output {
         Some(path) if path.as_os_str() == "-" => Ok(None),
         Some(path) => Ok(Some(path.clone())),

@@ -53,3 +53,19 @@ fn render_without_a_page_needs_an_output() {
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("--output"), "{}", run.stderr);
 }
+
+#[test]
+fn render_never_writes_the_page_over_the_registry_or_the_constants_file() {
+    let project = TestProject::harbor();
+    let before = project.read("lockward.toml");
+    let run = project.run(&["render", "--output", "lockward.toml"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("refusing to write the page over"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(project.read("lockward.toml"), before);
+    let run = project.run(&["render", "--output", "crates/harbor-core/src/locks.rs"]);
+    assert_eq!(run.code, 2, "{run:?}");
+}
