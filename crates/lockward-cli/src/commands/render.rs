@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 
 use crate::args::{Global, RenderArgs};
+use crate::atomic::{Change, ProjectLock, write_all};
 use crate::project::Project;
 use crate::{Outcome, UsageError, output, report};
 
@@ -37,20 +38,24 @@ pub(crate) fn run(global: &Global, args: &RenderArgs) -> anyhow::Result<Outcome>
             None => Outcome::Clean,
         });
     }
-    if std::fs::read_to_string(&path).ok().as_deref() == Some(page.as_str()) {
-        tracing::info!("{} is up to date", path.display());
-        return Ok(Outcome::Clean);
-    }
+    // Under the project lock, with the registry read again: a `take` running meanwhile would
+    // otherwise have its page replaced by one rendered from the registry before it.
+    let _lock = ProjectLock::acquire(&project.location.file)?;
+    let project = super::load(global)?;
+    let page = project.render_page();
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
     }
-    let temporary = path.with_extension("md.lockward-tmp");
-    std::fs::write(&temporary, &page)
-        .with_context(|| format!("cannot write {}", temporary.display()))?;
-    std::fs::rename(&temporary, &path)
-        .with_context(|| format!("cannot replace {}", path.display()))?;
-    eprintln!("wrote {}", project.location.relative(&path));
+    let written = write_all(&[Change {
+        path: path.clone(),
+        contents: page,
+    }])?;
+    if written.is_empty() {
+        tracing::info!("{} is up to date", path.display());
+    } else {
+        eprintln!("wrote {}", project.location.relative(&path));
+    }
     Ok(Outcome::Clean)
 }
 
