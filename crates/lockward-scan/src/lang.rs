@@ -128,7 +128,7 @@ pub(crate) struct Syntax {
     pub(crate) raw_hash_strings: bool,
     /// PostgreSQL dollar quoting `$tag$ ... $tag$`, whose body is more SQL.
     pub(crate) dollar_quotes: bool,
-    /// `/regex/` literals (JavaScript).
+    /// `/regex/` literals (JavaScript, Ruby).
     pub(crate) regex_literals: bool,
     /// Ruby's `=begin` ... `=end` block comments.
     pub(crate) begin_end_comments: bool,
@@ -184,6 +184,7 @@ static RUBY: Syntax = Syntax {
     begin_end_comments: true,
     heredocs: true,
     multiline_strings: true,
+    regex_literals: true,
     ..BASE
 };
 static JAVASCRIPT: Syntax = Syntax {

@@ -38,6 +38,13 @@ pub(crate) struct Lexed {
     pub(crate) directives: Vec<Range<usize>>,
 }
 
+/// Words after which a `/` opens a regex rather than divides (`return /'/.test(s)`, `when /x/`).
+const KEYWORDS_BEFORE_REGEX: &[&[u8]] = &[
+    b"return", b"typeof", b"case", b"when", b"if", b"elsif", b"unless", b"while", b"until", b"and",
+    b"or", b"not", b"in", b"of", b"yield", b"await", b"delete", b"void", b"throw", b"new", b"else",
+    b"do", b"then",
+];
+
 const TWO_CHAR_OPERATORS: &[&[u8; 2]] = &[
     b"::", b":=", b"==", b"=>", b"!=", b"<=", b">=", b"->", b"<<", b">>", b"&&", b"||",
 ];
@@ -367,7 +374,10 @@ impl Lexer<'_> {
             .tokens
             .last()
             .is_some_and(|token| match token.kind {
-                TokenKind::Ident | TokenKind::Number | TokenKind::Str => true,
+                TokenKind::Ident => {
+                    !KEYWORDS_BEFORE_REGEX.contains(&&self.bytes[token.span.clone()])
+                }
+                TokenKind::Number | TokenKind::Str => true,
                 TokenKind::Punct => matches!(self.bytes[token.span.start], b')' | b']' | b'}'),
             });
         if follows_value || self.peek(1).is_some_and(|b| b == b'/' || b == b'*') {
@@ -503,6 +513,22 @@ mod tests {
         assert!(java.contains(&(TokenKind::Number, "2")), "{java:?}");
         let kotlin = kinds(text, Language::Kotlin);
         assert!(!kotlin.contains(&(TokenKind::Number, "1")), "{kotlin:?}");
+    }
+
+    #[test]
+    fn a_quote_inside_a_regex_opens_no_string() {
+        let ruby = kinds(
+            "ok = s =~ /'/\ncase s\nwhen /'/ then 1\nend\nX = 2\n",
+            Language::Ruby,
+        );
+        assert!(ruby.contains(&(TokenKind::Str, "/'/")), "{ruby:?}");
+        assert!(ruby.contains(&(TokenKind::Number, "2")), "{ruby:?}");
+        let js = kinds(
+            "f = (s) => { return /'/.test(s) || 3 };\nx = 2 / 1\n",
+            Language::JavaScript,
+        );
+        assert!(js.contains(&(TokenKind::Number, "3")), "{js:?}");
+        assert!(js.contains(&(TokenKind::Number, "1")), "{js:?}");
     }
 
     #[test]
