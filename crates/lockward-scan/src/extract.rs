@@ -882,6 +882,17 @@ impl Extractor<'_> {
 /// The value of `tokens` when it is exactly an integer literal, possibly negated, with the
 /// literal as written (`1_001_016`, `0x7A_0005`, `-5`) for messages.
 fn literal_value(text: &str, tokens: &[Token], language: Language) -> Option<Id> {
+    // A type assertion leaves the value as it is: `1_001_016 as const`, `5 satisfies number`.
+    let tokens = match tokens {
+        [head @ .., word, kind]
+            if word.kind == TokenKind::Ident
+                && kind.kind == TokenKind::Ident
+                && matches!(&text[word.span.clone()], "as" | "satisfies") =>
+        {
+            head
+        }
+        _ => tokens,
+    };
     let (negative, number) = match tokens {
         [number] => (false, number),
         [minus, number] if &text[minus.span.clone()] == "-" => (true, number),

@@ -10,3 +10,4 @@ export async function reindex(client: Client, shard: number): Promise<void> {
   const worker = { advisoryLockId: 2_000_006 }; // site(2000006)
   const other = { advisory_lock_id: 2_000_099 }; // expect(unregistered-id) site(2000099)
 }
+export const SEARCH_SHARD_LOCK_KEY = 2_000_098 as const; // expect(unregistered-id) site(2000098)
