@@ -6,7 +6,7 @@ use std::ops::Range;
 use lockward_registry::{Code, Id};
 
 use crate::lang::{Language, SQL};
-use crate::lexer::{Lexed, Token, TokenKind, lex};
+use crate::lexer::{KEYWORDS_BEFORE_EXPRESSION, Lexed, Token, TokenKind, lex};
 use crate::words::{self, Pattern};
 
 /// The PostgreSQL functions that take an advisory lock key.
@@ -366,7 +366,7 @@ impl Extractor<'_> {
                 })
                 .sum();
             let binds = Binds {
-                values: self.bound_arguments(tokens, last),
+                values: self.bound_arguments(tokens, first, last),
                 language,
                 placeholders: self.placeholders(&inner.tokens),
                 offset,
@@ -443,9 +443,13 @@ impl Extractor<'_> {
     /// The values that follow the string at `index`: `f(sql, a, &[&b])` gives `a`, `b`;
     /// `sql % (a, b)`, `sql.format(a)` and sqlx's `query(sql).bind(a).bind(b)` too. Each value
     /// is its tokens, `&`s removed.
-    fn bound_arguments(&self, tokens: &[Token], index: usize) -> Vec<Vec<Token>> {
+    /// `first..=index` are the string's parts (see [`Self::string_run`]).
+    fn bound_arguments(&self, tokens: &[Token], first: usize, index: usize) -> Vec<Vec<Token>> {
         let text = |i: usize| tokens.get(i).map_or("", |t| self.text(t.span.clone()));
         let start = match (text(index + 1), text(index + 2), text(index + 3)) {
+            // In a tuple or an array (`("SELECT pg_advisory_lock($1)", 2)`) the next values are
+            // not bound to the string.
+            (",", _, _) if !self.in_call(tokens, first) => return Vec::new(),
             ("," | "%", _, _) => index + 2,
             (".", "format", "(") => index + 4,
             (")", ".", "bind") => return self.bind_chain(tokens, index + 2),
@@ -494,6 +498,34 @@ impl Extractor<'_> {
             values.push(current);
         }
         values
+    }
+
+    /// Whether the token at `at` is an argument of a call: the bracket around it is a `(` after a
+    /// name (not a keyword) or a macro's `!`.
+    fn in_call(&self, tokens: &[Token], at: usize) -> bool {
+        let mut depth = 0usize;
+        for k in (at.saturating_sub(MAX_CALL_TOKENS)..at).rev() {
+            let token = &tokens[k];
+            if token.kind != TokenKind::Punct {
+                continue;
+            }
+            match self.text(token.span.clone()) {
+                ")" | "]" | "}" => depth += 1,
+                "(" if depth == 0 => {
+                    return k.checked_sub(1).is_some_and(|callee| {
+                        let before = &tokens[callee];
+                        let name = self.text(before.span.clone());
+                        (before.kind == TokenKind::Ident
+                            && !KEYWORDS_BEFORE_EXPRESSION.contains(&name.as_bytes()))
+                            || name == "!"
+                    });
+                }
+                "[" | "{" if depth == 0 => return false,
+                "(" | "[" | "{" => depth -= 1,
+                _ => {}
+            }
+        }
+        false
     }
 
     /// The arguments of a chain of one-argument `.bind(value)` calls starting at `from`, in order.

@@ -38,8 +38,9 @@ pub(crate) struct Lexed {
     pub(crate) directives: Vec<Range<usize>>,
 }
 
-/// Words after which a `/` opens a regex rather than divides (`return /'/.test(s)`, `when /x/`).
-const KEYWORDS_BEFORE_REGEX: &[&[u8]] = &[
+/// Words after which an expression starts: a `/` opens a regex rather than divides
+/// (`return /'/.test(s)`, `when /x/`), and a `(` groups rather than calls (`return ("...", 2)`).
+pub(crate) const KEYWORDS_BEFORE_EXPRESSION: &[&[u8]] = &[
     b"return", b"typeof", b"case", b"when", b"if", b"elsif", b"unless", b"while", b"until", b"and",
     b"or", b"not", b"in", b"of", b"yield", b"await", b"delete", b"void", b"throw", b"new", b"else",
     b"do", b"then",
@@ -375,7 +376,7 @@ impl Lexer<'_> {
             .last()
             .is_some_and(|token| match token.kind {
                 TokenKind::Ident => {
-                    !KEYWORDS_BEFORE_REGEX.contains(&&self.bytes[token.span.clone()])
+                    !KEYWORDS_BEFORE_EXPRESSION.contains(&&self.bytes[token.span.clone()])
                 }
                 TokenKind::Number | TokenKind::Str => true,
                 TokenKind::Punct => matches!(self.bytes[token.span.start], b')' | b']' | b'}'),

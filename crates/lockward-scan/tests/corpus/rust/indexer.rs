@@ -18,5 +18,6 @@ pub async fn index(client: &tokio_postgres::Client, shard: i32) -> Result<(), to
         .bind(shard)
         .execute(pool)
         .await?;
+    let (lock, next) = ("SELECT pg_try_advisory_lock($1::int8)", 2); // expect(dynamic-key)
     Ok(())
 }
