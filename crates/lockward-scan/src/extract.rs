@@ -869,7 +869,8 @@ impl Extractor<'_> {
             (Some(first), Some(last)) => excerpt(&text[first.span.start..last.span.end]),
             _ => String::new(),
         };
-        let mut tokens = tokens;
+        // A cast outside an interpolation, `{NAME}::bigint`, or of a literal, `1001042::bigint`.
+        let mut tokens = self.without_cast(tokens);
         // Interpolation: `{NAME}`, `${NAME}`, `#{NAME}`.
         if let [first, second, ..] = tokens
             && matches!(token_text(first), "$" | "#")
@@ -890,7 +891,6 @@ impl Extractor<'_> {
         {
             tokens = inner;
         }
-        tokens = self.without_cast(tokens);
         if let Some(value) = literal_value(text, tokens, language) {
             return Key::Literal(value);
         }

@@ -52,3 +52,4 @@ def write_catalog_in_parts(cur):
         "SELECT pg_advisory_lock(%s)",  # site(2000001)
         (7, _CATALOG_LOCK_KEY),
     )
+    cur.execute(f"SELECT pg_advisory_lock({_CATALOG_LOCK_KEY}::bigint)")  # site(2000001)
