@@ -579,11 +579,36 @@ impl Extractor<'_> {
                 let start = argument[0].span.start;
                 binds.offset + binds.placeholders.iter().position(|&p| p == start)?
             }
+            ["%", "(", name, ")", "s" | "d"] => return self.named_bind(binds, name),
             _ => return None,
         };
         let value = binds.values.get(position)?;
         let key = self.key(value, binds.language);
         (!matches!(key, Key::Dynamic(_))).then_some(key)
+    }
+
+    /// psycopg's `%(name)s`: the value of the entry `"name": value` in the dict the code
+    /// passes.
+    fn named_bind(&self, binds: &Binds, name: &str) -> Option<Key> {
+        binds.values.iter().find_map(|value| {
+            let text = |t: &Token| self.text(t.span.clone());
+            let value = match value.as_slice() {
+                [open, inner @ ..] if text(open) == "{" => inner,
+                all => all,
+            };
+            let value = match value {
+                [inner @ .., close] if text(close) == "}" => inner,
+                all => all,
+            };
+            let [key, colon, rest @ ..] = value else {
+                return None;
+            };
+            let named = key.kind == TokenKind::Str
+                && self.text(key.content.clone()) == name
+                && text(colon) == ":";
+            let key = self.key(rest, binds.language);
+            (named && !matches!(key, Key::Dynamic(_))).then_some(key)
+        })
     }
 
     /// `tokens` without a trailing integer cast: `1001042::bigint` and `$1::int8` are the

@@ -29,7 +29,8 @@
 //!   listing the file, else the definition in the same directory), then to the registry's entry
 //!   of that name; otherwise the call is a `dynamic-key` note. A placeholder in SQL (`$1`, `%s`,
 //!   `?`, `{}`) resolves to the value the code binds to it: the call's next arguments (sqlx's
-//!   `.bind(..)` chain included), or the operand of Python's `%`. Kotlin's `$NAME`, `${NAME}`,
+//!   `.bind(..)` chain included), or the operand of Python's `%`; psycopg's `%(name)s` to the
+//!   entry `"name": value` of the dict passed. Kotlin's `$NAME`, `${NAME}`,
 //!   `#{NAME}` and f-string `{NAME}` interpolations are names.
 //! - Ids in comments are never sites. A trailing `lockward: allow(CODE, ...)` comment exempts its
 //!   line from those codes; the sites on it are still reported in [`ScanReport::sites`].
