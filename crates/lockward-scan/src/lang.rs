@@ -134,6 +134,8 @@ pub(crate) struct Syntax {
     pub(crate) begin_end_comments: bool,
     /// Ruby's `<<~ID` heredocs.
     pub(crate) heredocs: bool,
+    /// Ruby's `%Q{...}`, `%q(...)`, `%(...)` strings.
+    pub(crate) percent_literals: bool,
 }
 
 const BASE: Syntax = Syntax {
@@ -149,6 +151,7 @@ const BASE: Syntax = Syntax {
     regex_literals: false,
     begin_end_comments: false,
     heredocs: false,
+    percent_literals: false,
 };
 
 static PYTHON: Syntax = Syntax {
@@ -183,6 +186,7 @@ static RUBY: Syntax = Syntax {
     single_quote_strings: true,
     begin_end_comments: true,
     heredocs: true,
+    percent_literals: true,
     multiline_strings: true,
     regex_literals: true,
     ..BASE

@@ -221,6 +221,7 @@ impl Lexer<'_> {
             b'$' if syntax.dollar_quotes => return self.dollar_quote(),
             b'/' if syntax.regex_literals => return self.regex_literal(),
             b'<' if syntax.heredocs => return self.heredoc(),
+            b'%' if syntax.percent_literals => return self.percent_literal(),
             _ => return false,
         }
         true
@@ -369,9 +370,61 @@ impl Lexer<'_> {
         true
     }
 
-    fn regex_literal(&mut self) -> bool {
-        let follows_value = self
-            .out
+    /// Ruby's `%Q{...}` (and `%q`, `%w`, `%i`, `%r`, ... and a bare `%(...)`): a string up to
+    /// the matching delimiter, brackets nesting. After a value, `%` is the modulo operator.
+    fn percent_literal(&mut self) -> bool {
+        if self.follows_value() {
+            return false;
+        }
+        let start = self.pos;
+        let mut at = start + 1;
+        let kind = self.peek(1);
+        if kind.is_some_and(|b| b"qQwWiIrsx".contains(&b)) {
+            at += 1;
+        } else if !kind.is_some_and(|b| b"([{<|".contains(&b)) {
+            return false;
+        }
+        let Some(&open) = self.bytes.get(at).filter(|_| at < self.end) else {
+            return false;
+        };
+        if open.is_ascii_alphanumeric() || open.is_ascii_whitespace() || open >= 0x80 {
+            return false;
+        }
+        let close = match open {
+            b'(' => b')',
+            b'[' => b']',
+            b'{' => b'}',
+            b'<' => b'>',
+            other => other,
+        };
+        let body = at + 1;
+        let mut depth = 0usize;
+        let mut end = body;
+        while end < self.end {
+            let byte = self.bytes[end];
+            if byte == b'\\' {
+                end += 2;
+                continue;
+            }
+            if byte == close && depth == 0 {
+                break;
+            }
+            if open != close && byte == open {
+                depth += 1;
+            } else if open != close && byte == close {
+                depth -= 1;
+            }
+            end += 1;
+        }
+        let end = end.min(self.end);
+        self.pos = (end + 1).min(self.end);
+        self.push(TokenKind::Str, start..self.pos, body..end);
+        true
+    }
+
+    /// Whether the token before is a value, after which `/` divides and `%` is modulo.
+    fn follows_value(&self) -> bool {
+        self.out
             .tokens
             .last()
             .is_some_and(|token| match token.kind {
@@ -380,8 +433,11 @@ impl Lexer<'_> {
                 }
                 TokenKind::Number | TokenKind::Str => true,
                 TokenKind::Punct => matches!(self.bytes[token.span.start], b')' | b']' | b'}'),
-            });
-        if follows_value || self.peek(1).is_some_and(|b| b == b'/' || b == b'*') {
+            })
+    }
+
+    fn regex_literal(&mut self) -> bool {
+        if self.follows_value() || self.peek(1).is_some_and(|b| b == b'/' || b == b'*') {
             return false;
         }
         let start = self.pos;
@@ -530,6 +586,21 @@ mod tests {
         );
         assert!(js.contains(&(TokenKind::Number, "3")), "{js:?}");
         assert!(js.contains(&(TokenKind::Number, "1")), "{js:?}");
+    }
+
+    #[test]
+    fn ruby_percent_literals_are_strings_and_modulo_is_not_one() {
+        let text = "q = %Q{SELECT {pg_advisory_lock(#{X})} -- it's}\nr = n % (2)\ny = 3\n";
+        let tokens = kinds(text, Language::Ruby);
+        assert!(
+            tokens.contains(&(
+                TokenKind::Str,
+                "%Q{SELECT {pg_advisory_lock(#{X})} -- it's}"
+            )),
+            "{tokens:?}"
+        );
+        assert!(tokens.contains(&(TokenKind::Number, "2")), "{tokens:?}");
+        assert!(tokens.contains(&(TokenKind::Number, "3")), "{tokens:?}");
     }
 
     #[test]

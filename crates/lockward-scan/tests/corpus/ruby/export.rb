@@ -14,5 +14,6 @@ module Export
     SQL
     Worker.new(advisory_lock_id: 1_001_001) # expect(undeclared-site) site(1001001)
     Worker.new(:advisory_lock_id => 7995397) # site(7995397)
+    conn.execute(%Q{SELECT pg_advisory_unlock(#{ADVISORY_LOCK_EXPORT})}) # site(7995397)
   end
 end
