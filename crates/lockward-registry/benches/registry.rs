@@ -3,6 +3,17 @@
 //! Run with `cargo bench -p lockward-registry --bench registry`. Prints the median time of each
 //! size, the time per entry, and the ratio of each size's time to the previous one's (10.0 is
 //! perfectly linear for a tenfold size).
+//!
+//! Wall time per entry rises at 100k entries because the parsed document (hundreds of MB of small
+//! allocations) no longer fits the caches, so the ratio reads above 10 on a small machine. The
+//! work itself is counted with `--once N`, which runs one load + validate + render of N entries
+//! for an instruction counter:
+//!
+//! ```sh
+//! cargo bench -p lockward-registry --bench registry --no-run   # prints the binary's path
+//! valgrind --tool=callgrind --callgrind-out-file=/dev/null BINARY --once 10000
+//! valgrind --tool=callgrind --callgrind-out-file=/dev/null BINARY --once 100000
+//! ```
 
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -51,6 +62,18 @@ fn median(mut samples: Vec<Duration>) -> Duration {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(position) = args.iter().position(|arg| arg == "--once") {
+        let entries = args
+            .get(position + 1)
+            .and_then(|n| n.parse().ok())
+            .expect("--once takes a number of entries");
+        let text = registry(entries);
+        let loaded = parse("lockward.toml", &text).expect("the generated registry is valid");
+        let next = loaded.registry.next_free_id([]);
+        std::hint::black_box(page::render(&loaded.registry, next.as_ref()));
+        return;
+    }
     let mut previous: Option<Duration> = None;
     println!(
         "{:>8}  {:>12}  {:>12}  {:>14}",
