@@ -226,11 +226,12 @@ impl<'a> Checker<'a> {
             self.emit(at, finding.with_help(help));
             return;
         };
+        // Past `kind_findings`, a literal stands in one of its entry's own files.
         if self.kind_findings(path, at, lock, Written::Literal) {
             return;
         }
         match &lock.constant {
-            Some(registered) if registered != name && self.is_home(path, lock) => {
+            Some(registered) if registered != name => {
                 let message = format!(
                     "id {} is defined here as `{name}`, but registered as `{registered}`",
                     lock.id
@@ -246,10 +247,9 @@ impl<'a> Checker<'a> {
                 let finding = self.about(finding.with_help(help), lock);
                 self.emit(at, finding);
             }
-            _ if self.is_home(path, lock) => {
+            _ => {
                 self.found.insert(lock.id.value());
             }
-            _ => {}
         }
     }
 
@@ -321,12 +321,11 @@ impl<'a> Checker<'a> {
             }
             return;
         };
+        // Past `kind_findings`, a literal stands in one of its entry's own files.
         if self.kind_findings(path, at, lock, written) || written == Written::ByName {
             return;
         }
-        if self.is_home(path, lock) {
-            self.found.insert(lock.id.value());
-        }
+        self.found.insert(lock.id.value());
     }
 
     fn defined_here(&self, path: &str, name: &str) -> bool {
