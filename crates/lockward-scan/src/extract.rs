@@ -611,21 +611,35 @@ impl Extractor<'_> {
         })
     }
 
-    /// `tokens` without a trailing integer cast: `1001042::bigint` and `$1::int8` are the
-    /// literal and the placeholder (but `Locks::ADVISORY_LOCK_FOO` is a path).
+    /// `tokens` without an integer cast: `1001042::bigint`, `$1::int8` and `CAST($1 AS bigint)`
+    /// are the literal and the placeholder (but `Locks::ADVISORY_LOCK_FOO` is a path).
     fn without_cast<'t>(&self, tokens: &'t [Token]) -> &'t [Token] {
-        if let [head @ .., cast, kind] = tokens {
-            let kind = self.text(kind.span.clone());
-            let integer_type = [
+        let text = |t: &Token| self.text(t.span.clone());
+        let integer_type = |t: &Token| {
+            [
                 "bigint", "int8", "integer", "int", "int4", "smallint", "int2", "oid",
             ]
             .iter()
-            .any(|t| t.eq_ignore_ascii_case(kind));
-            if self.text(cast.span.clone()) == "::" && integer_type && !head.is_empty() {
-                return head;
+            .any(|name| name.eq_ignore_ascii_case(text(t)))
+        };
+        match tokens {
+            [cast, open, inner @ .., r#as, kind, close]
+                if text(cast).eq_ignore_ascii_case("cast")
+                    && text(open) == "("
+                    && text(r#as).eq_ignore_ascii_case("as")
+                    && integer_type(kind)
+                    && text(close) == ")"
+                    && !inner.is_empty() =>
+            {
+                inner
             }
+            [head @ .., cast, kind]
+                if text(cast) == "::" && integer_type(kind) && !head.is_empty() =>
+            {
+                head
+            }
+            _ => tokens,
         }
-        tokens
     }
 
     /// Finds definitions (in code only), calls and keyword forms in a token stream.

@@ -10,3 +10,4 @@ END;
 $$ LANGUAGE plpgsql;
 SELECT pg_advisory_lock(:lock_id);  -- expect(dynamic-key)
 SELECT PG_ADVISORY_LOCK(1001004);  -- expect(handover-in-core-code) site(1001004)
+SELECT pg_advisory_unlock(CAST(2000004 AS bigint));  -- site(2000004)
