@@ -30,8 +30,9 @@
 //!   of that name; otherwise the call is a `dynamic-key` note. A placeholder in SQL (`$1`, `%s`,
 //!   `?`, `{}`) resolves to the value the code binds to it: the call's next arguments (sqlx's
 //!   `.bind(..)` chain included), or the operand of Python's `%`; psycopg's `%(name)s` to the
-//!   entry `"name": value` of the dict passed. Kotlin's `$NAME`, `${NAME}`,
-//!   `#{NAME}` and f-string `{NAME}` interpolations are names.
+//!   entry `"name": value` of the dict passed. An interpolation is its name: `{NAME}` (Python),
+//!   `${NAME}` (JavaScript, Kotlin), `$NAME` (Kotlin), `#{NAME}` (Ruby); so is a key under a
+//!   cast, `::bigint` or `CAST(.. AS bigint)`.
 //! - Ids in comments are never sites. A trailing `lockward: allow(CODE, ...)` comment exempts its
 //!   line from those codes; the sites on it are still reported in [`ScanReport::sites`].
 //! - Hidden files and directories are skipped, as ripgrep skips them; so are files over
