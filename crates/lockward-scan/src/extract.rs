@@ -790,18 +790,26 @@ impl Extractor<'_> {
         }
         // A value is cut at its end, or after `MAX_VALUE_TOKENS` (then it is no literal nor a
         // name anyway), so a long minified line stays linear.
+        // Brackets opened inside the value close inside it: `int64(1_001_016)` is all value.
         let mut end = start;
+        let mut depth = 0usize;
         while let Some(token) = tokens.get(end) {
+            let punct = if token.kind == TokenKind::Punct {
+                self.text(token.span.clone())
+            } else {
+                ""
+            };
             if end - start >= MAX_VALUE_TOKENS
                 || end > start
                     && (token.newline_before
-                        || (token.kind == TokenKind::Punct
-                            && matches!(
-                                self.text(token.span.clone()),
-                                ";" | "," | ")" | "]" | "}"
-                            )))
+                        || (depth == 0 && matches!(punct, ";" | "," | ")" | "]" | "}")))
             {
                 break;
+            }
+            match punct {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => depth = depth.saturating_sub(1),
+                _ => {}
             }
             end += 1;
         }
@@ -961,6 +969,19 @@ fn literal_value(text: &str, tokens: &[Token], language: Language) -> Option<Id>
                 && matches!(&text[word.span.clone()], "as" | "satisfies") =>
         {
             head
+        }
+        _ => tokens,
+    };
+    // A conversion of one literal: Go's `int64(1_001_016)`, JavaScript's `BigInt(1001016)`.
+    let tokens = match tokens {
+        [conversion, open, inner @ .., close]
+            if matches!(
+                &text[conversion.span.clone()],
+                "int64" | "int32" | "int" | "uint64" | "uint32" | "BigInt" | "Number"
+            ) && &text[open.span.clone()] == "("
+                && &text[close.span.clone()] == ")" =>
+        {
+            inner
         }
         _ => tokens,
     };

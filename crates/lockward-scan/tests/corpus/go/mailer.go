@@ -18,3 +18,6 @@ func Send(db *sql.DB, shard int) error {
 	_ = Job{AdvisoryLockID: 2_000_003, Name: "mailer"} // site(2000003)
 	return err
 }
+
+const AdvisoryLockMailerShard = int64(2_000_097) // expect(unregistered-id) site(2000097)
+const AdvisoryLockMailerRetry = int64(2_000_096) + 1
