@@ -341,14 +341,25 @@ impl Extractor<'_> {
         if depth > 1 {
             return;
         }
+        // Open brackets: a `:` inside one is a dict's, not a block's.
+        let mut brackets = 0usize;
         for (index, token) in tokens.iter().enumerate() {
+            if token.kind == TokenKind::Punct {
+                match self.text(token.span.clone()) {
+                    "(" | "[" | "{" => brackets += 1,
+                    ")" | "]" | "}" => brackets = brackets.saturating_sub(1),
+                    _ => {}
+                }
+            }
             if token.kind != TokenKind::Str {
                 continue;
             }
             let content = token.content.clone();
             let bytes = &self.file.as_bytes()[content.clone()];
             if !contains_ignore_case(bytes, b"advisory")
-                || (language == Language::Python && self.is_docstring(tokens, index))
+                || (language == Language::Python
+                    && brackets == 0
+                    && self.is_docstring(tokens, index))
             {
                 continue;
             }
@@ -412,7 +423,8 @@ impl Extractor<'_> {
     }
 
     /// A Python docstring: a string standing alone as the first statement of a module, class or
-    /// function. It documents, like a comment, so the calls it mentions are not sites.
+    /// function (outside any bracket). It documents, like a comment, so the calls it mentions are
+    /// not sites.
     fn is_docstring(&self, tokens: &[Token], index: usize) -> bool {
         let token = &tokens[index];
         let opens_body = index == 0

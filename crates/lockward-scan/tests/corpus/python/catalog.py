@@ -55,3 +55,9 @@ def write_catalog_in_parts(cur):
     cur.execute(f"SELECT pg_advisory_lock({_CATALOG_LOCK_KEY}::bigint)")  # site(2000001)
     cur.execute("SELECT pg_advisory_lock(%(key)s)", {"shard": 3, "key": _CATALOG_LOCK_KEY})  # site(2000001)
     cur.execute("SELECT pg_advisory_unlock(CAST(%s AS bigint))", (_CATALOG_LOCK_KEY,))  # site(2000001)
+
+
+QUERIES = {
+    "lock":
+        "SELECT pg_advisory_lock(2000001)"  # site(2000001)
+}
