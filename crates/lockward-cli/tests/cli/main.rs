@@ -5,9 +5,9 @@ mod list;
 mod live;
 mod plugins;
 mod render;
-mod scan;
 mod retire;
 mod run;
+mod scan;
 mod take;
 
 use std::path::{Path, PathBuf};
