@@ -7,6 +7,10 @@ fn the_example_project_passes_check_with_its_legacy_warning() {
     let project = TestProject::harbor();
     let run = project.run(&["check"]);
     assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.stderr, "",
+        "stderr is not a terminal here: no progress line, no logs"
+    );
     assert!(
         run.stdout.contains("warning[constant-outside-block]"),
         "{}",
