@@ -224,7 +224,6 @@ fn reservation(claim: &Claim<'_>) -> Lock {
         worker: lock.worker.clone(),
         key: lock.key,
         source: Source::Branch(branch.to_owned()),
-        line: 0,
         span: 0..0,
     }
 }

@@ -777,7 +777,6 @@ impl Checker<'_> {
                 "legacy ids are allowed; new ids come from the block (`lockward take`)",
             ));
         }
-        let line = self.file.position(id.span.start).line;
         ok.then(|| {
             (
                 Lock {
@@ -787,7 +786,6 @@ impl Checker<'_> {
                     worker: entry.worker.map(|w| w.value),
                     key,
                     source: Source::Registry,
-                    line,
                     span: id.span,
                 },
                 entry.constant,

@@ -331,7 +331,6 @@ impl AdmittedPlugin {
             worker: None,
             key: KeyShape::Exact,
             source: Source::Registry,
-            line: 0,
             span: 0..0,
         })
     }

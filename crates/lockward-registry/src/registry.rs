@@ -159,8 +159,6 @@ pub struct Lock {
     pub key: KeyShape,
     /// Where the entry came from.
     pub source: Source,
-    /// 1-based line of the entry's `id` in the registry file (0 for entries not from the file).
-    pub line: usize,
     /// Byte range of the entry's `id` value in the registry file (empty for entries not from
     /// the file).
     pub span: std::ops::Range<usize>,

@@ -4,9 +4,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
-use lockward_registry::{
-    Code, Finding, Id, Kind, Label, Lock, Registry, Severity, Source, SourceFile,
-};
+use lockward_registry::{Code, Finding, Id, Kind, Lock, Registry, Severity, Source};
 
 use crate::extract::{FileSites, Item, ItemKind, Key, Location, Shape};
 use crate::{PluginDir, ScanReport, Site, SiteForm, SiteKey};
@@ -28,7 +26,6 @@ struct Checker<'a> {
     report: ScanReport,
     found: HashSet<i64>,
     mismatched: HashSet<i64>,
-    registry_file: Option<&'a SourceFile>,
 }
 
 pub(crate) fn check(
@@ -36,7 +33,6 @@ pub(crate) fn check(
     root: &Path,
     files: &[FileSites],
     plugins: &[PluginDir],
-    registry_file: Option<&SourceFile>,
 ) -> ScanReport {
     let mut definitions: HashMap<&str, Vec<(&Id, &str)>> = HashMap::new();
     for file in files {
@@ -61,7 +57,6 @@ pub(crate) fn check(
         report: ScanReport::default(),
         found: HashSet::new(),
         mismatched: HashSet::new(),
-        registry_file,
     };
     for file in files {
         for item in &file.items {
@@ -95,21 +90,13 @@ fn finding(code: Code, severity: Severity, path: &str, at: &Location, message: S
 impl<'a> Checker<'a> {
     /// `finding`, with a label on the registry entry it is about.
     fn about(&self, finding: Finding, lock: &Lock) -> Finding {
-        let Some(file) = self
-            .registry_file
-            .filter(|_| lock.line > 0 && lock.source == Source::Registry)
-        else {
+        if lock.source != Source::Registry || lock.span.is_empty() {
             return finding;
-        };
-        let text = file.line_text(lock.line);
-        finding.with_label(Label {
-            path: file.path().to_owned(),
-            line: lock.line,
-            column: 1,
-            width: text.chars().count().max(1),
-            source_line: Some(text.to_owned()),
-            message: format!("id {} is registered here", lock.id),
-        })
+        }
+        let label = self
+            .registry
+            .label(lock, format!("id {} is registered here", lock.id));
+        finding.with_label(label)
     }
 
     fn emit(&mut self, at: &Location, finding: Finding) {

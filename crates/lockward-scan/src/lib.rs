@@ -82,9 +82,6 @@ pub struct ScanOptions {
     pub plugins: Option<Vec<PluginDir>>,
     /// Counters the scan advances as it reads, for a progress bar drawn by another thread.
     pub progress: Option<Arc<Progress>>,
-    /// The registry file, relative to the scanned root: findings about an entry carry a label
-    /// on its line there.
-    pub registry_file: String,
 }
 
 impl Default for ScanOptions {
@@ -94,7 +91,6 @@ impl Default for ScanOptions {
             max_file_size: 16 * 1024 * 1024,
             plugins: None,
             progress: None,
-            registry_file: "lockward.toml".to_owned(),
         }
     }
 }
@@ -211,16 +207,7 @@ pub fn scan(registry: &Registry, root: &Path, options: &ScanOptions) -> ScanRepo
         .plugins
         .clone()
         .unwrap_or_else(|| walked.plugins.clone());
-    let registry_file = std::fs::read_to_string(root.join(&options.registry_file))
-        .ok()
-        .map(|text| lockward_registry::SourceFile::new(options.registry_file.clone(), text));
-    let mut report = check::check(
-        registry,
-        root,
-        &walked.files,
-        &plugins,
-        registry_file.as_ref(),
-    );
+    let mut report = check::check(registry, root, &walked.files, &plugins);
     report.files_scanned = walked.files_scanned;
     report.bytes_scanned = walked.bytes_scanned;
     report.findings.extend(walked.errors);

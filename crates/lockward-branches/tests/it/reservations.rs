@@ -13,7 +13,6 @@ fn reserved(id: i64, literal: &str, name: &str, worker: &str, branch: &str) -> L
         worker: Some(worker.to_owned()),
         key: KeyShape::Exact,
         source: Source::Branch(branch.to_owned()),
-        line: 0,
         span: 0..0,
     }
 }

@@ -91,7 +91,6 @@ fn checks(project: &Project, args: &CheckArgs) -> (Vec<Finding>, Coverage) {
         threads: args.threads,
         plugins: Some(plugin_dirs(project)),
         progress: Some(Arc::clone(&progress)),
-        registry_file: project.location.label.clone(),
         ..ScanOptions::default()
     };
     let report = {

@@ -103,7 +103,6 @@ struct Use {
 fn still_in_use(project: &Project, lock: &Lock) -> anyhow::Result<Vec<Use>> {
     let options = ScanOptions {
         plugins: Some(super::check::plugin_dirs(project)),
-        registry_file: project.location.label.clone(),
         ..ScanOptions::default()
     };
     let report = lockward_scan::scan(&project.registry, &project.location.root, &options);
