@@ -130,9 +130,15 @@ pub(crate) fn plugin_dirs(project: &Project) -> Vec<PluginDir> {
 /// A finding when `[project] page` is set and the page on disk is not what the registry renders.
 pub(crate) fn page_freshness(project: &Project) -> Option<Finding> {
     let page = project.registry.project().page.as_ref()?;
+    stale_page(project, &project.location.resolve(page))
+}
+
+/// A finding when the page at `path` is missing or differs from what the registry renders,
+/// pointing at the first line that differs.
+pub(crate) fn stale_page(project: &Project, path: &std::path::Path) -> Option<Finding> {
+    let page = project.location.relative(path);
     let expected = project.render_page();
-    let path = project.location.resolve(page);
-    let Ok(on_disk) = std::fs::read_to_string(&path) else {
+    let Ok(on_disk) = std::fs::read_to_string(path) else {
         return Some(
             Finding::file(
                 Code::StalePage,

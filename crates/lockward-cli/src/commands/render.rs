@@ -25,12 +25,7 @@ pub(crate) fn run(global: &Global, args: &RenderArgs) -> anyhow::Result<Outcome>
         return Ok(Outcome::Clean);
     };
     if args.check {
-        let stale = match &args.output {
-            None => super::check::page_freshness(&project),
-            Some(_) => (std::fs::read_to_string(&path).ok().as_deref() != Some(page.as_str()))
-                .then(|| stale_output(&project, &path)),
-        };
-        return Ok(match stale {
+        return Ok(match super::check::stale_page(&project, &path) {
             Some(finding) => {
                 output::print(&report::human(&finding))?;
                 Outcome::Findings
@@ -94,14 +89,4 @@ fn page_target(project: &Project, args: &RenderArgs) -> anyhow::Result<Option<Pa
             .into()),
         },
     }
-}
-
-fn stale_output(project: &Project, path: &std::path::Path) -> lockward_registry::Finding {
-    lockward_registry::Finding::file(
-        lockward_registry::Code::StalePage,
-        lockward_registry::Severity::Error,
-        project.location.relative(path),
-        format!("{} differs from what the registry renders", path.display()),
-    )
-    .with_help("run `lockward render --output PATH` and commit the page")
 }

@@ -43,6 +43,19 @@ fn render_output_dash_prints_to_stdout() {
         0
     );
     assert_eq!(project.read("elsewhere.md"), run.stdout);
+    let other = other.to_str().expect("UTF-8");
+    assert_eq!(
+        project.run(&["render", "--check", "--output", other]).code,
+        0
+    );
+    project.edit("elsewhere.md", "- Core constants: 4", "- Core constants: 3");
+    let stale = project.run(&["render", "--check", "--output", other]);
+    assert_eq!(stale.code, 1, "{stale:?}");
+    assert!(
+        stale.stdout.contains("--> elsewhere.md:10:1"),
+        "{}",
+        stale.stdout
+    );
 }
 
 #[test]
