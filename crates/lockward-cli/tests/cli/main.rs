@@ -4,6 +4,7 @@ mod check;
 mod list;
 mod live;
 mod plugins;
+mod regression;
 mod render;
 mod retire;
 mod run;
