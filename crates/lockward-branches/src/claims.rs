@@ -123,10 +123,7 @@ fn unreadable(file_name: &str, branch: &str, why: &str, errors: &[Finding]) -> F
         .iter()
         .map(|error| Label {
             path: on_branch(branch, &error.path),
-            line: error.line,
-            column: error.column,
-            width: error.width,
-            source_line: error.source_line.clone(),
+            span: error.span.clone(),
             message: error.message.clone(),
         })
         .collect();

@@ -3,7 +3,10 @@
 
 use std::fmt::Write as _;
 
-use lockward_registry::{Code, Finding, Label, Severity};
+use std::borrow::Cow;
+use std::ops::Range;
+
+use lockward_registry::{Code, Excerpt, Finding, Label, Severity, Span};
 use serde_json::{Value, json};
 
 /// Counts of findings by severity.
@@ -58,6 +61,9 @@ impl Summary {
 ///    |      --------- first registered here
 ///    = help: every id has exactly one entry
 /// ```
+///
+/// Every piece of text is shown through [`escape_controls`]: messages carry plugin names and
+/// paths that third parties choose, and a terminal must not act on their bytes.
 pub(crate) fn human(finding: &Finding) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -65,93 +71,139 @@ pub(crate) fn human(finding: &Finding) -> String {
         "{}[{}]: {}",
         finding.severity.as_str(),
         finding.code.as_str(),
-        finding.message
+        escape_controls(&finding.message)
     );
-    let gutter = std::iter::once(finding.line)
-        .chain(finding.labels.iter().map(|label| label.line))
+    let gutter = std::iter::once(&finding.span)
+        .chain(finding.labels.iter().map(|label| &label.span))
+        .flatten()
+        .map(|span| span.line)
         .max()
         .unwrap_or(0)
         .to_string()
         .len();
     let pad = " ".repeat(gutter);
-    if finding.line == 0 {
-        let _ = writeln!(out, "{pad}--> {}", finding.path);
-    } else {
-        let _ = writeln!(
-            out,
-            "{pad}--> {}:{}:{}",
-            finding.path, finding.line, finding.column
-        );
-    }
-    if let Some(source) = &finding.source_line {
-        snippet(
-            &mut out,
-            &pad,
-            finding.line,
-            finding.column,
-            finding.width,
-            source,
-            '^',
-            "",
-        );
+    let path = escape_controls(&finding.path);
+    match &finding.span {
+        None => {
+            let _ = writeln!(out, "{pad}--> {path}");
+        }
+        Some(span) => {
+            let _ = writeln!(out, "{pad}--> {path}:{}:{}", span.line, span.column);
+            snippet(&mut out, &pad, span, '^', "");
+        }
     }
     for label in &finding.labels {
         label_block(&mut out, &pad, label);
     }
     if let Some(help) = &finding.help {
-        let _ = writeln!(out, "{pad} = help: {help}");
+        let _ = writeln!(out, "{pad} = help: {}", escape_controls(help));
     }
     out
 }
 
 fn label_block(out: &mut String, pad: &str, label: &Label) {
-    if label.line == 0 {
-        let _ = writeln!(out, "{pad}::: {}: {}", label.path, label.message);
+    let path = escape_controls(&label.path);
+    let message = escape_controls(&label.message);
+    let Some(span) = &label.span else {
+        let _ = writeln!(out, "{pad}::: {path}: {message}");
         return;
-    }
-    let _ = writeln!(
-        out,
-        "{pad}::: {}:{}:{}",
-        label.path, label.line, label.column
-    );
-    if let Some(source) = &label.source_line {
-        snippet(
-            out,
-            pad,
-            label.line,
-            label.column,
-            label.width,
-            source,
-            '-',
-            &label.message,
-        );
-    } else if !label.message.is_empty() {
-        let _ = writeln!(out, "{pad} = note: {}", label.message);
+    };
+    let _ = writeln!(out, "{pad}::: {path}:{}:{}", span.line, span.column);
+    if span.excerpt.is_some() {
+        snippet(out, pad, span, '-', &message);
+    } else if !message.is_empty() {
+        let _ = writeln!(out, "{pad} = note: {message}");
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn snippet(
-    out: &mut String,
-    pad: &str,
-    line: usize,
-    column: usize,
-    width: usize,
-    source: &str,
-    marker: char,
-    message: &str,
-) {
-    let source = source.replace('\t', "    ");
+/// The excerpt's line and its underline, lined up as a terminal shows them.
+fn snippet(out: &mut String, pad: &str, span: &Span, marker: char, message: &str) {
+    let Some(excerpt) = &span.excerpt else {
+        return;
+    };
+    let shown = Shown::of(excerpt);
     let _ = writeln!(out, "{pad} |");
-    let _ = writeln!(out, "{line:>w$} | {source}", w = pad.len());
-    let underline = marker.to_string().repeat(width.max(1));
-    let indent = " ".repeat(column.saturating_sub(1));
+    let _ = writeln!(out, "{:>w$} | {}", span.line, shown.text, w = pad.len());
+    let underline = marker.to_string().repeat(shown.underline.len().max(1));
+    let indent = " ".repeat(shown.underline.start);
     let message = if message.is_empty() {
         String::new()
     } else {
         format!(" {message}")
     };
     let _ = writeln!(out, "{pad} | {indent}{underline}{message}");
+}
+
+/// How wide a tab is on screen: the next multiple of this.
+const TAB_STOP: usize = 4;
+
+/// An excerpt as a terminal shows it: tabs expanded to tab stops, control characters escaped,
+/// wide characters two columns, a cut line marked with `…`; and the screen columns of the span.
+struct Shown {
+    text: String,
+    underline: Range<usize>,
+}
+
+impl Shown {
+    fn of(excerpt: &Excerpt) -> Self {
+        let mut text = String::new();
+        let mut columns = 0;
+        if excerpt.cut_before {
+            text.push('…');
+            columns += 1;
+        }
+        let mut underline = columns..columns;
+        for (offset, c) in excerpt.text.char_indices() {
+            if offset == excerpt.bytes.start {
+                underline.start = columns;
+            }
+            if offset == excerpt.bytes.end {
+                underline.end = columns;
+            }
+            if c == '\t' {
+                let next = (columns / TAB_STOP + 1) * TAB_STOP;
+                text.extend(std::iter::repeat_n(' ', next - columns));
+                columns = next;
+            } else if c.is_control() {
+                let escaped = c.escape_unicode().to_string();
+                columns += escaped.len();
+                text.push_str(&escaped);
+            } else {
+                columns += unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+                text.push(c);
+            }
+        }
+        if excerpt.bytes.start >= excerpt.text.len() {
+            underline.start = columns;
+        }
+        if excerpt.bytes.end >= excerpt.text.len() {
+            underline.end = columns;
+        }
+        underline.end = underline.end.max(underline.start);
+        if excerpt.cut_after {
+            text.push('…');
+        }
+        Self { text, underline }
+    }
+}
+
+/// `text` with every control character (ESC, BEL, a carriage return, …) written as its
+/// `\u{..}` escape, so that text from a plugin or a file cannot move the cursor, retitle the
+/// terminal or hide a line. Tabs and line feeds are kept.
+pub(crate) fn escape_controls(text: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            let _ = write!(out, "{}", c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// Every finding, then a summary line.
@@ -175,8 +227,8 @@ pub(crate) fn github(findings: &[Finding]) -> String {
             Severity::Note => "notice",
         };
         let mut properties = format!("file={}", escape_property(&finding.path));
-        if finding.line > 0 {
-            let _ = write!(properties, ",line={},col={}", finding.line, finding.column);
+        if let Some(span) = &finding.span {
+            let _ = write!(properties, ",line={},col={}", span.line, span.column);
         }
         let _ = write!(
             properties,
@@ -192,10 +244,16 @@ pub(crate) fn github(findings: &[Finding]) -> String {
     out
 }
 
+/// A workflow command's message: what would end the command is percent-encoded (as the runner
+/// decodes it) and other control characters are escaped, since the log viewer renders them.
 fn escape_data(text: &str) -> String {
-    text.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
+    escape_controls(
+        &text
+            .replace('%', "%25")
+            .replace('\r', "%0D")
+            .replace('\n', "%0A"),
+    )
+    .into_owned()
 }
 
 fn escape_property(text: &str) -> String {
@@ -223,11 +281,11 @@ pub(crate) fn sarif(findings: &[Finding]) -> Value {
                 Severity::Note => "note",
             };
             let mut physical = json!({ "artifactLocation": { "uri": finding.path } });
-            if finding.line > 0 {
+            if let Some(span) = &finding.span {
                 physical["region"] = json!({
-                    "startLine": finding.line,
-                    "startColumn": finding.column,
-                    "endColumn": finding.column + finding.width.max(1),
+                    "startLine": span.line,
+                    "startColumn": span.column,
+                    "endColumn": span.column + span.width(),
                 });
             }
             let text = match &finding.help {
@@ -264,9 +322,113 @@ pub(crate) fn sarif(findings: &[Finding]) -> Value {
 mod tests {
     use super::*;
 
+    use lockward_registry::SourceFile;
+
+    fn rendered(path: &str, text: &str, span: std::ops::Range<usize>) -> String {
+        let finding = SourceFile::new(path, text).finding(
+            Code::UnregisteredId,
+            Severity::Error,
+            span,
+            "message",
+        );
+        human(&finding)
+    }
+
+    /// The column where the underline starts, on screen, in a rendered snippet.
+    fn caret_column(rendered: &str, marker: char) -> (usize, usize) {
+        let lines: Vec<&str> = rendered.lines().collect();
+        let underline = lines
+            .iter()
+            .find(|line| line.contains(marker) && line.trim_start().starts_with('|'))
+            .expect("an underline");
+        let start = underline.find(marker).expect("marker");
+        let width = underline[start..]
+            .chars()
+            .take_while(|&c| c == marker)
+            .count();
+        (start, width)
+    }
+
     #[test]
     fn github_annotations_escape_what_would_end_the_command() {
         assert_eq!(escape_data("50%\nnext"), "50%25%0Anext");
         assert_eq!(escape_property("a:b,c"), "a%3Ab%2Cc");
+        assert_eq!(escape_data("a\u{1b}]0;x\u{7}b"), "a\\u{1b}]0;x\\u{7}b");
+    }
+
+    #[test]
+    fn the_underline_sits_under_the_span_on_a_tab_indented_line() {
+        let text = "const (\n\t\tLOCK int64 = 42\n)\n";
+        let offset = text.find("42").expect("42");
+        let out = rendered("locks.go", text, offset..offset + 2);
+        let source = out
+            .lines()
+            .find(|line| line.contains("= 42"))
+            .expect("line");
+        let (start, width) = caret_column(&out, '^');
+        assert_eq!(&source[start..start + width], "42", "{out}");
+        assert!(
+            out.contains("locks.go:2:16"),
+            "the column counts characters: {out}"
+        );
+    }
+
+    #[test]
+    fn wide_characters_take_two_columns_before_the_underline() {
+        let text = "name = \"日本\" # 42\n";
+        let offset = text.find("42").expect("42");
+        let out = rendered("a.py", text, offset..offset + 2);
+        let source = out
+            .lines()
+            .find(|line| line.contains("# 42"))
+            .expect("line");
+        let (start, _) = caret_column(&out, '^');
+        let before: usize = source[..source.find("42").expect("42")]
+            .chars()
+            .map(|c| unicode_width::UnicodeWidthChar::width(c).unwrap_or(0))
+            .sum();
+        assert_eq!(start, before, "{out}");
+    }
+
+    #[test]
+    fn control_bytes_in_source_and_messages_are_shown_escaped() {
+        let text = "x = \"\u{1b}]0;pwned\u{7}\" # 42\n";
+        let offset = text.find("42").expect("42");
+        let mut finding = SourceFile::new("a\u{1b}[2J.py", text).finding(
+            Code::UnregisteredId,
+            Severity::Error,
+            offset..offset + 2,
+            "plugin \u{1b}]0;pwned\u{7}",
+        );
+        finding.help = Some("help \u{1b}[31m".to_owned());
+        let out = human(&finding);
+        assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out:?}");
+        assert!(out.contains("\\u{1b}]0;pwned\\u{7}"), "{out}");
+        let source = out
+            .lines()
+            .find(|line| line.contains("# 42"))
+            .expect("line");
+        let (start, width) = caret_column(&out, '^');
+        assert_eq!(&source[start..start + width], "42", "{out}");
+    }
+
+    #[test]
+    fn a_long_line_is_cut_around_the_span_and_shown_once() {
+        let text = format!(
+            "x = [{}42{}]\n",
+            "1, ".repeat(1_000_000),
+            ", 1".repeat(1_000_000)
+        );
+        let offset = text.find("42").expect("42");
+        let out = rendered("big.py", &text, offset..offset + 2);
+        assert!(out.len() < 1_000, "{} bytes", out.len());
+        let source = out.lines().find(|line| line.contains("42")).expect("line");
+        assert!(source.contains('…'), "{source}");
+        let (start, width) = caret_column(&out, '^');
+        let underlined: String = source.chars().skip(start).take(width).collect();
+        assert_eq!(
+            underlined, "42",
+            "one column per character here, `…` included: {out}"
+        );
     }
 }

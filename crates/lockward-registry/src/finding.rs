@@ -1,5 +1,8 @@
 //! The one diagnostic shape every check reports, so `check` merges them and renders them once.
 
+use std::ops::Range;
+use std::sync::Arc;
+
 use serde::Serialize;
 
 /// How much a finding matters. Any `Error` makes `lockward check` exit 1.
@@ -107,22 +110,124 @@ codes! {
     GitUnavailable = "git-unavailable": "The git command could not be run or failed, so other branches were not read.",
 }
 
+/// Where in a file a finding or label points: a line and column, and the line's text around it.
+///
+/// Positions are kept as the byte range they came from; turning them into what a terminal shows
+/// (tabs, wide characters, control bytes, long lines) is the renderer's business, done once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Span {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column of the first underlined character, counted in characters of the whole line.
+    pub column: usize,
+    /// The line's text around the span, when the file could be read.
+    pub excerpt: Option<Excerpt>,
+}
+
+/// The text of one source line (or, for a long line, a window of it) and the bytes to underline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Excerpt {
+    /// The text, without the line ending; shared by the findings and labels on one line.
+    pub text: Arc<str>,
+    /// The underlined bytes of `text` (empty: the point before `bytes.start`).
+    pub bytes: Range<usize>,
+    /// Whether the line goes on before `text` (it was cut to a window around the span).
+    pub cut_before: bool,
+    /// Whether the line goes on after `text`.
+    pub cut_after: bool,
+}
+
+/// How many bytes of a line an excerpt keeps on each side of its span: enough to read the
+/// context, little enough that a minified bundle's 10 MB line is not echoed whole.
+pub const EXCERPT_CONTEXT: usize = 120;
+/// How many bytes of the span itself an excerpt keeps.
+pub const EXCERPT_SPAN: usize = 240;
+
+impl Span {
+    /// The span of the bytes `bytes` of `line_text`, which is line `line` of its file.
+    ///
+    /// Long lines are cut to a window around the span; offsets out of range or inside a
+    /// character are moved to the nearest character boundary before them.
+    pub fn in_line(line: usize, line_text: &str, bytes: Range<usize>) -> Self {
+        let start = floor_char_boundary(line_text, bytes.start);
+        Self {
+            line,
+            column: line_text[..start].chars().count() + 1,
+            excerpt: Some(Excerpt::around(line_text, bytes)),
+        }
+    }
+
+    /// How many characters the span underlines (at least one).
+    pub fn width(&self) -> usize {
+        self.excerpt.as_ref().map_or(1, |excerpt| {
+            excerpt.text[excerpt.bytes.clone()].chars().count().max(1)
+        })
+    }
+}
+
+impl Excerpt {
+    /// The bytes `bytes` of `line_text`, with the line around them: all of it, or for a long line
+    /// a window of [`EXCERPT_CONTEXT`] bytes on each side (and at most [`EXCERPT_SPAN`] bytes of the
+    /// span). Offsets out of range or inside a character move to the character boundary before.
+    pub fn around(line_text: &str, bytes: Range<usize>) -> Self {
+        let start = floor_char_boundary(line_text, bytes.start);
+        let end = floor_char_boundary(line_text, bytes.end.max(start));
+        let window_start = floor_char_boundary(line_text, start.saturating_sub(EXCERPT_CONTEXT));
+        let span_end = floor_char_boundary(line_text, end.min(start + EXCERPT_SPAN));
+        let window_end = floor_char_boundary(line_text, span_end.saturating_add(EXCERPT_CONTEXT));
+        Self {
+            text: Arc::from(&line_text[window_start..window_end]),
+            bytes: start - window_start..span_end - window_start,
+            cut_before: window_start > 0,
+            cut_after: window_end < line_text.len(),
+        }
+    }
+
+    /// The whole line, when the excerpt is not cut.
+    pub fn whole_line(&self) -> Option<&str> {
+        (!self.cut_before && !self.cut_after).then_some(&*self.text)
+    }
+}
+
+/// The largest character boundary of `text` at or before `offset`.
+pub(crate) fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
+    offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    offset
+}
+
 /// A secondary location that explains a finding ("first registered here").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Label {
     /// Path relative to the registry's directory, with `/` separators.
     pub path: String,
-    /// 1-based line.
-    pub line: usize,
-    /// 1-based column, in characters.
-    pub column: usize,
-    /// How many characters to underline.
-    pub width: usize,
-    /// The text of the line, when the file could be read.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub source_line: Option<String>,
+    /// Where in the file; none when the label is about a whole file (or a file on another branch).
+    #[serde(flatten, serialize_with = "serialize_span")]
+    pub span: Option<Span>,
     /// What this location has to do with the finding.
     pub message: String,
+}
+
+impl Label {
+    /// The 1-based line, if the label points into the file.
+    pub fn line(&self) -> Option<usize> {
+        self.span.as_ref().map(|span| span.line)
+    }
+
+    /// The 1-based column, in characters, if the label points into the file.
+    pub fn column(&self) -> Option<usize> {
+        self.span.as_ref().map(|span| span.column)
+    }
+
+    /// The source text around the span, when the file could be read.
+    pub fn source_line(&self) -> Option<&str> {
+        self.span
+            .as_ref()
+            .and_then(|span| span.excerpt.as_ref())
+            .map(|excerpt| &*excerpt.text)
+    }
 }
 
 /// One problem found by any check, with where it is.
@@ -137,16 +242,10 @@ pub struct Finding {
     pub message: String,
     /// Path relative to the registry's directory, with `/` separators.
     pub path: String,
-    /// 1-based line; 0 when the finding is about a whole file.
-    pub line: usize,
-    /// 1-based column, in characters; 0 when the finding is about a whole file.
-    pub column: usize,
-    /// How many characters to underline at `line:column`.
-    #[serde(skip)]
-    pub width: usize,
-    /// The text of the line, when there is one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub source_line: Option<String>,
+    /// Where in the file; none when the finding is about a whole file. Serialized as `line`,
+    /// `column` (null for a whole file) and `source_line` (the excerpt's text, when there is one).
+    #[serde(flatten, serialize_with = "serialize_span")]
+    pub span: Option<Span>,
     /// Other locations that explain this one.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub labels: Vec<Label>,
@@ -155,12 +254,46 @@ pub struct Finding {
     pub help: Option<String>,
 }
 
+#[allow(clippy::ref_option)] // serde passes fields by reference
+fn serialize_span<S: serde::Serializer>(
+    span: &Option<Span>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap as _;
+    let excerpt = span.as_ref().and_then(|span| span.excerpt.as_ref());
+    let mut map = serializer.serialize_map(None)?;
+    map.serialize_entry("line", &span.as_ref().map(|span| span.line))?;
+    map.serialize_entry("column", &span.as_ref().map(|span| span.column))?;
+    if let Some(excerpt) = excerpt {
+        map.serialize_entry("source_line", &*excerpt.text)?;
+    }
+    map.end()
+}
+
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde passes fields by reference
 fn serialize_code<S: serde::Serializer>(code: &Code, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_str(code.as_str())
 }
 
 impl Finding {
+    /// The 1-based line, if the finding points into the file.
+    pub fn line(&self) -> Option<usize> {
+        self.span.as_ref().map(|span| span.line)
+    }
+
+    /// The 1-based column, in characters, if the finding points into the file.
+    pub fn column(&self) -> Option<usize> {
+        self.span.as_ref().map(|span| span.column)
+    }
+
+    /// The source text around the span, when the file could be read.
+    pub fn source_line(&self) -> Option<&str> {
+        self.span
+            .as_ref()
+            .and_then(|span| span.excerpt.as_ref())
+            .map(|excerpt| &*excerpt.text)
+    }
+
     /// A finding about a whole file (no line or column).
     pub fn file(
         code: Code,
@@ -173,10 +306,7 @@ impl Finding {
             severity,
             message: message.into(),
             path: path.into(),
-            line: 0,
-            column: 0,
-            width: 0,
-            source_line: None,
+            span: None,
             labels: Vec::new(),
             help: None,
         }
@@ -204,9 +334,8 @@ impl Finding {
 
 /// Sorts findings by path, line and column, so reports are stable.
 pub fn sort(findings: &mut [Finding]) {
-    findings.sort_by(|a, b| {
-        (&a.path, a.line, a.column, a.code).cmp(&(&b.path, b.line, b.column, b.code))
-    });
+    let key = |finding: &Finding| finding.span.as_ref().map(|span| (span.line, span.column));
+    findings.sort_by(|a, b| (&a.path, key(a), a.code).cmp(&(&b.path, key(b), b.code)));
 }
 
 #[cfg(test)]

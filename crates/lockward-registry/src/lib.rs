@@ -19,7 +19,7 @@ mod registry;
 pub mod source;
 pub mod take;
 
-pub use finding::{Code, Finding, Label, Severity};
+pub use finding::{Code, Excerpt, Finding, Label, Severity, Span};
 pub use id::{AdvisoryKey, Id, KeyShape};
 pub use parse::{LoadError, Loaded, decode_utf8, is_identifier, parse};
 pub use plugin::{AdmissionReport, AdmittedPlugin, Manifest, Verdict};

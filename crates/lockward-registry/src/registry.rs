@@ -205,9 +205,7 @@ impl Registry {
     pub fn label(&self, lock: &Lock, message: impl Into<String>) -> Label {
         let mut label = self.file.label(lock.span.clone(), message);
         if let Source::Branch(branch) = &lock.source {
-            label.line = 0;
-            label.column = 0;
-            label.source_line = None;
+            label.span = None;
             label.message = format!("{} (on branch {branch})", label.message);
         }
         label

@@ -2,7 +2,7 @@
 
 use std::ops::Range;
 
-use crate::finding::{Code, Finding, Label, Severity};
+use crate::finding::{Code, Finding, Label, Severity, Span, floor_char_boundary};
 
 /// One file's text, named by its path relative to the registry's directory.
 #[derive(Debug, Clone)]
@@ -80,16 +80,12 @@ impl SourceFile {
         span: Range<usize>,
         message: impl Into<String>,
     ) -> Finding {
-        let label = self.label(span, "");
         Finding {
             code,
             severity,
             message: message.into(),
-            path: label.path,
-            line: label.line,
-            column: label.column,
-            width: label.width,
-            source_line: label.source_line,
+            path: self.path.clone(),
+            span: Some(self.span(span)),
             labels: Vec::new(),
             help: None,
         }
@@ -97,36 +93,23 @@ impl SourceFile {
 
     /// A secondary label on the byte range `span` of this file.
     pub fn label(&self, span: Range<usize>, message: impl Into<String>) -> Label {
-        let start = self.position(span.start);
-        let line_text = self.line_text(start.line);
-        let end = if span.end > span.start {
-            self.position(span.end)
-        } else {
-            start
-        };
-        let width = if end.line == start.line {
-            end.column.saturating_sub(start.column).max(1)
-        } else {
-            (line_text.chars().count() + 1)
-                .saturating_sub(start.column)
-                .max(1)
-        };
         Label {
             path: self.path.clone(),
-            line: start.line,
-            column: start.column,
-            width,
-            source_line: Some(line_text.to_owned()),
+            span: Some(self.span(span)),
             message: message.into(),
         }
     }
-}
 
-fn floor_char_boundary(text: &str, mut offset: usize) -> usize {
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
+    /// The byte range `span` of this file as a [`Span`]: its first line, underlined from
+    /// `span.start` to `span.end` or, for a range over several lines, to the end of the first.
+    pub fn span(&self, span: Range<usize>) -> Span {
+        let start = floor_char_boundary(&self.text, span.start.min(self.text.len()));
+        let line = self.line_starts.partition_point(|&offset| offset <= start);
+        let line_start = self.line_starts[line - 1];
+        let line_text = self.line_text(line);
+        let end = span.end.max(start).min(line_start + line_text.len());
+        Span::in_line(line, line_text, start - line_start..end - line_start)
     }
-    offset
 }
 
 #[cfg(test)]

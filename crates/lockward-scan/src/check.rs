@@ -78,10 +78,7 @@ fn finding(code: Code, severity: Severity, path: &str, at: &Location, message: S
         severity,
         message,
         path: path.to_owned(),
-        line: at.line,
-        column: at.column,
-        width: at.width,
-        source_line: at.source_line.clone(),
+        span: Some(at.span.clone()),
         labels: Vec::new(),
         help: None,
     }
@@ -161,12 +158,16 @@ impl<'a> Checker<'a> {
         };
         self.report.sites.push(Site {
             path: path.to_owned(),
-            line: at.line,
-            column: at.column,
+            line: at.span.line,
+            column: at.span.column,
             id,
             key,
             form,
-            source_line: at.source_line.clone(),
+            source_line: at
+                .span
+                .excerpt
+                .as_ref()
+                .and_then(|excerpt| excerpt.whole_line().map(str::to_owned)),
         });
         lock
     }
@@ -540,10 +541,7 @@ impl<'a> Checker<'a> {
                 let help = format!("one id has one name: keep `{first_name}` and use it here");
                 let label = lockward_registry::Label {
                     path: first_path.to_owned(),
-                    line: first.at.line,
-                    column: first.at.column,
-                    width: first.at.width,
-                    source_line: first.at.source_line.clone(),
+                    span: Some(first.at.span.clone()),
                     message: format!("`{first_name}` defines {first_value} here"),
                 };
                 let finding = finding(

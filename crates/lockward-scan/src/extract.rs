@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use lockward_registry::{Code, Id};
+use lockward_registry::{Code, Excerpt, Id, Span};
 
 use crate::lang::{Language, SQL};
 use crate::lexer::{KEYWORDS_BEFORE_EXPRESSION, Lexed, Token, TokenKind, lex};
@@ -75,10 +75,9 @@ impl Names {
 /// Where an item is, ready for a finding.
 #[derive(Debug, Clone)]
 pub(crate) struct Location {
-    pub(crate) line: usize,
-    pub(crate) column: usize,
-    pub(crate) width: usize,
-    pub(crate) source_line: Option<String>,
+    /// The line, the column and the text around the site (a window of a long line, so a minified
+    /// bundle's one line is not copied whole once per site).
+    pub(crate) span: Span,
     /// Codes a trailing `lockward: allow(...)` comment exempts on this line.
     pub(crate) allowed: Vec<Code>,
 }
@@ -186,10 +185,6 @@ fn resolve_local(kind: &mut ItemKind, locals: &HashMap<String, Option<Id>>) {
     }
 }
 
-/// Lines longer than this are not copied into findings: a minified bundle's one line would
-/// be copied once per site.
-const MAX_SOURCE_LINE: usize = 1024;
-
 /// Turns byte offsets into locations. Offsets must come in increasing order: the column is
 /// counted on from the previous one on the same line, so a file whose one long line holds many
 /// sites still costs one pass.
@@ -229,16 +224,17 @@ impl<'a> Locator<'a> {
             self.text[line_start..span.start].chars().count() + 1
         };
         self.cursor = (line, span.start, column);
-        let width = self.text[span.start..span.end.clamp(span.start, line_end)]
-            .chars()
-            .count();
-        let source_line = (line_end - line_start <= MAX_SOURCE_LINE)
-            .then(|| self.text[line_start..line_end].to_owned());
+        let line_text = &self.text[line_start..line_end];
+        let end = span.end.clamp(span.start, line_end);
         Location {
-            line,
-            column,
-            width: width.max(1),
-            source_line,
+            span: Span {
+                line,
+                column,
+                excerpt: Some(Excerpt::around(
+                    line_text,
+                    span.start - line_start..end - line_start,
+                )),
+            },
             allowed: self.allowed.get(&line).cloned().unwrap_or_default(),
         }
     }

@@ -182,6 +182,15 @@ fn a_local_branch_is_named_before_its_remote_tracking_copy() {
     );
 }
 
+/// A label as a reader checks it: path, line, column, source line, message.
+type Shown<'a> = (
+    &'a str,
+    Option<usize>,
+    Option<usize>,
+    Option<&'a str>,
+    &'a str,
+);
+
 #[test]
 fn two_branches_taking_one_id_for_different_constants_is_an_error_naming_both() {
     let repo = Repo::new();
@@ -206,15 +215,15 @@ fn two_branches_taking_one_id_for_different_constants_is_an_error_naming_both() 
         "id 1_001_002 is taken by two branches for different constants: ADVISORY_LOCK_DUNNING \
          on branch feature/dunning and ADVISORY_LOCK_EXPORT on branch feature/export"
     );
-    let labels: Vec<(&str, usize, usize, Option<&str>, &str)> = finding
+    let labels: Vec<Shown> = finding
         .labels
         .iter()
         .map(|label| {
             (
                 label.path.as_str(),
-                label.line,
-                label.column,
-                label.source_line.as_deref(),
+                label.line(),
+                label.column(),
+                label.source_line(),
                 label.message.as_str(),
             )
         })
@@ -225,15 +234,15 @@ fn two_branches_taking_one_id_for_different_constants_is_an_error_naming_both() 
         [
             (
                 "feature/dunning:lockward.toml",
-                line,
-                6,
+                Some(line),
+                Some(6),
                 Some("id = 1_001_002"),
                 "taken for ADVISORY_LOCK_DUNNING on branch feature/dunning"
             ),
             (
                 "feature/export:lockward.toml",
-                line,
-                6,
+                Some(line),
+                Some(6),
                 Some("id = 1_001_002"),
                 "taken for ADVISORY_LOCK_EXPORT on branch feature/export"
             ),
@@ -290,7 +299,7 @@ fn a_branch_whose_registry_does_not_parse_is_a_warning_naming_the_branch() {
     );
     assert_eq!(finding.labels.len(), 1);
     assert_eq!(finding.labels[0].path, "feature/broken:lockward.toml");
-    assert_eq!(finding.labels[0].line, BASE.lines().count() + 4);
+    assert_eq!(finding.labels[0].line(), Some(BASE.lines().count() + 4));
     // The other branches still count.
     assert_eq!(literals(&found.locks), ["1_001_002"]);
 }

@@ -88,7 +88,7 @@ fn rule_1_an_id_that_collides_with_a_core_external_is_refused() {
 fn rule_2_a_retired_id_is_refused() {
     let report = admit(&["retired.toml"]);
     assert_eq!(error_codes(&report), ["plugin-uses-retired-id"]);
-    assert_eq!(errors(&report)[0].labels[0].line, 21);
+    assert_eq!(errors(&report)[0].labels[0].line(), Some(21));
 }
 
 #[test]
@@ -188,9 +188,9 @@ fn json_manifests_are_admitted_by_the_same_rules_with_positions() {
     let report = admit(&["jsonplugin.json"]);
     assert_eq!(error_codes(&report), ["plugin-collides-with-core"]);
     let finding = errors(&report)[0];
-    assert_eq!((finding.line, finding.column), (4, 36));
+    assert_eq!((finding.line(), finding.column()), (Some(4), Some(36)));
     assert_eq!(
-        finding.source_line.as_deref(),
+        finding.source_line(),
         Some("    \"advisory_lock_ids\": [7900001, 1001001]")
     );
 }

@@ -27,9 +27,9 @@ fn an_unregistered_literal_is_reported_where_it_is_written() {
         ["services/jobs/cleanup.py:2 unregistered-id"]
     );
     let finding = &report.findings[0];
-    assert_eq!(finding.column, 25, "the call, inside the string");
+    assert_eq!(finding.column(), Some(25), "the call, inside the string");
     assert_eq!(
-        finding.source_line.as_deref(),
+        finding.source_line(),
         Some("    cur.execute(\"SELECT pg_advisory_lock(4242)\")")
     );
     assert!(finding.help.is_some());
@@ -193,7 +193,7 @@ fn a_registered_constant_missing_from_the_constants_file_is_reported() {
     let report = project.scan();
     assert_eq!(
         brief(&report.findings),
-        ["crates/harbor-core/src/locks.rs:0 constant-missing"]
+        ["crates/harbor-core/src/locks.rs constant-missing"]
     );
     assert!(
         report.findings[0]
@@ -232,7 +232,7 @@ fn a_mismatched_copy_elsewhere_does_not_hide_the_missing_constant() {
     assert_eq!(
         brief(&report.findings),
         [
-            "crates/harbor-core/src/locks.rs:0 constant-missing",
+            "crates/harbor-core/src/locks.rs constant-missing",
             "tests/mock_locks.py:1 constant-value-mismatch",
         ]
     );
@@ -245,7 +245,7 @@ fn an_external_defined_in_none_of_its_files_is_not_found() {
     let report = project.scan();
     assert_eq!(
         brief(&report.findings),
-        ["services/api/catalog.py:0 external-not-found"]
+        ["services/api/catalog.py external-not-found"]
     );
 }
 
@@ -370,8 +370,8 @@ fn include_globs_limit_the_scan_but_never_read_ignored_files() {
     assert_eq!(
         brief(&report.findings),
         [
-            "crates/harbor-core/src/locks.rs:0 constant-missing",
-            "crates/harbor-core/src/locks.rs:0 constant-missing"
+            "crates/harbor-core/src/locks.rs constant-missing",
+            "crates/harbor-core/src/locks.rs constant-missing"
         ]
     );
 }

@@ -82,6 +82,14 @@ fn a_minified_line_with_many_sites_is_not_copied_per_site() {
         .filter(|f| f.path == "web/bundle.min.js")
         .collect();
     assert_eq!(notes.len(), 20_000);
-    assert!(notes.iter().all(|f| f.source_line.is_none() && f.line == 1));
-    assert_eq!((notes[1].column, notes[1].width), (38, 21));
+    assert!(notes.iter().all(|f| f.line() == Some(1)));
+    let span = notes[1].span.as_ref().expect("on a line");
+    assert_eq!((span.column, span.width()), (38, 21));
+    let middle = notes[10_000].span.as_ref().expect("on a line");
+    let excerpt = middle.excerpt.as_ref().expect("an excerpt");
+    assert!(
+        excerpt.text.len() <= 2 * lockward_registry::finding::EXCERPT_CONTEXT + 21,
+        "a long line is cut to a window around the site, not copied whole"
+    );
+    assert!(excerpt.cut_before && excerpt.cut_after);
 }

@@ -27,11 +27,15 @@ pub(crate) fn scan_dir(dir: &Path) -> ScanReport {
     )
 }
 
-/// `path:line code` for each finding: what a reader checks first.
+/// `path:line code` for each finding (`path code` for one about a whole file): what a reader
+/// checks first.
 pub(crate) fn brief(findings: &[Finding]) -> Vec<String> {
     findings
         .iter()
-        .map(|f| format!("{}:{} {}", f.path, f.line, f.code.as_str()))
+        .map(|f| match f.line() {
+            Some(line) => format!("{}:{line} {}", f.path, f.code.as_str()),
+            None => format!("{} {}", f.path, f.code.as_str()),
+        })
         .collect()
 }
 
