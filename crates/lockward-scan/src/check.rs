@@ -19,7 +19,6 @@ enum Written {
 
 struct Checker<'a> {
     registry: &'a Registry,
-    root: &'a Path,
     plugins: &'a [PluginDir],
     /// Every pattern-matching constant defined with an integer literal, by name.
     definitions: HashMap<&'a str, Vec<(&'a Id, &'a str)>>,
@@ -28,9 +27,11 @@ struct Checker<'a> {
     mismatched: HashSet<i64>,
 }
 
+/// Checks the sites of `files` against `registry`. With `root`, the files are the whole tree under
+/// it, so registered constants and externals found in none of them are reported too.
 pub(crate) fn check(
     registry: &Registry,
-    root: &Path,
+    root: Option<&Path>,
     files: &[FileSites],
     plugins: &[PluginDir],
 ) -> ScanReport {
@@ -51,7 +52,6 @@ pub(crate) fn check(
     }
     let mut checker = Checker {
         registry,
-        root,
         plugins,
         definitions,
         report: ScanReport::default(),
@@ -64,7 +64,9 @@ pub(crate) fn check(
         }
     }
     checker.duplicates(files);
-    checker.missing(files);
+    if let Some(root) = root {
+        checker.missing(root, files);
+    }
     let mut report = checker.report;
     report
         .sites
@@ -560,7 +562,7 @@ impl<'a> Checker<'a> {
 
     /// Registered constants not defined in core's constants file, and externals found in none
     /// of their files.
-    fn missing(&mut self, files: &[FileSites]) {
+    fn missing(&mut self, root: &Path, files: &[FileSites]) {
         let non_literal: HashSet<(&str, &str)> = files
             .iter()
             .flat_map(|file| {
@@ -573,7 +575,7 @@ impl<'a> Checker<'a> {
             })
             .collect();
         let constants = normalise(&self.registry.core().constants).to_owned();
-        let constants_exist = self.root.join(&constants).is_file();
+        let constants_exist = root.join(&constants).is_file();
         for lock in self.registry.locks() {
             let id = lock.id.value();
             if self.found.contains(&id)
@@ -615,7 +617,7 @@ impl<'a> Checker<'a> {
                     let absent: Vec<&str> = defined_in
                         .iter()
                         .map(|f| normalise(f))
-                        .filter(|f| !self.root.join(f).is_file())
+                        .filter(|f| !root.join(f).is_file())
                         .collect();
                     let files = defined_in
                         .iter()

@@ -207,10 +207,27 @@ pub fn scan(registry: &Registry, root: &Path, options: &ScanOptions) -> ScanRepo
         .plugins
         .clone()
         .unwrap_or_else(|| walked.plugins.clone());
-    let mut report = check::check(registry, root, &walked.files, &plugins);
+    let mut report = check::check(registry, Some(root), &walked.files, &plugins);
     report.files_scanned = walked.files_scanned;
     report.bytes_scanned = walked.bytes_scanned;
     report.findings.extend(walked.errors);
+    lockward_registry::finding::sort(&mut report.findings);
+    report
+}
+
+/// Checks one source text as [`scan`] would check it at `path` (relative to the registry's
+/// directory, `/`-separated; its extension chooses the language), for an editor or a host that
+/// holds a file in memory. The checks that need the whole tree (a registered constant or external
+/// found in no file) are not made; a path in no language the scan reads gives an empty report.
+pub fn scan_source(registry: &Registry, path: &str, text: &str) -> ScanReport {
+    let Some(language) = Language::from_path(path) else {
+        return ScanReport::default();
+    };
+    let names = walk::names(registry.scan_settings());
+    let files = [extract::extract(path, language, text, &names)];
+    let mut report = check::check(registry, None, &files, &[]);
+    report.files_scanned = 1;
+    report.bytes_scanned = text.len() as u64;
     lockward_registry::finding::sort(&mut report.findings);
     report
 }

@@ -471,3 +471,24 @@ fn configured_patterns_and_keywords_replace_and_extend_the_defaults() {
         "`*_LOCK_ID` is no longer a pattern; `advisory_lock_id` stays a keyword"
     );
 }
+
+#[test]
+fn one_text_is_checked_as_the_tree_scan_checks_it_at_its_path() {
+    let project = Project::harbor();
+    let text = "def cleanup(cur):\n    cur.execute(\"SELECT pg_advisory_lock(4242)\")\n";
+    project.write("services/jobs/cleanup.py", text);
+    let tree = project.scan();
+    let registry = registry(project.path());
+    let one = lockward_scan::scan_source(&registry, "services/jobs/cleanup.py", text);
+    assert_eq!(
+        brief(&one.findings),
+        ["services/jobs/cleanup.py:2 unregistered-id"]
+    );
+    assert_eq!(
+        one.findings, tree.findings,
+        "the same finding, span and help"
+    );
+    assert_eq!(one.files_scanned, 1);
+    let unknown = lockward_scan::scan_source(&registry, "notes.txt", text);
+    assert!(unknown.findings.is_empty() && unknown.files_scanned == 0);
+}
