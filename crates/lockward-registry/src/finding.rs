@@ -113,7 +113,10 @@ codes! {
 /// Where in a file a finding or label points: a line and column, and the line's text around it.
 ///
 /// Positions are kept as the byte range they came from; turning them into what a terminal shows
-/// (tabs, wide characters, control bytes, long lines) is the renderer's business, done once.
+/// (tabs, wide characters, control bytes) is the renderer's business, done once. A finding carries
+/// its own bounded excerpt rather than an index into a table of whole files: the scan reads tens
+/// of thousands of files and keeps none of them, so a table would have to hold every file that
+/// has a finding whole; an excerpt is at most a few hundred bytes, however long the line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Span {
     /// 1-based line.
@@ -127,7 +130,7 @@ pub struct Span {
 /// The text of one source line (or, for a long line, a window of it) and the bytes to underline.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Excerpt {
-    /// The text, without the line ending; shared by the findings and labels on one line.
+    /// The text, without the line ending (cheap to clone with the finding).
     pub text: Arc<str>,
     /// The underlined bytes of `text` (empty: the point before `bytes.start`).
     pub bytes: Range<usize>,
