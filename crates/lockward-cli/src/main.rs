@@ -3,6 +3,21 @@
 //! The binary is thin: it parses arguments, runs one command, and maps the outcome to an exit
 //! status: 0 clean, 1 findings at error level, 2 bad usage or unreadable input.
 
+/// `eprint!` that never panics: text for a closed or broken stderr (`lockward run 2>&1 >/dev/null
+/// | head -c 10`) is dropped, as logs are.
+macro_rules! stderr {
+    ($($arg:tt)*) => {
+        $crate::output::to_stderr(format_args!($($arg)*))
+    };
+}
+
+/// `eprintln!` that never panics; see [`stderr!`].
+macro_rules! stderrln {
+    ($($arg:tt)*) => {
+        $crate::output::to_stderr(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 mod args;
 mod atomic;
 mod commands;
@@ -10,6 +25,7 @@ mod output;
 mod progress;
 mod project;
 mod report;
+mod table;
 
 use std::process::ExitCode;
 
@@ -44,7 +60,7 @@ fn main() -> ExitCode {
         Ok(Outcome::Unreadable) => ExitCode::from(2),
         Err(error) if output::is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            stderrln!("error: {error:#}");
             ExitCode::from(2)
         }
     }
@@ -54,9 +70,9 @@ fn run(cli: &Cli) -> anyhow::Result<Outcome> {
     let global = &cli.global;
     match &cli.command {
         Command::Check(args) => commands::check::run(global, args),
-        Command::List => commands::list::run(global),
+        Command::List(format) => commands::list::run(global, format),
         Command::Render(args) => commands::render::run(global, args),
-        Command::Plugins => commands::plugins::run(global),
+        Command::Plugins(format) => commands::plugins::run(global, format),
         Command::Take(args) => commands::take::run(global, args),
         Command::Retire(args) => commands::retire::run(global, args),
         Command::Live(args) => commands::live::run(global, args),
@@ -75,6 +91,9 @@ fn init_logging(verbose: u8) {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        // On a write error the subscriber would say so with `eprintln!`, which panics when
+        // stderr is closed: a log line nobody can read is dropped instead.
+        .log_internal_errors(false)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
         .without_time()
