@@ -60,7 +60,7 @@ fn main() -> ExitCode {
         Ok(Outcome::Unreadable) => ExitCode::from(2),
         Err(error) if output::is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
-            stderrln!("error: {error:#}");
+            stderrln!("error: {}", message(&error));
             ExitCode::from(2)
         }
     }
@@ -78,6 +78,24 @@ fn run(cli: &Cli) -> anyhow::Result<Outcome> {
         Command::Live(args) => commands::live::run(global, args),
         Command::Run(args) => commands::run::run(global, args),
     }
+}
+
+/// The error and its causes, joined by `: `, leaving out a cause whose text the message before
+/// it already includes: a library error that prints its source (`cannot read the registry:
+/// Permission denied (os error 13)`) would otherwise say it twice.
+fn message(error: &anyhow::Error) -> String {
+    let mut message = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if message.contains(&text) {
+            continue;
+        }
+        if !message.is_empty() {
+            message.push_str(": ");
+        }
+        message.push_str(&text);
+    }
+    message
 }
 
 fn init_logging(verbose: u8) {
@@ -98,4 +116,31 @@ fn init_logging(verbose: u8) {
         .with_target(false)
         .without_time()
         .init();
+}
+
+#[cfg(test)]
+mod tests {
+    use anyhow::Context as _;
+
+    #[test]
+    fn an_error_message_says_a_cause_once_when_the_outer_message_includes_it() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("lockward.toml: cannot read the registry: {source}")]
+        struct Io {
+            source: std::io::Error,
+        }
+        let io = std::io::Error::from_raw_os_error(13);
+        let error = anyhow::Error::from(Io { source: io });
+        assert_eq!(
+            super::message(&error),
+            "lockward.toml: cannot read the registry: Permission denied (os error 13)"
+        );
+        let chained = Err::<(), _>(std::io::Error::from_raw_os_error(2))
+            .context("cannot read x")
+            .unwrap_err();
+        assert_eq!(
+            super::message(&chained),
+            "cannot read x: No such file or directory (os error 2)"
+        );
+    }
 }

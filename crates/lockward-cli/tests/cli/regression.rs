@@ -357,6 +357,112 @@ fn an_invalid_registry_counts_its_problems_by_severity() {
     );
 }
 
+#[test]
+fn a_help_line_never_sends_users_to_the_design_document() {
+    let project = TestProject::harbor();
+    let registry = project.read("lockward.toml");
+    let start = registry.find("[core]").unwrap();
+    let end = registry.find("[plugins]").unwrap();
+    project.write(
+        "lockward.toml",
+        &format!("{}{}", &registry[..start], &registry[end..]),
+    );
+
+    let run = project.run(&["check"]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout.contains("missing the [core] table"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("DESIGN"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("the README's section `The registry`"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn check_help_for_an_unregistered_constant_in_the_constants_file_names_a_take_that_succeeds() {
+    let project = TestProject::harbor();
+    let constants = "crates/harbor-core/src/locks.rs";
+    let definition = "pub const ADVISORY_LOCK_WIP: i64 = 1_001_050;\n";
+    project.write(
+        constants,
+        &format!("{}{definition}", project.read(constants)),
+    );
+
+    let check = project.run(&["check"]);
+    let help = check
+        .stdout
+        .lines()
+        .find(|line| line.contains("help:") && line.contains("lockward take ADVISORY_LOCK_WIP"))
+        .unwrap_or_else(|| panic!("no take in the help: {}", check.stdout));
+    // Follow the help as a user would.
+    if help.contains("delete this definition") {
+        project.edit(constants, definition, "");
+    }
+    let take = project.run(&["take", "ADVISORY_LOCK_WIP", "--worker", "wip"]);
+
+    assert_eq!(take.code, 0, "{help}\n{}", take.stderr);
+}
+
+#[test]
+fn a_registry_that_is_a_directory_is_reported_as_a_directory_not_as_missing() {
+    let project = TestProject::harbor();
+    std::fs::create_dir_all(project.path().join("sub/lockward.toml")).unwrap();
+
+    let nearest = project.run_in(&project.path().join("sub"), &["list"]);
+    let explicit = project.run(&["--registry", "sub/lockward.toml", "list"]);
+
+    assert_eq!(
+        nearest.code, 2,
+        "the walk up stops at the nearest one: {nearest:?}"
+    );
+    assert!(
+        nearest
+            .stderr
+            .contains("sub/lockward.toml: is a directory, not a registry file"),
+        "{}",
+        nearest.stderr
+    );
+    assert_eq!(explicit.code, 2);
+    assert_eq!(
+        explicit.stderr,
+        "error: sub/lockward.toml: is a directory, not a registry file\n"
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_error_reading_the_registry_is_said_once() {
+    let project = TestProject::harbor();
+    // A regular file that cannot be read (EIO), the way an unreadable one fails for a
+    // non-root user (EACCES).
+    let run = project.run(&["--registry", "/proc/self/mem", "list"]);
+
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr,
+        "error: /proc/self/mem: cannot read the registry: Input/output error (os error 5)\n"
+    );
+}
+
+#[test]
+fn a_path_outside_the_project_is_shown_with_a_single_leading_slash() {
+    let project = TestProject::harbor();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let page = elsewhere.path().join("page.md");
+    let page = page.to_str().unwrap();
+
+    let run = project.run(&["render", "--output", page]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stderr, format!("wrote {page}\n"));
+}
+
 // ---------------------------------------------------------------------------------------------
 // `take`, `retire` and other branches' reservations.
 
