@@ -27,7 +27,7 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Debug, thiserror::Error)]
 pub enum LiveError {
     /// The URL does not parse, or its TLS settings cannot be used.
-    #[error("the database URL cannot be used: {0}")]
+    #[error("{0}")]
     Url(String),
     /// The server could not be reached, or refused the login. `target` names the user, host,
     /// port and database, never the password.

@@ -463,6 +463,55 @@ fn a_path_outside_the_project_is_shown_with_a_single_leading_slash() {
     assert_eq!(run.stderr, format!("wrote {page}\n"));
 }
 
+#[test]
+fn a_bad_sslmode_in_the_database_url_names_the_parameter_and_its_value() {
+    let project = TestProject::harbor();
+    let url = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=bogus";
+    let expected = "invalid value `bogus` for `sslmode` (expected disable, prefer, require, verify-ca or verify-full)";
+
+    let live = crate::live::live(&project, Some(url), &[]);
+    let run = project.run(&[
+        "run",
+        "--lock",
+        "ADVISORY_LOCK_INVOICE_ROLLUP",
+        "--every",
+        "1s",
+        "--database-url",
+        url,
+        "--",
+        "true",
+    ]);
+
+    for run in [live, run] {
+        assert_eq!(run.code, 2, "{run:?}");
+        assert_eq!(run.stderr, format!("error: database URL: {expected}\n"));
+    }
+}
+
+#[test]
+fn a_plugin_colliding_with_core_is_told_core_s_constant_not_core_s_core_constant() {
+    let project = TestProject::harbor();
+    project.write(
+        "plugins/search/plugin.toml",
+        "[plugin]\nname = \"search\"\nadvisory_lock_ids = [1_001_001, 8_675_309]\n",
+    );
+
+    let run = project.run(&["plugins"]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(!run.stdout.contains("core's core"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("which is core's constant `ADVISORY_LOCK_INVOICE_ROLLUP`"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("which is core's external id `_CATALOG_LOCK_KEY`"),
+        "{}",
+        run.stdout
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // `take`, `retire` and other branches' reservations.
 
