@@ -193,8 +193,8 @@ pub struct LiveHolder {
     pub application_name: String,
     /// Its client address; null for a Unix-socket client or when the role may not see it.
     pub client_addr: Option<String>,
-    /// When it has held the lock since, in UTC (`2026-11-30T06:50:12Z`); null when the role may
-    /// not see it. PostgreSQL does not record when a lock was granted, so this is the start of
+    /// When it has held the lock since, in UTC with milliseconds (`2026-11-30T06:50:12.345Z`);
+    /// null when the role may not see it. PostgreSQL does not record when a lock was granted, so this is the start of
     /// the holder's transaction while it is in one (exact for transaction-level locks and an
     /// upper bound otherwise), and, for an idle session, when it went idle (exact for a
     /// dedicated lock session that takes its lock and waits, as a lockward worker's does).
@@ -261,7 +261,7 @@ struct Row {
 const QUERY: &str = "\
 SELECT l.classid::int8, l.objid::int8, l.objsubid::int2, l.granted, l.pid,
        coalesce(a.application_name, ''), host(a.client_addr),
-       to_char(s.since AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),
+       to_char(s.since AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'),
        extract(epoch FROM statement_timestamp() - s.since)::float8
 FROM pg_locks l
 LEFT JOIN pg_stat_activity a ON a.pid = l.pid

@@ -170,10 +170,14 @@ fn row(lock: &LiveLock) -> [String; 10] {
     let holder = lock.holder.as_ref();
     let since = holder.and_then(|holder| {
         let since = holder.since.as_deref()?;
-        let time = since.get(11..).unwrap_or(since);
+        // The time of day to the second (`06:50:12Z`): the JSON has the milliseconds.
+        let time = match (since.get(11..19), since.ends_with('Z')) {
+            (Some(time), true) => format!("{time}Z"),
+            _ => since.to_owned(),
+        };
         Some(match holder.held_for {
             Some(held_for) => format!("{time} ({})", duration(held_for)),
-            None => time.to_owned(),
+            None => time,
         })
     });
     let waiters: Vec<String> = lock.waiters.iter().map(ToString::to_string).collect();

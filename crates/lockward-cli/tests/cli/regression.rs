@@ -501,15 +501,42 @@ fn a_plugin_colliding_with_core_is_told_core_s_constant_not_core_s_core_constant
     assert_eq!(run.code, 1, "{run:?}");
     assert!(!run.stdout.contains("core's core"), "{}", run.stdout);
     assert!(
-        run.stdout.contains("which is core's constant `ADVISORY_LOCK_INVOICE_ROLLUP`"),
+        run.stdout
+            .contains("which is core's constant `ADVISORY_LOCK_INVOICE_ROLLUP`"),
         "{}",
         run.stdout
     );
     assert!(
-        run.stdout.contains("which is core's external id `_CATALOG_LOCK_KEY`"),
+        run.stdout
+            .contains("which is core's external id `_CATALOG_LOCK_KEY`"),
         "{}",
         run.stdout
     );
+}
+
+#[tokio::test]
+async fn live_json_since_is_rfc_3339_utc_with_milliseconds() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let holder = db.connect().await;
+    holder
+        .batch_execute("SELECT pg_advisory_lock(1001001)")
+        .await
+        .unwrap();
+
+    let run = crate::live::live(&project, Some(&db.url()), &["--format", "json"]);
+
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let since = run.json()["locks"][0]["holder"]["since"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // `2026-11-30T06:00:00.012Z`
+    let shape: String = since
+        .chars()
+        .map(|c| if c.is_ascii_digit() { '9' } else { c })
+        .collect();
+    assert_eq!(shape, "9999-99-99T99:99:99.999Z", "{since}");
 }
 
 // ---------------------------------------------------------------------------------------------
