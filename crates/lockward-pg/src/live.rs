@@ -194,10 +194,11 @@ pub struct LiveHolder {
     /// Its client address; null for a Unix-socket client or when the role may not see it.
     pub client_addr: Option<String>,
     /// When it has held the lock since, in UTC with milliseconds (`2026-11-30T06:50:12.345Z`);
-    /// null when the role may not see it. PostgreSQL does not record when a lock was granted, so this is the start of
-    /// the holder's transaction while it is in one (exact for transaction-level locks and an
-    /// upper bound otherwise), and, for an idle session, when it went idle (exact for a
-    /// dedicated lock session that takes its lock and waits, as a lockward worker's does).
+    /// null when the role may not see it. PostgreSQL does not record when a lock was granted,
+    /// so this is the start of the holder's transaction while it is in one (exact for
+    /// transaction-level locks and an upper bound otherwise), and, for an idle session, when it
+    /// went idle (exact for a dedicated lock session that takes its lock and waits, as a
+    /// lockward worker's does).
     pub since: Option<String>,
     /// How long ago `since` was, by the server's clock.
     #[serde(skip)]
