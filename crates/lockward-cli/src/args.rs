@@ -227,7 +227,7 @@ pub(crate) struct TakeArgs {
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct RetireArgs {
-    /// The id, in any TOML integer form (`1_001_003`, `1001003`, `0xF4A3B`, `-5`), or its
+    /// The id, in any TOML integer form (`1_001_003`, `1001003`, `0xF462B`, `-5`), or its
     /// constant's name.
     #[arg(value_name = "ID", allow_negative_numbers = true)]
     pub(crate) id: String,

@@ -539,6 +539,67 @@ async fn live_json_since_is_rfc_3339_utc_with_milliseconds() {
     assert_eq!(shape, "9999-99-99T99:99:99.999Z", "{since}");
 }
 
+/// The integer a backticked example stands for (`1_001_006`, `1001006`, `0xF462E`), if it is one.
+fn example_value(token: &str) -> Option<(bool, i64)> {
+    let digits = token.replace('_', "");
+    match digits.strip_prefix("0x") {
+        Some(hex) => i64::from_str_radix(hex, 16).ok().map(|value| (true, value)),
+        None => digits.parse().ok().map(|value| (false, value)),
+    }
+}
+
+/// Every parenthesised group in `text` that shows one id in several forms (a decimal written
+/// twice, or `... and ... are one id`), as its hex examples and the decimal they must equal.
+fn same_id_groups(text: &str) -> Vec<(String, Vec<i64>, i64)> {
+    let mut groups = Vec::new();
+    for line in text.lines() {
+        for group in line
+            .split('(')
+            .skip(1)
+            .filter_map(|rest| rest.split(')').next())
+        {
+            let values: Vec<(bool, i64)> = group
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .filter_map(example_value)
+                .collect();
+            let decimals: Vec<i64> = values.iter().filter(|(hex, _)| !hex).map(|v| v.1).collect();
+            let hexes: Vec<i64> = values.iter().filter(|(hex, _)| *hex).map(|v| v.1).collect();
+            let repeated = decimals
+                .iter()
+                .find(|value| decimals.iter().filter(|other| other == value).count() > 1);
+            let target = repeated.or(group
+                .contains("are one id")
+                .then(|| decimals.first())
+                .flatten());
+            if let (Some(&target), false) = (target, hexes.is_empty()) {
+                groups.push((group.to_owned(), hexes, target));
+            }
+        }
+    }
+    groups
+}
+
+#[test]
+fn readme_and_help_hex_examples_equal_the_decimal_they_stand_beside() {
+    let readme = std::fs::read_to_string(crate::repo_root().join("README.md")).unwrap();
+    let help = TestProject::harbor().run(&["retire", "--help"]).stdout;
+
+    let groups: Vec<_> = same_id_groups(&readme)
+        .into_iter()
+        .chain(same_id_groups(&help))
+        .collect();
+
+    // The README's `retire` and `duplicate-id` examples and `retire --help`'s.
+    assert!(groups.len() >= 3, "{groups:?}");
+    for (group, hexes, target) in groups {
+        for hex in hexes {
+            assert_eq!(hex, target, "({group}): {hex:#X} is not {target}");
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // `take`, `retire` and other branches' reservations.
 
