@@ -23,30 +23,54 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 }
 
-/// Options every command takes.
+/// Options every command takes, before or after its name.
+///
+/// `--format` is not one of them: each command that prints a report has its own, listing only
+/// the formats it prints, and it goes after the command's name (`lockward check --format json`).
 #[derive(Debug, clap::Args)]
 pub(crate) struct Global {
     /// The registry file. Default: the nearest `lockward.toml` in this directory or above.
     #[arg(long, global = true, value_name = "PATH")]
     pub(crate) registry: Option<PathBuf>,
-    /// Output format of the report on stdout (`sarif` and `github` are for `check`).
-    #[arg(long, global = true, value_enum, default_value_t = Format::Human)]
-    pub(crate) format: Format,
     /// Log more on stderr (`-v` info, `-vv` debug); `LOCKWARD_LOG` takes a full filter.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub(crate) verbose: u8,
 }
 
-/// How a report is printed.
+/// How a command other than `check` prints its report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Format {
-    /// For people: tables and rustc-like diagnostics.
+    /// For people.
     Human,
     /// One JSON object.
     Json,
-    /// SARIF 2.1.0, for code scanning (`check` only).
+}
+
+/// `--format` of a command that prints a report for people or as JSON.
+#[derive(Debug, clap::Args)]
+pub(crate) struct FormatArg {
+    /// Output format of the report on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub(crate) format: Format,
+}
+
+impl FormatArg {
+    /// Whether the report is JSON.
+    pub(crate) fn json(&self) -> bool {
+        self.format == Format::Json
+    }
+}
+
+/// How `check` prints its findings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum CheckFormat {
+    /// For people: rustc-like diagnostics and a summary line.
+    Human,
+    /// One JSON object: the findings and a summary.
+    Json,
+    /// SARIF 2.1.0, for code scanning.
     Sarif,
-    /// GitHub Actions workflow annotations (`check` only).
+    /// GitHub Actions workflow annotations.
     Github,
 }
 
@@ -62,13 +86,13 @@ pub(crate) enum Command {
     /// finding is an error, 0 otherwise.
     Check(CheckArgs),
     /// Show the registry as a table, or as JSON with `--format json`.
-    List,
+    List(FormatArg),
     /// Write the page the registry renders to (`[project] page`).
     Render(RenderArgs),
     /// Show the admission report for every plugin manifest.
     ///
     /// Exits 1 when any plugin is refused.
-    Plugins,
+    Plugins(FormatArg),
     /// Take the next free id for a new worker, in one step.
     ///
     /// Under an exclusive lock on the project: re-reads the registry, takes the next free id
@@ -142,9 +166,20 @@ pub(crate) enum Command {
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct CheckArgs {
-    /// Threads for the code scan (0: one per core).
-    #[arg(short = 'j', long, default_value_t = 0, value_name = "N")]
-    pub(crate) threads: usize,
+    /// Output format of the report on stdout.
+    #[arg(long, value_enum, default_value_t = CheckFormat::Human)]
+    pub(crate) format: CheckFormat,
+    /// Threads for the code scan, at most 1024 (0: one per core). No more threads start than
+    /// there are cores: the scan is bound by reading and lexing, which more threads than cores
+    /// do not speed up.
+    #[arg(
+        short = 'j',
+        long,
+        default_value_t = 0,
+        value_name = "N",
+        value_parser = clap::value_parser!(u16).range(0..=1024)
+    )]
+    pub(crate) threads: u16,
 }
 
 #[derive(Debug, clap::Args)]
@@ -155,6 +190,12 @@ pub(crate) struct RenderArgs {
     /// Where to write the page instead of `[project] page`; `-` writes to stdout.
     #[arg(long, value_name = "PATH")]
     pub(crate) output: Option<PathBuf>,
+    /// Output format of the report on stdout. `human`: the page itself with `--output -`,
+    /// the stale-page diagnostic with `--check`, nothing otherwise. `json`: one object,
+    /// `{"path", "written", "fresh", "findings"}` (`path` null and the page in `"page"` with
+    /// `--output -`).
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub(crate) format: Format,
 }
 
 #[derive(Debug, clap::Args)]
@@ -180,11 +221,13 @@ pub(crate) struct TakeArgs {
     /// Print the id and the changes to every file, and write nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
+    #[command(flatten)]
+    pub(crate) output: FormatArg,
 }
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct RetireArgs {
-    /// The id, in any TOML integer form (`1_001_003`, `1001003`, `0xF4A3B`, `-5`), or its
+    /// The id, in any TOML integer form (`1_001_003`, `1001003`, `0xF462B`, `-5`), or its
     /// constant's name.
     #[arg(value_name = "ID", allow_negative_numbers = true)]
     pub(crate) id: String,
@@ -197,4 +240,6 @@ pub(crate) struct RetireArgs {
     /// Print the id and the changes to every file, and write nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
+    #[command(flatten)]
+    pub(crate) output: FormatArg,
 }

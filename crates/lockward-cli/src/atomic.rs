@@ -44,7 +44,7 @@ impl ProjectLock {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
                 // Said at every log level: without it a run that waits looks like one that hangs.
-                eprintln!("note: waiting for another lockward run on this project to finish");
+                stderrln!("note: waiting for another lockward run on this project to finish");
                 file.lock()
                     .with_context(|| format!("cannot lock {}", dir.display()))?;
             }

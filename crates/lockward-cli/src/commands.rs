@@ -12,7 +12,7 @@ pub(crate) mod take;
 use lockward_registry::LoadError;
 
 use crate::UsageError;
-use crate::args::{Format, Global};
+use crate::args::Global;
 use crate::project::{Location, Project, ProjectError};
 use crate::report;
 
@@ -27,27 +27,15 @@ pub(crate) fn load(global: &Global) -> anyhow::Result<Project> {
         }
         Err(ProjectError::Registry(LoadError::Invalid { path, findings })) => {
             for finding in &findings {
-                eprintln!("{}", report::human(finding));
+                stderrln!("{}", report::human(finding));
             }
             Err(UsageError(format!(
-                "{path}: the registry has {} problem(s); `lockward check` lists them",
-                findings.len()
+                "{path}: the registry has {}; `lockward check` lists them",
+                report::Summary::of(&findings).counts()
             ))
             .into())
         }
         Err(ProjectError::Registry(error)) => Err(error.into()),
         Err(ProjectError::Other(error)) => Err(error),
-    }
-}
-
-/// Refuses the formats only `check` speaks.
-pub(crate) fn human_or_json(global: &Global, command: &str) -> anyhow::Result<bool> {
-    match global.format {
-        Format::Human => Ok(false),
-        Format::Json => Ok(true),
-        Format::Sarif | Format::Github => Err(UsageError(format!(
-            "`lockward {command}` prints `human` or `json`; `sarif` and `github` are for `check`"
-        ))
-        .into()),
     }
 }

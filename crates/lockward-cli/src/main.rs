@@ -3,6 +3,21 @@
 //! The binary is thin: it parses arguments, runs one command, and maps the outcome to an exit
 //! status: 0 clean, 1 findings at error level, 2 bad usage or unreadable input.
 
+/// `eprint!` that never panics: text for a closed or broken stderr (`lockward run 2>&1 >/dev/null
+/// | head -c 10`) is dropped, as logs are.
+macro_rules! stderr {
+    ($($arg:tt)*) => {
+        $crate::output::to_stderr(format_args!($($arg)*))
+    };
+}
+
+/// `eprintln!` that never panics; see [`stderr!`].
+macro_rules! stderrln {
+    ($($arg:tt)*) => {
+        $crate::output::to_stderr(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
 mod args;
 mod atomic;
 mod commands;
@@ -10,6 +25,7 @@ mod output;
 mod progress;
 mod project;
 mod report;
+mod table;
 
 use std::process::ExitCode;
 
@@ -44,7 +60,7 @@ fn main() -> ExitCode {
         Ok(Outcome::Unreadable) => ExitCode::from(2),
         Err(error) if output::is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            stderrln!("error: {}", message(&error));
             ExitCode::from(2)
         }
     }
@@ -54,14 +70,32 @@ fn run(cli: &Cli) -> anyhow::Result<Outcome> {
     let global = &cli.global;
     match &cli.command {
         Command::Check(args) => commands::check::run(global, args),
-        Command::List => commands::list::run(global),
+        Command::List(format) => commands::list::run(global, format),
         Command::Render(args) => commands::render::run(global, args),
-        Command::Plugins => commands::plugins::run(global),
+        Command::Plugins(format) => commands::plugins::run(global, format),
         Command::Take(args) => commands::take::run(global, args),
         Command::Retire(args) => commands::retire::run(global, args),
         Command::Live(args) => commands::live::run(global, args),
         Command::Run(args) => commands::run::run(global, args),
     }
+}
+
+/// The error and its causes, joined by `: `, leaving out a cause whose text the message before
+/// it already includes: a library error that prints its source (`cannot read the registry:
+/// Permission denied (os error 13)`) would otherwise say it twice.
+fn message(error: &anyhow::Error) -> String {
+    let mut message = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if message.contains(&text) {
+            continue;
+        }
+        if !message.is_empty() {
+            message.push_str(": ");
+        }
+        message.push_str(&text);
+    }
+    message
 }
 
 fn init_logging(verbose: u8) {
@@ -75,8 +109,38 @@ fn init_logging(verbose: u8) {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        // On a write error the subscriber would say so with `eprintln!`, which panics when
+        // stderr is closed: a log line nobody can read is dropped instead.
+        .log_internal_errors(false)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
         .without_time()
         .init();
+}
+
+#[cfg(test)]
+mod tests {
+    use anyhow::Context as _;
+
+    #[test]
+    fn an_error_message_says_a_cause_once_when_the_outer_message_includes_it() {
+        #[derive(Debug, thiserror::Error)]
+        #[error("lockward.toml: cannot read the registry: {source}")]
+        struct Io {
+            source: std::io::Error,
+        }
+        let io = std::io::Error::from_raw_os_error(13);
+        let error = anyhow::Error::from(Io { source: io });
+        assert_eq!(
+            super::message(&error),
+            "lockward.toml: cannot read the registry: Permission denied (os error 13)"
+        );
+        let chained = Err::<(), _>(std::io::Error::from_raw_os_error(2))
+            .context("cannot read x")
+            .unwrap_err();
+        assert_eq!(
+            super::message(&chained),
+            "cannot read x: No such file or directory (os error 2)"
+        );
+    }
 }

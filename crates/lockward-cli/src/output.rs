@@ -1,4 +1,5 @@
-//! Writing the report to stdout, where a closed pipe (`lockward list | head`) is not an error.
+//! Writing the report to stdout, where a closed pipe (`lockward list | head`) is not an error, and
+//! messages to stderr, where a write that fails is dropped.
 
 use std::io::Write as _;
 
@@ -23,4 +24,10 @@ pub(crate) fn is_broken_pipe(error: &anyhow::Error) -> bool {
         .chain()
         .filter_map(|cause| cause.downcast_ref::<std::io::Error>())
         .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+/// Writes `text` to stderr, dropping it when stderr is closed or broken: the `stderr!` and
+/// `stderrln!` macros, which every message on stderr goes through.
+pub(crate) fn to_stderr(text: std::fmt::Arguments<'_>) {
+    let _ = std::io::stderr().lock().write_fmt(text);
 }

@@ -45,8 +45,8 @@ fn draw(progress: &Progress, done: &AtomicBool) {
         let megabytes = progress.bytes() as f64 / 1e6;
         let _ = write!(
             std::io::stderr(),
-            "\r\x1b[2Kscanning: {} files, {megabytes:.1} MB",
-            progress.files()
+            "\r\x1b[2Kscanning: {}, {megabytes:.1} MB",
+            crate::report::count(progress.files(), "file", "files")
         );
         drawn = true;
     }

@@ -27,21 +27,24 @@ impl Location {
     /// `explicit` when given, else the nearest `lockward.toml` from the current directory up.
     pub(crate) fn find(explicit: Option<&Path>) -> anyhow::Result<Self> {
         let file = if let Some(path) = explicit {
-            if !path.is_file() {
-                bail!("{}: no such registry file", path.display());
-            }
+            registry_file(path)?;
             path.to_path_buf()
         } else {
             let cwd = std::env::current_dir().context("cannot read the current directory")?;
-            cwd.ancestors()
+            let found = cwd
+                .ancestors()
                 .map(|dir| dir.join(REGISTRY_FILE))
-                .find(|candidate| candidate.is_file())
-                .with_context(|| {
-                    format!(
-                        "no {REGISTRY_FILE} in {} or any parent directory (pass --registry PATH)",
-                        cwd.display()
-                    )
-                })?
+                .find(|candidate| candidate.exists());
+            let Some(found) = found else {
+                bail!(
+                    "no {REGISTRY_FILE} in {} or any parent directory (pass --registry PATH)",
+                    cwd.display()
+                );
+            };
+            // The nearest one is the project's, even when it cannot be read: walking past it
+            // would silently check another project.
+            registry_file(&found)?;
+            found
         };
         let file = std::path::absolute(&file).unwrap_or(file);
         let root = file
@@ -64,14 +67,17 @@ impl Location {
         self.root.join(path)
     }
 
-    /// `path` on disk as findings show it: relative to the registry's directory, `/`-separated.
+    /// `path` on disk as findings show it: relative to the registry's directory, `/`-separated;
+    /// a path outside that directory as it is.
     pub(crate) fn relative(&self, path: &Path) -> String {
-        let relative = path.strip_prefix(&self.root).unwrap_or(path);
-        relative
-            .components()
-            .map(|part| part.as_os_str().to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/")
+        match path.strip_prefix(&self.root) {
+            Ok(relative) => relative
+                .components()
+                .map(|part| part.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/"),
+            Err(_) => path.display().to_string(),
+        }
     }
 }
 
@@ -138,6 +144,26 @@ impl Project {
     /// The page the registry renders to now.
     pub(crate) fn render_page(&self) -> String {
         page::render(&self.registry, self.next_free_id().as_ref())
+    }
+}
+
+/// Refuses a registry path that is not a file, saying what it is instead.
+fn registry_file(path: &Path) -> anyhow::Result<()> {
+    match std::fs::metadata(path) {
+        Ok(metadata) if metadata.is_file() => Ok(()),
+        Ok(metadata) if metadata.is_dir() => {
+            bail!("{}: is a directory, not a registry file", path.display())
+        }
+        Ok(_) => bail!(
+            "{}: is not a regular file, not a registry file",
+            path.display()
+        ),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            bail!("{}: no such registry file", path.display())
+        }
+        Err(error) => {
+            Err(error).with_context(|| format!("{}: cannot read the registry", path.display()))
+        }
     }
 }
 

@@ -44,6 +44,32 @@ impl Summary {
             count(self.notes, "note")
         )
     }
+
+    /// The severities there are, counted: `1 error and 1 warning`, `3 errors`, `2 errors, 1
+    /// warning and 1 note`; `no problems` when there is none.
+    pub(crate) fn counts(self) -> String {
+        let parts: Vec<String> = [
+            (self.errors, "error", "errors"),
+            (self.warnings, "warning", "warnings"),
+            (self.notes, "note", "notes"),
+        ]
+        .into_iter()
+        .filter(|&(n, _, _)| n > 0)
+        .map(|(n, one, many)| count(n, one, many))
+        .collect();
+        match parts.as_slice() {
+            [] => "no problems".to_owned(),
+            [one] => one.clone(),
+            [init @ .., last] => format!("{} and {last}", init.join(", ")),
+        }
+    }
+}
+
+/// `1 file`, `2 files`, `0 files`: a count and the noun that agrees with it.
+pub(crate) fn count(n: impl std::fmt::Display, one: &str, many: &str) -> String {
+    let n = n.to_string();
+    let noun = if n == "1" { one } else { many };
+    format!("{n} {noun}")
 }
 
 /// One finding, rustc-style:
@@ -347,6 +373,21 @@ mod tests {
             .take_while(|&c| c == marker)
             .count();
         (start, width)
+    }
+
+    #[test]
+    fn counts_name_each_severity_there_is_with_its_plural() {
+        let summary = |errors, warnings, notes| Summary {
+            errors,
+            warnings,
+            notes,
+        };
+        assert_eq!(summary(1, 1, 0).counts(), "1 error and 1 warning");
+        assert_eq!(summary(3, 0, 0).counts(), "3 errors");
+        assert_eq!(summary(2, 1, 1).counts(), "2 errors, 1 warning and 1 note");
+        assert_eq!(summary(0, 0, 0).counts(), "no problems");
+        assert_eq!(count(1_u64, "file", "files"), "1 file");
+        assert_eq!(count(0_usize, "file", "files"), "0 files");
     }
 
     #[test]

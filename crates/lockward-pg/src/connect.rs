@@ -52,7 +52,8 @@ impl Target {
             }
         }
         let rebuilt = join_params(&rest, &kept, url.contains("://"));
-        let mut config = Config::from_str(&rebuilt).map_err(|e| Error::Url(e.to_string()))?;
+        let mut config =
+            Config::from_str(&rebuilt).map_err(|e| Error::Url(config_error(&e, &kept)))?;
         if verify != Verify::Nothing {
             config.ssl_mode(SslMode::Require);
         }
@@ -87,6 +88,37 @@ pub async fn connect(url: &str, application_name: &str) -> Result<Client, Error>
     target.config.application_name(application_name);
     let (client, _closed) = target.connect().await?;
     Ok(client)
+}
+
+/// What is wrong with a URL that tokio-postgres refused. Its own message (`invalid connection
+/// string`) says nothing more; its cause names the option, and the value is the URL's.
+fn config_error(error: &tokio_postgres::Error, params: &[(String, String)]) -> String {
+    let Some(cause) = std::error::Error::source(error) else {
+        return error.to_string();
+    };
+    let cause = cause.to_string();
+    let bad_value = cause
+        .strip_prefix("invalid value for option `")
+        .and_then(|rest| rest.strip_suffix('`'))
+        .and_then(|option| params.iter().find(|(key, _)| key == option));
+    match bad_value {
+        Some((key, value)) => {
+            let expected = match key.as_str() {
+                "sslmode" => " (expected disable, prefer, require, verify-ca or verify-full)",
+                "target_session_attrs" => " (expected any or read-write)",
+                "channel_binding" => " (expected disable, prefer or require)",
+                "load_balance_hosts" => " (expected disable or random)",
+                "connect_timeout"
+                | "keepalives_idle"
+                | "keepalives_interval"
+                | "tcp_user_timeout" => " (expected a number of seconds)",
+                "port" | "keepalives" | "keepalives_retries" => " (expected a number)",
+                _ => "",
+            };
+            format!("invalid value `{value}` for `{key}`{expected}")
+        }
+        None => format!("{error}: {cause}"),
+    }
 }
 
 /// Splits a URL (`postgres://...?a=b&c=d`) or a key-value string (`host=... a=b`) into the part

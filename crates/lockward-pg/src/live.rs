@@ -27,7 +27,7 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Debug, thiserror::Error)]
 pub enum LiveError {
     /// The URL does not parse, or its TLS settings cannot be used.
-    #[error("the database URL cannot be used: {0}")]
+    #[error("{0}")]
     Url(String),
     /// The server could not be reached, or refused the login. `target` names the user, host,
     /// port and database, never the password.
@@ -193,11 +193,12 @@ pub struct LiveHolder {
     pub application_name: String,
     /// Its client address; null for a Unix-socket client or when the role may not see it.
     pub client_addr: Option<String>,
-    /// When it has held the lock since, in UTC (`2026-11-30T06:50:12Z`); null when the role may
-    /// not see it. PostgreSQL does not record when a lock was granted, so this is the start of
-    /// the holder's transaction while it is in one (exact for transaction-level locks and an
-    /// upper bound otherwise), and, for an idle session, when it went idle (exact for a
-    /// dedicated lock session that takes its lock and waits, as a lockward worker's does).
+    /// When it has held the lock since, in UTC with milliseconds (`2026-11-30T06:50:12.345Z`);
+    /// null when the role may not see it. PostgreSQL does not record when a lock was granted,
+    /// so this is the start of the holder's transaction while it is in one (exact for
+    /// transaction-level locks and an upper bound otherwise), and, for an idle session, when it
+    /// went idle (exact for a dedicated lock session that takes its lock and waits, as a
+    /// lockward worker's does).
     pub since: Option<String>,
     /// How long ago `since` was, by the server's clock.
     #[serde(skip)]
@@ -261,7 +262,7 @@ struct Row {
 const QUERY: &str = "\
 SELECT l.classid::int8, l.objid::int8, l.objsubid::int2, l.granted, l.pid,
        coalesce(a.application_name, ''), host(a.client_addr),
-       to_char(s.since AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),
+       to_char(s.since AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'),
        extract(epoch FROM statement_timestamp() - s.since)::float8
 FROM pg_locks l
 LEFT JOIN pg_stat_activity a ON a.pid = l.pid

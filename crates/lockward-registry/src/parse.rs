@@ -249,7 +249,9 @@ impl Checker<'_> {
                     parent_span,
                     format!("missing the [{key}] table"),
                 )
-                .help = Some(format!("add a [{key}] table; see DESIGN §2 for its fields"));
+                .help = Some(format!(
+                    "add a [{key}] table; the README's section `The registry` shows its fields"
+                ));
                 None
             }
             Some(item) => self.table_like(item, key),

@@ -483,9 +483,9 @@ impl Registry {
                 Some(Kind::Constant | Kind::External { .. }) => {
                     let lock = entry.expect("matched an entry");
                     let what = if lock.kind == Kind::Constant {
-                        "core constant"
+                        "constant"
                     } else {
-                        "core external"
+                        "external id"
                     };
                     let constant = lock.constant.as_deref().unwrap_or("?");
                     Some((

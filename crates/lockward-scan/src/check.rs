@@ -209,9 +209,17 @@ impl<'a> Checker<'a> {
         }
         let Some(lock) = lock else {
             let message = format!("advisory lock id {value} (`{name}`) is not in the registry");
-            let help = format!(
-                "ids come from the registry: take one with `lockward take {name} --worker \"...\"` and use the id it prints"
-            );
+            // `take` refuses a name core's constants file defines already: there the definition
+            // goes first, and `take` writes it back with the id it takes.
+            let help = if path == self.registry.core().constants {
+                format!(
+                    "ids come from the registry: delete this definition, then run `lockward take {name} --worker \"...\"`, which writes `{name}` back with the id it takes"
+                )
+            } else {
+                format!(
+                    "ids come from the registry: take one with `lockward take {name} --worker \"...\"` and use the id it prints"
+                )
+            };
             let finding = finding(Code::UnregisteredId, Severity::Error, path, at, message);
             self.emit(at, finding.with_help(help));
             return;

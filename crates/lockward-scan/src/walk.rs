@@ -138,7 +138,10 @@ pub(crate) fn walk(registry: &Registry, root: &Path, options: &ScanOptions) -> W
         Box::new(move |entry| {
             match entry {
                 Ok(entry) => shared.visit(&entry, &mut buffer),
-                Err(error) => shared.error("", error.to_string()),
+                Err(error) => {
+                    let (path, message) = walk_error(shared.root, &error);
+                    shared.error(&path, message);
+                }
             }
             WalkState::Continue
         })
@@ -162,6 +165,34 @@ pub(crate) fn walk(registry: &Registry, root: &Path, options: &ScanOptions) -> W
             .unwrap_or_else(std::sync::PoisonError::into_inner),
         files_scanned: shared.progress.files() - files_before,
         bytes_scanned: shared.progress.bytes() - bytes_before,
+    }
+}
+
+/// Where a walk error happened, relative to `root` like every finding's path (`.` for the root
+/// itself, empty when the error names no path), and what went wrong, without the absolute path
+/// the walker puts in front of it.
+fn walk_error(root: &Path, error: &ignore::Error) -> (String, String) {
+    let relative = |path: &Path| {
+        let relative = path.strip_prefix(root).unwrap_or(path);
+        let shown = relative
+            .to_string_lossy()
+            .replace(std::path::MAIN_SEPARATOR, "/");
+        if shown.is_empty() {
+            ".".to_owned()
+        } else {
+            shown
+        }
+    };
+    match error {
+        ignore::Error::WithPath { path, err } => (relative(path), format!("cannot read it: {err}")),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            walk_error(root, err)
+        }
+        ignore::Error::Loop { ancestor, child } => (
+            relative(child),
+            format!("a symbolic link loops back to {}", relative(ancestor)),
+        ),
+        other => (String::new(), other.to_string()),
     }
 }
 
@@ -341,5 +372,20 @@ mod tests {
         ] {
             assert!(triggered(&prefilter, text.as_bytes()), "{text}");
         }
+    }
+
+    #[test]
+    fn a_walk_error_names_the_path_relative_to_the_root_and_once() {
+        let io = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let error = ignore::Error::WithDepth {
+            depth: 1,
+            err: Box::new(ignore::Error::WithPath {
+                path: "/work/project/secret".into(),
+                err: Box::new(ignore::Error::Io(io)),
+            }),
+        };
+        let (path, message) = walk_error(std::path::Path::new("/work/project"), &error);
+        assert_eq!(path, "secret");
+        assert_eq!(message, "cannot read it: permission denied");
     }
 }

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::Outcome;
-use crate::args::{CheckArgs, Format, Global};
+use crate::args::{CheckArgs, CheckFormat, Global};
 use crate::output;
 use crate::progress::ProgressLine;
 use crate::project::{Location, Project, ProjectError};
@@ -39,20 +39,21 @@ pub(crate) fn run(global: &Global, args: &CheckArgs) -> anyhow::Result<Outcome> 
     };
     finding::sort(&mut findings);
     let summary = Summary::of(&findings);
-    match global.format {
-        Format::Human => {
+    match args.format {
+        CheckFormat::Human => {
             let mut text = report::human_all(&findings, "check");
             if coverage.files_scanned > 0 {
                 text = text.trim_end().to_owned();
                 let _ = writeln!(
                     text,
-                    " ({} files scanned, {} dynamic keys)",
-                    coverage.files_scanned, coverage.dynamic_keys
+                    " ({} scanned, {})",
+                    report::count(coverage.files_scanned, "file", "files"),
+                    report::count(coverage.dynamic_keys, "dynamic key", "dynamic keys")
                 );
             }
             output::print(&text)?;
         }
-        Format::Json => output::print_json(&json!({
+        CheckFormat::Json => output::print_json(&json!({
             "findings": findings,
             "summary": {
                 "errors": summary.errors,
@@ -63,8 +64,8 @@ pub(crate) fn run(global: &Global, args: &CheckArgs) -> anyhow::Result<Outcome> 
                 "dynamic_keys": coverage.dynamic_keys,
             },
         }))?,
-        Format::Sarif => output::print_json(&report::sarif(&findings))?,
-        Format::Github => output::print(&report::github(&findings))?,
+        CheckFormat::Sarif => output::print_json(&report::sarif(&findings))?,
+        CheckFormat::Github => output::print(&report::github(&findings))?,
     }
     Ok(if unreadable {
         Outcome::Unreadable
@@ -88,7 +89,7 @@ fn checks(project: &Project, args: &CheckArgs) -> (Vec<Finding>, Coverage) {
     findings.extend(page_freshness(project));
     let progress = Arc::new(Progress::default());
     let options = ScanOptions {
-        threads: args.threads,
+        threads: scan_threads(args.threads),
         plugins: Some(plugin_dirs(project)),
         progress: Some(Arc::clone(&progress)),
         ..ScanOptions::default()
@@ -104,6 +105,16 @@ fn checks(project: &Project, args: &CheckArgs) -> (Vec<Finding>, Coverage) {
     };
     findings.extend(report.findings);
     (findings, coverage)
+}
+
+/// The threads the scan starts for `-j requested`: one per core for 0, and never more than
+/// there are cores.
+fn scan_threads(requested: u16) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    match usize::from(requested) {
+        0 => cores,
+        requested => requested.min(cores),
+    }
 }
 
 /// Every parsed manifest's plugin, with its directory: a refused plugin's code is still that

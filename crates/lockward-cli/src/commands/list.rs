@@ -2,11 +2,11 @@
 
 use std::fmt::Write as _;
 
-use lockward_registry::LockView;
+use lockward_registry::{Kind, LockView};
 use serde::Serialize;
 
 use crate::Outcome;
-use crate::args::Global;
+use crate::args::{FormatArg, Global};
 use crate::output;
 
 #[derive(Serialize)]
@@ -14,11 +14,20 @@ struct Listing<'a> {
     project: &'a str,
     next_free_id: Option<i64>,
     core_constants: usize,
-    locks: Vec<LockView<'a>>,
+    locks: Vec<Listed<'a>>,
 }
 
-pub(crate) fn run(global: &Global) -> anyhow::Result<Outcome> {
-    let json = super::human_or_json(global, "list")?;
+/// One entry: the registry's view of it, and the text a retired or reserved entry gives as its
+/// reason (`null` for the other kinds), which the table shows too.
+#[derive(Serialize)]
+struct Listed<'a> {
+    #[serde(flatten)]
+    view: LockView<'a>,
+    reason: Option<&'a str>,
+}
+
+pub(crate) fn run(global: &Global, format: &FormatArg) -> anyhow::Result<Outcome> {
+    let json = format.json();
     let project = super::load(global)?;
     let registry = &project.registry;
     let next_free = project.next_free_id();
@@ -26,7 +35,18 @@ pub(crate) fn run(global: &Global) -> anyhow::Result<Outcome> {
         project: &registry.project().name,
         next_free_id: next_free.as_ref().map(lockward_registry::Id::value),
         core_constants: registry.core_constant_count(),
-        locks: registry.views(),
+        locks: registry
+            .views()
+            .into_iter()
+            .zip(registry.locks())
+            .map(|(view, lock)| Listed {
+                view,
+                reason: match &lock.kind {
+                    Kind::Retired { reason } | Kind::Reserved { reason } => Some(reason),
+                    _ => None,
+                },
+            })
+            .collect(),
     };
     if json {
         output::print_json(&listing)?;
@@ -40,12 +60,8 @@ pub(crate) fn run(global: &Global) -> anyhow::Result<Outcome> {
         "WORKER / REASON".to_owned(),
         "SOURCE".to_owned(),
     ]];
-    for (view, lock) in listing.locks.iter().zip(registry.locks()) {
-        let detail = match &lock.kind {
-            lockward_registry::Kind::Retired { reason }
-            | lockward_registry::Kind::Reserved { reason } => reason.clone(),
-            _ => view.worker.unwrap_or("").to_owned(),
-        };
+    for (Listed { view, reason }, lock) in listing.locks.iter().zip(registry.locks()) {
+        let detail = reason.or(view.worker).unwrap_or("").to_owned();
         let family = if lock.key == lockward_registry::KeyShape::Family {
             " (family)"
         } else {
@@ -60,13 +76,13 @@ pub(crate) fn run(global: &Global) -> anyhow::Result<Outcome> {
             view.source.clone(),
         ]);
     }
-    let mut text = table(&rows);
+    let mut text = crate::table::table(&rows);
     let _ = write!(
         text,
-        "\n{}: {} ids, {} core constants, next free id {}\n",
-        listing.project,
-        listing.locks.len(),
-        listing.core_constants,
+        "\n{}: {}, {}, next free id {}\n",
+        crate::table::escape(listing.project),
+        crate::report::count(listing.locks.len(), "id", "ids"),
+        crate::report::count(listing.core_constants, "core constant", "core constants"),
         next_free.map_or_else(
             || "none (the block is used up)".to_owned(),
             |id| id.to_string()
@@ -74,28 +90,4 @@ pub(crate) fn run(global: &Global) -> anyhow::Result<Outcome> {
     );
     output::print(&text)?;
     Ok(Outcome::Clean)
-}
-
-/// Left-aligned columns separated by two spaces; the last column is not padded.
-pub(crate) fn table<const N: usize>(rows: &[[String; N]]) -> String {
-    let mut widths = [0; N];
-    for row in rows {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    for row in rows {
-        let mut line = String::new();
-        for (i, cell) in row.iter().enumerate() {
-            if i + 1 == N {
-                line.push_str(cell);
-            } else {
-                let _ = write!(line, "{cell:<w$}  ", w = widths[i]);
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
 }

@@ -20,16 +20,48 @@ pub(crate) struct LiveArgs {
     /// Refresh in place until Ctrl-C (with `--format json`: one JSON object per line).
     #[arg(long)]
     pub(crate) watch: bool,
-    /// Seconds between refreshes with `--watch`.
-    #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
-    pub(crate) interval: f64,
+    /// Seconds between refreshes with `--watch`: from 0.1 to 86400 (a day), e.g. `0.5`.
+    #[arg(long, value_name = "SECONDS", default_value = "2")]
+    pub(crate) interval: Interval,
+    #[command(flatten)]
+    pub(crate) output: crate::args::FormatArg,
+}
+
+/// The time between two refreshes of `--watch`, validated when the arguments are parsed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Interval(Duration);
+
+impl Interval {
+    const MIN_SECONDS: f64 = 0.1;
+    const MAX_SECONDS: f64 = 86_400.0;
+}
+
+impl std::str::FromStr for Interval {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let seconds: f64 = text
+            .trim()
+            .parse()
+            .map_err(|_| "not a number of seconds (write e.g. `2` or `0.5`)".to_owned())?;
+        if seconds.is_nan() {
+            return Err("not a number of seconds (write e.g. `2` or `0.5`)".to_owned());
+        }
+        if seconds.is_infinite() {
+            return Err("must be a finite number of seconds, at most 86400 (a day)".to_owned());
+        }
+        if seconds < Self::MIN_SECONDS {
+            return Err("must be at least 0.1 seconds".to_owned());
+        }
+        if seconds > Self::MAX_SECONDS {
+            return Err("must be at most 86400 seconds (a day)".to_owned());
+        }
+        Ok(Self(Duration::from_secs_f64(seconds)))
+    }
 }
 
 pub(crate) fn run(global: &Global, args: &LiveArgs) -> anyhow::Result<Outcome> {
-    let json = super::human_or_json(global, "live")?;
-    if !(args.interval.is_finite() && args.interval >= 0.1) {
-        return Err(crate::UsageError("--interval is at least 0.1 seconds".to_owned()).into());
-    }
+    let json = args.output.json();
     let project = super::load(global)?;
     let mut registry = project.registry;
     // A branch's id held in a staging database shows as reserved for its constant rather than
@@ -42,13 +74,7 @@ pub(crate) fn run(global: &Global, args: &LiveArgs) -> anyhow::Result<Outcome> {
     runtime.block_on(async {
         let connection = live::connect(&args.database_url).await?;
         if args.watch {
-            watch(
-                &connection,
-                &registry,
-                json,
-                Duration::from_secs_f64(args.interval),
-            )
-            .await
+            watch(&connection, &registry, json, args.interval.0).await
         } else {
             let snapshot = connection.snapshot(&registry).await?;
             if json {
@@ -122,7 +148,7 @@ fn human(snapshot: &Snapshot, target: &str) -> String {
     for lock in &snapshot.locks {
         rows.push(row(lock));
     }
-    let mut text = super::list::table(&rows);
+    let mut text = crate::table::table(&rows);
     let waiting: usize = snapshot.locks.iter().map(|lock| lock.waiters.len()).sum();
     let flagged = snapshot
         .locks
@@ -144,10 +170,14 @@ fn row(lock: &LiveLock) -> [String; 10] {
     let holder = lock.holder.as_ref();
     let since = holder.and_then(|holder| {
         let since = holder.since.as_deref()?;
-        let time = since.get(11..).unwrap_or(since);
+        // The time of day to the second (`06:50:12Z`): the JSON has the milliseconds.
+        let time = match (since.get(11..19), since.ends_with('Z')) {
+            (Some(time), true) => format!("{time}Z"),
+            _ => since.to_owned(),
+        };
         Some(match holder.held_for {
             Some(held_for) => format!("{time} ({})", duration(held_for)),
-            None => time.to_owned(),
+            None => time,
         })
     });
     let waiters: Vec<String> = lock.waiters.iter().map(ToString::to_string).collect();
@@ -194,4 +224,30 @@ fn duration(duration: Duration) -> String {
 
 fn plural(count: usize) -> &'static str {
     if count == 1 { "" } else { "s" }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::Interval;
+
+    #[test]
+    fn interval_takes_seconds_with_a_fraction() {
+        assert_eq!("2".parse(), Ok(Interval(Duration::from_secs(2))));
+        assert_eq!("0.5".parse(), Ok(Interval(Duration::from_millis(500))));
+        assert_eq!("86400".parse(), Ok(Interval(Duration::from_secs(86_400))));
+    }
+
+    #[test]
+    fn interval_says_what_is_wrong_with_each_bad_value() {
+        let error = |text: &str| text.parse::<Interval>().unwrap_err();
+        assert!(error("nan").starts_with("not a number"));
+        assert!(error("2s").starts_with("not a number"));
+        assert!(error("inf").contains("finite"));
+        assert!(error("-inf").contains("finite"));
+        assert_eq!(error("0.05"), "must be at least 0.1 seconds");
+        assert_eq!(error("-3"), "must be at least 0.1 seconds");
+        assert_eq!(error("1e300"), "must be at most 86400 seconds (a day)");
+    }
 }

@@ -3,12 +3,12 @@
 use lockward_registry::{Verdict, finding};
 use serde_json::json;
 
-use crate::args::Global;
+use crate::args::{FormatArg, Global};
 use crate::report::{self, Summary};
 use crate::{Outcome, output};
 
-pub(crate) fn run(global: &Global) -> anyhow::Result<Outcome> {
-    let json = super::human_or_json(global, "plugins")?;
+pub(crate) fn run(global: &Global, format: &FormatArg) -> anyhow::Result<Outcome> {
+    let json = format.json();
     let project = super::load(global)?;
     let mut report = project.registry.admit_all(project.manifests.clone());
     finding::sort(&mut report.findings);
@@ -71,7 +71,7 @@ pub(crate) fn run(global: &Global) -> anyhow::Result<Outcome> {
         let mut text = if report.verdicts.is_empty() {
             "no plugin manifests match `[plugins] manifests`\n".to_owned()
         } else {
-            super::list::table(&rows)
+            crate::table::table(&rows)
         };
         text.push('\n');
         text.push_str(&report::human_all(&report.findings, "plugins"));

@@ -3,14 +3,15 @@
 use std::path::PathBuf;
 
 use anyhow::Context as _;
+use serde_json::json;
 
-use crate::args::{Global, RenderArgs};
+use crate::args::{Format, Global, RenderArgs};
 use crate::atomic::{Change, ProjectLock, write_all};
 use crate::project::Project;
 use crate::{Outcome, UsageError, output, report};
 
 pub(crate) fn run(global: &Global, args: &RenderArgs) -> anyhow::Result<Outcome> {
-    super::human_or_json(global, "render")?;
+    let json = args.format == Format::Json;
     let project = super::load(global)?;
     let page = project.render_page();
     let target = target(&project, args)?;
@@ -21,16 +22,37 @@ pub(crate) fn run(global: &Global, args: &RenderArgs) -> anyhow::Result<Outcome>
             )
             .into());
         }
-        output::print(&page)?;
+        if json {
+            output::print_json(&json!({
+                "path": null,
+                "written": false,
+                "fresh": null,
+                "findings": [],
+                "page": page,
+            }))?;
+        } else {
+            output::print(&page)?;
+        }
         return Ok(Outcome::Clean);
     };
+    let shown = project.location.relative(&path);
     if args.check {
-        return Ok(match super::check::stale_page(&project, &path) {
-            Some(finding) => {
-                output::print(&report::human(&finding))?;
-                Outcome::Findings
-            }
-            None => Outcome::Clean,
+        let stale = super::check::stale_page(&project, &path);
+        if json {
+            let findings: Vec<_> = stale.iter().collect();
+            output::print_json(&json!({
+                "path": shown,
+                "written": false,
+                "fresh": stale.is_none(),
+                "findings": findings,
+            }))?;
+        } else if let Some(finding) = &stale {
+            output::print(&report::human(finding))?;
+        }
+        return Ok(if stale.is_some() {
+            Outcome::Findings
+        } else {
+            Outcome::Clean
         });
     }
     // Under the project lock, with the registry read again: a `take` running meanwhile would
@@ -47,9 +69,17 @@ pub(crate) fn run(global: &Global, args: &RenderArgs) -> anyhow::Result<Outcome>
         contents: page,
     }])?;
     if written.is_empty() {
-        tracing::info!("{} is up to date", path.display());
+        tracing::info!("{shown} is up to date");
     } else {
-        eprintln!("wrote {}", project.location.relative(&path));
+        stderrln!("wrote {shown}");
+    }
+    if json {
+        output::print_json(&json!({
+            "path": shown,
+            "written": !written.is_empty(),
+            "fresh": true,
+            "findings": [],
+        }))?;
     }
     Ok(Outcome::Clean)
 }

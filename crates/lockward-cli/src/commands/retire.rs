@@ -15,7 +15,7 @@ use crate::project::{Location, Project};
 use crate::{Outcome, output};
 
 pub(crate) fn run(global: &Global, args: &RetireArgs) -> anyhow::Result<Outcome> {
-    let json = super::human_or_json(global, "retire")?;
+    let json = args.output.json();
     let location = Location::find(global.registry.as_deref())?;
     let _lock = ProjectLock::acquire(&location.file)?;
     let project = super::load(global)?;
@@ -38,13 +38,13 @@ pub(crate) fn run(global: &Global, args: &RetireArgs) -> anyhow::Result<Outcome>
                     "uses": uses,
                 }))?;
             }
-            eprint!(
+            stderr!(
                 "error: id {} is still in use:\n{listing}help: remove these uses first, or pass --force to retire it anyway\n",
                 describe(lock)
             );
             return Ok(Outcome::Findings);
         }
-        eprint!(
+        stderr!(
             "warning: retiring id {} although it is still in use (--force):\n{listing}",
             describe(lock)
         );
@@ -59,18 +59,21 @@ pub(crate) fn run(global: &Global, args: &RetireArgs) -> anyhow::Result<Outcome>
         .registry
         .next_free_id(lockward_registry::AdmissionReport::declared_ids(&manifests));
     changes.extend(page_change(&project, &retired.registry, next_free.as_ref()));
-    if args.dry_run {
-        return preview(&project, &changes, &lock.id, json);
-    }
-    let written = relative(&project, &write_all(&changes)?);
-    eprintln!("retired {}: wrote {}", describe(lock), written.join(", "));
-    if json {
-        output::print_json(&json!({
+    let report = |written: &[String]| {
+        json!({
             "id": lock.id.value(),
             "literal": lock.id.literal(),
             "retired": true,
             "written": written,
-        }))?;
+        })
+    };
+    if args.dry_run {
+        return preview(&project, &changes, &lock.id, json.then(|| report(&[])));
+    }
+    let written = relative(&project, &write_all(&changes)?);
+    stderrln!("retired {}: wrote {}", describe(lock), written.join(", "));
+    if json {
+        output::print_json(&report(&written))?;
     } else {
         output::print(&format!("{}\n", lock.id))?;
     }

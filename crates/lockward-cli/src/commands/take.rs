@@ -14,7 +14,7 @@ use crate::project::{Location, Project};
 use crate::{Outcome, UsageError, output};
 
 pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
-    let json = super::human_or_json(global, "take")?;
+    let json = args.output.json();
     let location = Location::find(global.registry.as_deref())?;
     // Everything from here on reads the project as the lock holder sees it: an id is only
     // free if no other run can take it between this read and the write.
@@ -64,30 +64,33 @@ pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
         taken.next_free.as_ref(),
     ));
 
+    let report = |written: &[String]| {
+        json!({
+            "id": taken.id.value(),
+            "literal": taken.id.literal(),
+            "constant": request.constant,
+            "kind": if request.plugin.is_some() { "handover" } else { "constant" },
+            "written": written,
+        })
+    };
     if args.dry_run {
-        return preview(&project, &changes, &taken.id, json);
+        return preview(&project, &changes, &taken.id, json.then(|| report(&[])));
     }
     let written = relative(&project, &write_all(&changes)?);
     if let Some(plugin) = &request.plugin {
-        eprintln!(
+        stderrln!(
             "note: handed {} over to plugin `{plugin}`; add it to the plugin's manifest (`advisory_lock_ids`)",
             taken.id
         );
     }
-    eprintln!(
+    stderrln!(
         "took {} for {}: wrote {}",
         taken.id,
         request.constant,
         written.join(", ")
     );
     if json {
-        output::print_json(&json!({
-            "id": taken.id.value(),
-            "literal": taken.id.literal(),
-            "constant": request.constant,
-            "kind": if request.plugin.is_some() { "handover" } else { "constant" },
-            "written": written,
-        }))?;
+        output::print_json(&report(&written))?;
     } else {
         output::print(&format!("{}\n", taken.id))?;
     }
@@ -125,45 +128,42 @@ pub(crate) fn page_change(
     })
 }
 
-/// `--dry-run`: prints the id and what each file would become, and writes nothing.
+/// `--dry-run`: prints the id and a diff of each file that would change, and writes nothing.
+/// With `--format json`, `report` is the object the command prints after writing (with
+/// `"written": []`), and gets `"dry_run": true` and `"changes"`: `{"path", "diff"}` for each
+/// file that would change, the diff as the human output shows it.
 pub(crate) fn preview(
     project: &Project,
     changes: &[Change],
     id: &Id,
-    json: bool,
+    report: Option<serde_json::Value>,
 ) -> anyhow::Result<Outcome> {
-    let changed: Vec<(String, String, &str)> = changes
+    let diffs: Vec<(String, String)> = changes
         .iter()
         .filter_map(|change| {
             let before = std::fs::read_to_string(&change.path).unwrap_or_default();
+            let path = project.location.relative(&change.path);
             (before != change.contents).then(|| {
-                (
-                    project.location.relative(&change.path),
-                    before,
-                    change.contents.as_str(),
-                )
+                let diff = diff(&path, &before, &change.contents);
+                (path, diff)
             })
         })
         .collect();
-    if json {
-        let files: Vec<_> = changed
+    if let Some(mut report) = report {
+        report["dry_run"] = json!(true);
+        report["changes"] = diffs
             .iter()
-            .map(|(path, _, contents)| json!({ "path": path, "contents": contents }))
+            .map(|(path, diff)| json!({ "path": path, "diff": diff }))
             .collect();
-        output::print_json(&json!({
-            "id": id.value(),
-            "literal": id.literal(),
-            "dry_run": true,
-            "changes": files,
-        }))?;
+        output::print_json(&report)?;
     } else {
         let mut out = format!("{id}\n");
-        for (path, before, after) in &changed {
-            out.push_str(&diff(path, before, after));
+        for (_, diff) in &diffs {
+            out.push_str(diff);
         }
         output::print(&out)?;
     }
-    eprintln!("dry run: nothing was written");
+    stderrln!("dry run: nothing was written");
     Ok(Outcome::Clean)
 }
 

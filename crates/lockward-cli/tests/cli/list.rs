@@ -18,7 +18,7 @@ fn list_json_has_the_documented_shape() {
             "id": 1_001_001, "literal": "1_001_001", "kind": "constant",
             "constant": "ADVISORY_LOCK_INVOICE_ROLLUP", "owner": "core",
             "worker": "invoice rollup", "defined_in": ["crates/harbor-core/src/locks.rs"],
-            "key": "exact", "source": "registry"
+            "key": "exact", "source": "registry", "reason": null
         })
     );
     let ids: Vec<i64> = listing["locks"]

@@ -8,7 +8,7 @@ use serde_json::json;
 use crate::TestProject;
 
 /// `lockward live ARGS` in `project`, with `DATABASE_URL` set to `database_url` when given.
-fn live(project: &TestProject, database_url: Option<&str>, args: &[&str]) -> crate::Run {
+pub(crate) fn live(project: &TestProject, database_url: Option<&str>, args: &[&str]) -> crate::Run {
     let mut command = Command::new(env!("CARGO_BIN_EXE_lockward"));
     command
         .arg("live")
@@ -27,7 +27,7 @@ fn live(project: &TestProject, database_url: Option<&str>, args: &[&str]) -> cra
     }
 }
 
-async fn pid(client: &tokio_postgres::Client) -> i32 {
+pub(crate) async fn pid(client: &tokio_postgres::Client) -> i32 {
     client
         .query_one("SELECT pg_backend_pid()", &[])
         .await

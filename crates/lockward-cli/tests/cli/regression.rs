@@ -120,6 +120,602 @@ fn escape_bytes_in_a_plugin_name_reach_no_diagnostic_or_annotation() {
 // ---------------------------------------------------------------------------------------------
 // Crashes, terminal output and wording.
 
+use std::process::{Command, Stdio};
+
+use lockward_pg::testing::TestDb;
+
+use crate::TestProject;
+
+/// The example project with billing's handover renamed to `name` in the registry and in
+/// billing's manifest, so that the name reaches every table.
+fn harbor_with_plugin_named(name_toml: &str) -> TestProject {
+    let project = TestProject::harbor();
+    project.edit(
+        "lockward.toml",
+        "plugin = \"billing\"",
+        &format!("plugin = \"{name_toml}\""),
+    );
+    project.edit(
+        "plugins/billing/plugin.toml",
+        "name = \"billing\"",
+        &format!("name = \"{name_toml}\""),
+    );
+    project
+}
+
+/// `lockward ARGS` in `project` with stderr a pipe whose reader is already gone.
+fn run_with_stderr_closed(project: &TestProject, args: &[&str]) -> i32 {
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let status = Command::new(env!("CARGO_BIN_EXE_lockward"))
+        .args(args)
+        .current_dir(project.path())
+        .env_remove("DATABASE_URL")
+        .env_remove("LOCKWARD_LOG")
+        .stdout(Stdio::null())
+        .stderr(writer)
+        .status()
+        .expect("run lockward");
+    status.code().unwrap_or(-1)
+}
+
+#[test]
+fn list_and_plugins_print_a_cell_of_70_000_characters_without_panicking() {
+    let wide = "w".repeat(70_000);
+    let project = harbor_with_plugin_named(&wide);
+
+    let list = project.run(&["list"]);
+    assert_eq!(list.code, 0, "{}", list.stderr);
+    assert!(list.stdout.contains(&format!("plugin:{wide}")));
+    let plugins = project.run(&["plugins"]);
+    assert_eq!(plugins.code, 0, "{}", plugins.stderr);
+    assert!(
+        plugins
+            .stdout
+            .contains(&format!("admitted  {wide}  plugins/billing"))
+    );
+}
+
+#[tokio::test]
+async fn live_prints_a_cell_of_70_000_characters_without_panicking() {
+    let wide = "w".repeat(70_000);
+    let project = harbor_with_plugin_named(&wide);
+    let db = TestDb::new().await;
+    let holder = db.connect().await;
+    holder
+        .batch_execute("SELECT pg_advisory_lock(1001002)")
+        .await
+        .unwrap();
+
+    let run = crate::live::live(&project, Some(&db.url()), &[]);
+
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains(&format!("plugin:{wide}")));
+}
+
+#[test]
+fn terminal_escapes_in_a_plugin_name_are_shown_escaped_in_plugins_and_list() {
+    let project = TestProject::harbor();
+    project.write(
+        "plugins/shipping/plugin.json",
+        r#"{"plugin": {"name": "\u001b]0;pwned\u0007", "advisory_lock_ids": [7300002]}}"#,
+    );
+    project.edit(
+        "lockward.toml",
+        "plugin = \"billing\"",
+        "plugin = \"bill\\u001b[2Jing\"",
+    );
+
+    let plugins = project.run(&["plugins"]).stdout;
+    let list = project.run(&["list"]).stdout;
+
+    // The tables, not the diagnostics after them (those are rendered elsewhere).
+    let plugins = plugins.split("\n\n").next().unwrap();
+    for table in [plugins, &list] {
+        assert!(!table.contains('\u{1b}'), "{table:?}");
+        assert!(!table.contains('\u{7}'), "{table:?}");
+    }
+    assert!(plugins.contains("\\u{1b}]0;pwned\\u{7}"), "{plugins}");
+    assert!(list.contains("plugin:bill\\u{1b}[2Jing"), "{list}");
+}
+
+#[tokio::test]
+async fn terminal_escapes_in_a_registry_plugin_name_are_shown_escaped_in_live() {
+    let project = TestProject::harbor();
+    project.edit(
+        "lockward.toml",
+        "plugin = \"billing\"",
+        "plugin = \"bill\\u001b[2Jing\"",
+    );
+    let db = TestDb::new().await;
+    let holder = db.connect().await;
+    holder
+        .batch_execute("SELECT pg_advisory_lock(1001002)")
+        .await
+        .unwrap();
+
+    let run = crate::live::live(&project, Some(&db.url()), &[]);
+
+    assert!(!run.stdout.contains('\u{1b}'), "{:?}", run.stdout);
+    assert!(
+        run.stdout.contains("plugin:bill\\u{1b}[2Jing"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_closed_stderr_does_not_panic_a_message_or_a_log_line() {
+    let project = TestProject::harbor();
+    // `take --dry-run` says "dry run: nothing was written" on stderr; `-v render` logs at
+    // info level that the page is up to date.
+    let take = ["take", "ADVISORY_LOCK_X", "--worker", "x", "--dry-run"];
+    assert_eq!(run_with_stderr_closed(&project, &take), 0);
+    assert_eq!(run_with_stderr_closed(&project, &["-v", "render"]), 0);
+    // An error still exits 2, its message dropped.
+    assert_eq!(
+        run_with_stderr_closed(&project, &["retire", "42", "--reason", "x"]),
+        2
+    );
+}
+
+#[test]
+fn live_interval_refuses_infinite_nan_and_huge_values_each_with_its_reason() {
+    let project = TestProject::harbor();
+    let interval = |value: &str| {
+        project.run(&[
+            "live",
+            "--watch",
+            "--database-url",
+            "postgres://x@127.0.0.1:1/x",
+            "--interval",
+            value,
+        ])
+    };
+    for (value, reason) in [
+        ("1e300", "must be at most 86400 seconds (a day)"),
+        ("inf", "must be a finite number of seconds"),
+        ("nan", "not a number of seconds"),
+        ("0.01", "must be at least 0.1 seconds"),
+    ] {
+        let run = interval(value);
+        assert_eq!(run.code, 2, "{value}: {run:?}");
+        assert!(run.stderr.contains(reason), "{value}: {}", run.stderr);
+        assert!(!run.stderr.contains("panicked"), "{value}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn check_threads_refuses_absurd_counts_as_bad_usage() {
+    let project = TestProject::harbor();
+    for threads in ["4294967296", "100000", "1025"] {
+        let run = project.run(&["check", "-j", threads]);
+        assert_eq!(run.code, 2, "-j {threads}: {run:?}");
+        assert!(run.stderr.contains("is not in 0..=1024"), "{}", run.stderr);
+    }
+    let run = project.run(&["check", "-j", "1000"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("files scanned"), "{}", run.stdout);
+}
+
+#[test]
+fn formats_a_command_cannot_print_are_refused_by_the_parser() {
+    let project = TestProject::harbor();
+    for args in [
+        ["list", "--format", "sarif"],
+        ["plugins", "--format", "github"],
+        ["render", "--format", "sarif"],
+    ] {
+        let run = project.run(&args);
+        assert_eq!(run.code, 2, "{args:?}: {run:?}");
+        assert!(
+            run.stderr.contains("[possible values: human, json]"),
+            "{}",
+            run.stderr
+        );
+    }
+    let help = project.run(&["list", "--help"]);
+    assert!(!help.stdout.contains("sarif"), "{}", help.stdout);
+    assert!(project.run(&["check", "--help"]).stdout.contains("sarif"));
+}
+
+#[test]
+fn render_format_json_prints_json_not_the_page_or_a_diagnostic() {
+    let project = TestProject::harbor();
+    let page = project.run(&["render", "--output", "-", "--format", "json"]);
+    assert_eq!(page.code, 0, "{page:?}");
+    let page = page.json();
+    assert_eq!(page["path"], serde_json::Value::Null);
+    assert!(
+        page["page"]
+            .as_str()
+            .unwrap()
+            .starts_with("# Advisory locks of harbor")
+    );
+
+    let fresh = project
+        .run(&["render", "--check", "--format", "json"])
+        .json();
+    assert_eq!(fresh["path"], "docs/advisory-locks.md");
+    assert_eq!(fresh["fresh"], true);
+    assert_eq!(fresh["findings"], serde_json::json!([]));
+
+    project.edit("docs/advisory-locks.md", "search reindex", "search");
+    let stale = project.run(&["render", "--check", "--format", "json"]);
+    assert_eq!(stale.code, 1);
+    let stale = stale.json();
+    assert_eq!(stale["fresh"], false);
+    assert_eq!(stale["findings"][0]["code"], "stale-page");
+
+    let written = project.run(&["render", "--format", "json"]);
+    assert_eq!(written.code, 0, "{written:?}");
+    let written = written.json();
+    assert_eq!(written["written"], true);
+    assert_eq!(written["fresh"], true);
+}
+
+#[test]
+fn list_json_keeps_a_retired_reason_and_a_reservation_text() {
+    let project = TestProject::harbor();
+    let listing = project.run(&["list", "--format", "json"]).json();
+    let reason = |id: i64| {
+        listing["locks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|lock| lock["id"] == id)
+            .map(|lock| lock["reason"].clone())
+            .unwrap()
+    };
+    assert_eq!(reason(1_001_003), "merged into the invoice rollup");
+    assert_eq!(
+        reason(1_001_005),
+        "dunning reminders, branch feature/dunning"
+    );
+    assert_eq!(reason(1_001_001), serde_json::Value::Null);
+}
+
+#[test]
+fn take_and_retire_dry_run_json_print_the_documented_shape_and_diffs() {
+    let project = TestProject::harbor();
+    let take = project.run(&[
+        "take",
+        "ADVISORY_LOCK_X",
+        "--worker",
+        "x",
+        "--dry-run",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(take.code, 0, "{take:?}");
+    let take = take.json();
+    assert_eq!(take["id"], 1_001_007);
+    assert_eq!(take["literal"], "1_001_007");
+    assert_eq!(take["constant"], "ADVISORY_LOCK_X");
+    assert_eq!(take["kind"], "constant");
+    assert_eq!(take["written"], serde_json::json!([]));
+    assert_eq!(take["dry_run"], true);
+    let changes = take["changes"].as_array().unwrap();
+    let paths: Vec<&str> = changes
+        .iter()
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "lockward.toml",
+            "crates/harbor-core/src/locks.rs",
+            "docs/advisory-locks.md"
+        ]
+    );
+    assert!(changes.iter().all(|c| c.get("contents").is_none()));
+    assert!(
+        changes[0]["diff"]
+            .as_str()
+            .unwrap()
+            .contains("\n+id = 1_001_007\n")
+    );
+
+    let retire = project.run(&[
+        "retire",
+        "1_001_006",
+        "--reason",
+        "gone",
+        "--force",
+        "--dry-run",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(retire.code, 0, "{retire:?}");
+    let retire = retire.json();
+    assert_eq!(retire["literal"], "1_001_006");
+    assert_eq!(retire["retired"], true);
+    assert_eq!(retire["written"], serde_json::json!([]));
+    assert!(
+        retire["changes"][0]["diff"]
+            .as_str()
+            .unwrap()
+            .contains("+retired = \"gone\"")
+    );
+}
+
+#[test]
+fn check_summary_counts_agree_with_their_nouns() {
+    let project = TestProject::harbor();
+    project.write(
+        "lockward.toml",
+        &project.read("lockward.toml").replace(
+            "[scan]\nexclude = [\"vendor/**\"]",
+            "[scan]\ninclude = [\"crates/harbor-core/src/locks.rs\"]",
+        ),
+    );
+    let run = project.run(&["check"]);
+    assert!(
+        run.stdout.contains("(1 file scanned, 0 dynamic keys)"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn an_invalid_registry_counts_its_problems_by_severity() {
+    let project = TestProject::harbor();
+    // An error (a constant without a worker) beside harbor's warning (its legacy constant
+    // outside the block).
+    project.edit("lockward.toml", "worker = \"invoice rollup\"\n", "");
+    let run = project.run(&["list"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("the registry has 1 error and 1 warning;"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_help_line_never_sends_users_to_the_design_document() {
+    let project = TestProject::harbor();
+    let registry = project.read("lockward.toml");
+    let start = registry.find("[core]").unwrap();
+    let end = registry.find("[plugins]").unwrap();
+    project.write(
+        "lockward.toml",
+        &format!("{}{}", &registry[..start], &registry[end..]),
+    );
+
+    let run = project.run(&["check"]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout.contains("missing the [core] table"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("DESIGN"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("the README's section `The registry`"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn check_help_for_an_unregistered_constant_in_the_constants_file_names_a_take_that_succeeds() {
+    let project = TestProject::harbor();
+    let constants = "crates/harbor-core/src/locks.rs";
+    let definition = "pub const ADVISORY_LOCK_WIP: i64 = 1_001_050;\n";
+    project.write(
+        constants,
+        &format!("{}{definition}", project.read(constants)),
+    );
+
+    let check = project.run(&["check"]);
+    let help = check
+        .stdout
+        .lines()
+        .find(|line| line.contains("help:") && line.contains("lockward take ADVISORY_LOCK_WIP"))
+        .unwrap_or_else(|| panic!("no take in the help: {}", check.stdout));
+    // Follow the help as a user would.
+    if help.contains("delete this definition") {
+        project.edit(constants, definition, "");
+    }
+    let take = project.run(&["take", "ADVISORY_LOCK_WIP", "--worker", "wip"]);
+
+    assert_eq!(take.code, 0, "{help}\n{}", take.stderr);
+}
+
+#[test]
+fn a_registry_that_is_a_directory_is_reported_as_a_directory_not_as_missing() {
+    let project = TestProject::harbor();
+    std::fs::create_dir_all(project.path().join("sub/lockward.toml")).unwrap();
+
+    let nearest = project.run_in(&project.path().join("sub"), &["list"]);
+    let explicit = project.run(&["--registry", "sub/lockward.toml", "list"]);
+
+    assert_eq!(
+        nearest.code, 2,
+        "the walk up stops at the nearest one: {nearest:?}"
+    );
+    assert!(
+        nearest
+            .stderr
+            .contains("sub/lockward.toml: is a directory, not a registry file"),
+        "{}",
+        nearest.stderr
+    );
+    assert_eq!(explicit.code, 2);
+    assert_eq!(
+        explicit.stderr,
+        "error: sub/lockward.toml: is a directory, not a registry file\n"
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_error_reading_the_registry_is_said_once() {
+    let project = TestProject::harbor();
+    // A regular file that cannot be read (EIO), the way an unreadable one fails for a
+    // non-root user (EACCES).
+    let run = project.run(&["--registry", "/proc/self/mem", "list"]);
+
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr,
+        "error: /proc/self/mem: cannot read the registry: Input/output error (os error 5)\n"
+    );
+}
+
+#[test]
+fn a_path_outside_the_project_is_shown_with_a_single_leading_slash() {
+    let project = TestProject::harbor();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let page = elsewhere.path().join("page.md");
+    let page = page.to_str().unwrap();
+
+    let run = project.run(&["render", "--output", page]);
+
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stderr, format!("wrote {page}\n"));
+}
+
+#[test]
+fn a_bad_sslmode_in_the_database_url_names_the_parameter_and_its_value() {
+    let project = TestProject::harbor();
+    let url = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=bogus";
+    let expected = "invalid value `bogus` for `sslmode` (expected disable, prefer, require, verify-ca or verify-full)";
+
+    let live = crate::live::live(&project, Some(url), &[]);
+    let run = project.run(&[
+        "run",
+        "--lock",
+        "ADVISORY_LOCK_INVOICE_ROLLUP",
+        "--every",
+        "1s",
+        "--database-url",
+        url,
+        "--",
+        "true",
+    ]);
+
+    for run in [live, run] {
+        assert_eq!(run.code, 2, "{run:?}");
+        assert_eq!(run.stderr, format!("error: database URL: {expected}\n"));
+    }
+}
+
+#[test]
+fn a_plugin_colliding_with_core_is_told_core_s_constant_not_core_s_core_constant() {
+    let project = TestProject::harbor();
+    project.write(
+        "plugins/search/plugin.toml",
+        "[plugin]\nname = \"search\"\nadvisory_lock_ids = [1_001_001, 8_675_309]\n",
+    );
+
+    let run = project.run(&["plugins"]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(!run.stdout.contains("core's core"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .contains("which is core's constant `ADVISORY_LOCK_INVOICE_ROLLUP`"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("which is core's external id `_CATALOG_LOCK_KEY`"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[tokio::test]
+async fn live_json_since_is_rfc_3339_utc_with_milliseconds() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let holder = db.connect().await;
+    holder
+        .batch_execute("SELECT pg_advisory_lock(1001001)")
+        .await
+        .unwrap();
+
+    let run = crate::live::live(&project, Some(&db.url()), &["--format", "json"]);
+
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let since = run.json()["locks"][0]["holder"]["since"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // `2026-11-30T06:00:00.012Z`
+    let shape: String = since
+        .chars()
+        .map(|c| if c.is_ascii_digit() { '9' } else { c })
+        .collect();
+    assert_eq!(shape, "9999-99-99T99:99:99.999Z", "{since}");
+}
+
+/// The integer a backticked example stands for (`1_001_006`, `1001006`, `0xF462E`), if it is one.
+fn example_value(token: &str) -> Option<(bool, i64)> {
+    let digits = token.replace('_', "");
+    match digits.strip_prefix("0x") {
+        Some(hex) => i64::from_str_radix(hex, 16).ok().map(|value| (true, value)),
+        None => digits.parse().ok().map(|value| (false, value)),
+    }
+}
+
+/// Every parenthesised group in `text` that shows one id in several forms (a decimal written
+/// twice, or `... and ... are one id`), as its hex examples and the decimal they must equal.
+fn same_id_groups(text: &str) -> Vec<(String, Vec<i64>, i64)> {
+    let mut groups = Vec::new();
+    for line in text.lines() {
+        for group in line
+            .split('(')
+            .skip(1)
+            .filter_map(|rest| rest.split(')').next())
+        {
+            let values: Vec<(bool, i64)> = group
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .filter_map(example_value)
+                .collect();
+            let decimals: Vec<i64> = values.iter().filter(|(hex, _)| !hex).map(|v| v.1).collect();
+            let hexes: Vec<i64> = values.iter().filter(|(hex, _)| *hex).map(|v| v.1).collect();
+            let repeated = decimals
+                .iter()
+                .find(|value| decimals.iter().filter(|other| other == value).count() > 1);
+            let target = repeated.or(group
+                .contains("are one id")
+                .then(|| decimals.first())
+                .flatten());
+            if let (Some(&target), false) = (target, hexes.is_empty()) {
+                groups.push((group.to_owned(), hexes, target));
+            }
+        }
+    }
+    groups
+}
+
+#[test]
+fn readme_and_help_hex_examples_equal_the_decimal_they_stand_beside() {
+    let readme = std::fs::read_to_string(crate::repo_root().join("README.md")).unwrap();
+    let help = TestProject::harbor().run(&["retire", "--help"]).stdout;
+
+    let groups: Vec<_> = same_id_groups(&readme)
+        .into_iter()
+        .chain(same_id_groups(&help))
+        .collect();
+
+    // The README's `retire` and `duplicate-id` examples and `retire --help`'s.
+    assert!(groups.len() >= 3, "{groups:?}");
+    for (group, hexes, target) in groups {
+        for hex in hexes {
+            assert_eq!(hex, target, "({group}): {hex:#X} is not {target}");
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // `take`, `retire` and other branches' reservations.
 

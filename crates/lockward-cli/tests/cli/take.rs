@@ -561,10 +561,10 @@ fn take_from_another_directory_with_registry_and_json_dry_run() {
         ["lockward.toml", HARBOR_CONSTANTS, "docs/advisory-locks.md"]
     );
     assert!(
-        json["changes"][0]["contents"]
+        json["changes"][0]["diff"]
             .as_str()
             .unwrap()
-            .starts_with(&before)
+            .contains("\n+constant = \"ADVISORY_LOCK_X\"\n")
     );
     assert_eq!(project.read("lockward.toml"), before);
 

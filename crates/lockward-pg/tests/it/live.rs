@@ -78,7 +78,7 @@ impl Session {
     async fn expected_holder(&self, observer: &Client) -> serde_json::Value {
         let since: String = observer
             .query_one(
-                "SELECT to_char(state_change AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') \
+                "SELECT to_char(state_change AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') \
                  FROM pg_stat_activity WHERE pid = $1 AND state = 'idle'",
                 &[&self.pid],
             )

@@ -1,0 +1,115 @@
+//! Tables for people: left-aligned columns, and every cell made safe for a terminal.
+//!
+//! Cells carry text that lockward does not control (a plugin manifest's name, a database
+//! client's `application_name`): a control character in one could move the cursor, set the
+//! window title or hide the rest of the row. [`escape`] shows each as a Rust escape instead.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+/// Left-aligned columns separated by two spaces; the last column is not padded. Every cell is
+/// [`escape`]d, and widths count characters as shown.
+pub(crate) fn table<const N: usize>(rows: &[[String; N]]) -> String {
+    let rows: Vec<[Cow<'_, str>; N]> = rows
+        .iter()
+        .map(|row| std::array::from_fn(|i| escape(&row[i])))
+        .collect();
+    let mut widths = [0; N];
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in &rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            line.push_str(cell);
+            if i + 1 < N {
+                // Padding by hand: a format width (`{:<w$}`) panics above 65,535.
+                let pad = widths[i] - cell.chars().count() + 2;
+                line.extend(std::iter::repeat_n(' ', pad));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// `text` with every character that a terminal would act on instead of print shown as a Rust
+/// escape (`\u{1b}`): control characters (C0, DEL, C1, tabs and newlines included, which would
+/// break a row) and the bidirectional overrides and isolates, which reorder what follows.
+/// A backslash that starts something looking like an escape is doubled, so that shown text
+/// cannot pass for an escape either.
+pub(crate) fn escape(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| needs_escape(c) || c == '\\') {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if needs_escape(c) {
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        } else if c == '\\' && chars.peek() == Some(&'u') {
+            out.push_str("\\\\");
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+fn needs_escape(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{escape, table};
+
+    #[test]
+    fn escape_shows_control_characters_as_rust_escapes() {
+        assert_eq!(escape("\u{1b}]0;pwned\u{7}"), "\\u{1b}]0;pwned\\u{7}");
+        assert_eq!(
+            escape("a\tb\nc\u{9b}d\u{7f}"),
+            "a\\u{9}b\\u{a}c\\u{9b}d\\u{7f}"
+        );
+        assert_eq!(escape("abc\u{202e}def"), "abc\\u{202e}def");
+    }
+
+    #[test]
+    fn escape_keeps_printable_text_and_borrows_it() {
+        assert!(matches!(
+            escape("Zürich 東京 ✓"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(escape("C:\\path"), "C:\\path");
+    }
+
+    #[test]
+    fn escape_doubles_a_backslash_that_would_pass_for_an_escape() {
+        assert_eq!(escape("\\u{1b}"), "\\\\u{1b}");
+    }
+
+    #[test]
+    fn table_pads_cells_wider_than_a_format_width_allows() {
+        let wide = "x".repeat(70_000);
+        let text = table(&[
+            [wide.clone(), "b".to_owned()],
+            ["a".to_owned(), "c".to_owned()],
+        ]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], format!("{wide}  b"));
+        assert_eq!(lines[1].len(), 70_000 + 2 + 1);
+    }
+
+    #[test]
+    fn table_aligns_on_escaped_widths() {
+        let text = table(&[
+            ["\u{1b}x".to_owned(), "b".to_owned()],
+            ["a".to_owned(), "c".to_owned()],
+        ]);
+        assert_eq!(text, "\\u{1b}x  b\na        c\n");
+    }
+}
