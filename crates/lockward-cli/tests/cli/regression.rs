@@ -1,6 +1,10 @@
 //! One test per reported bug, named after what broke (the way ripgrep keeps `tests/regression.rs`).
 //! Each one reproduces the report as it was filed and fails without its fix.
 
+use std::process::{Command, Stdio};
+
+use lockward_pg::testing::TestDb;
+
 use crate::TestProject;
 
 // ---------------------------------------------------------------------------------------------
@@ -119,12 +123,6 @@ fn escape_bytes_in_a_plugin_name_reach_no_diagnostic_or_annotation() {
 
 // ---------------------------------------------------------------------------------------------
 // Crashes, terminal output and wording.
-
-use std::process::{Command, Stdio};
-
-use lockward_pg::testing::TestDb;
-
-use crate::TestProject;
 
 /// The example project with billing's handover renamed to `name` in the registry and in
 /// billing's manifest, so that the name reaches every table.
