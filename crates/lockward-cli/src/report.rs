@@ -3,11 +3,12 @@
 
 use std::fmt::Write as _;
 
-use std::borrow::Cow;
 use std::ops::Range;
 
 use lockward_registry::{Code, Excerpt, Finding, Label, Severity, Span};
 use serde_json::{Value, json};
+
+use crate::table::escape;
 
 /// Counts of findings by severity.
 #[derive(Debug, Default, Clone, Copy, serde::Serialize)]
@@ -88,7 +89,7 @@ pub(crate) fn count(n: impl std::fmt::Display, one: &str, many: &str) -> String 
 ///    = help: every id has exactly one entry
 /// ```
 ///
-/// Every piece of text is shown through [`escape_controls`]: messages carry plugin names and
+/// Every piece of text is shown through [`escape`]: messages carry plugin names and
 /// paths that third parties choose, and a terminal must not act on their bytes.
 pub(crate) fn human(finding: &Finding) -> String {
     let mut out = String::new();
@@ -97,7 +98,7 @@ pub(crate) fn human(finding: &Finding) -> String {
         "{}[{}]: {}",
         finding.severity.as_str(),
         finding.code.as_str(),
-        escape_controls(&finding.message)
+        escape(&finding.message)
     );
     let gutter = std::iter::once(&finding.span)
         .chain(finding.labels.iter().map(|label| &label.span))
@@ -108,7 +109,7 @@ pub(crate) fn human(finding: &Finding) -> String {
         .to_string()
         .len();
     let pad = " ".repeat(gutter);
-    let path = escape_controls(&finding.path);
+    let path = escape(&finding.path);
     match &finding.span {
         None => {
             let _ = writeln!(out, "{pad}--> {path}");
@@ -122,14 +123,14 @@ pub(crate) fn human(finding: &Finding) -> String {
         label_block(&mut out, &pad, label);
     }
     if let Some(help) = &finding.help {
-        let _ = writeln!(out, "{pad} = help: {}", escape_controls(help));
+        let _ = writeln!(out, "{pad} = help: {}", escape(help));
     }
     out
 }
 
 fn label_block(out: &mut String, pad: &str, label: &Label) {
-    let path = escape_controls(&label.path);
-    let message = escape_controls(&label.message);
+    let path = escape(&label.path);
+    let message = escape(&label.message);
     let Some(span) = &label.span else {
         let _ = writeln!(out, "{pad}::: {path}: {message}");
         return;
@@ -190,8 +191,8 @@ impl Shown {
                 let next = (columns / TAB_STOP + 1) * TAB_STOP;
                 text.extend(std::iter::repeat_n(' ', next - columns));
                 columns = next;
-            } else if c.is_control() {
-                let escaped = c.escape_unicode().to_string();
+            } else if crate::table::needs_escape(c) {
+                let escaped = escape(c.encode_utf8(&mut [0; 4])).into_owned();
                 columns += escaped.len();
                 text.push_str(&escaped);
             } else {
@@ -211,25 +212,6 @@ impl Shown {
         }
         Self { text, underline }
     }
-}
-
-/// `text` with every control character (ESC, BEL, a carriage return, …) written as its
-/// `\u{..}` escape, so that text from a plugin or a file cannot move the cursor, retitle the
-/// terminal or hide a line. Tabs and line feeds are kept.
-pub(crate) fn escape_controls(text: &str) -> Cow<'_, str> {
-    let unsafe_char = |c: char| c.is_control() && c != '\n' && c != '\t';
-    if !text.chars().any(unsafe_char) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if unsafe_char(c) {
-            let _ = write!(out, "{}", c.escape_unicode());
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
 }
 
 /// Every finding, then a summary line.
@@ -273,7 +255,7 @@ pub(crate) fn github(findings: &[Finding]) -> String {
 /// A workflow command's message: what would end the command is percent-encoded (as the runner
 /// decodes it) and other control characters are escaped, since the log viewer renders them.
 fn escape_data(text: &str) -> String {
-    escape_controls(
+    escape(
         &text
             .replace('%', "%25")
             .replace('\r', "%0D")

@@ -60,7 +60,8 @@ pub(crate) fn escape(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-fn needs_escape(c: char) -> bool {
+/// Whether a terminal would act on `c` instead of printing it.
+pub(crate) fn needs_escape(c: char) -> bool {
     c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
