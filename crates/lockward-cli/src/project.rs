@@ -191,7 +191,13 @@ fn read_manifests(location: &Location, registry: &Registry) -> anyhow::Result<Ve
         let matches =
             glob::glob(&full).with_context(|| format!("invalid manifest glob `{pattern}`"))?;
         for entry in matches {
-            let path = entry.with_context(|| format!("cannot read a match of `{pattern}`"))?;
+            let path = entry.map_err(|error| {
+                anyhow::anyhow!(
+                    "{}: cannot read it while matching `{pattern}`: {}",
+                    location.relative(error.path()),
+                    error.error()
+                )
+            })?;
             if path.is_file() && !paths.contains(&path) {
                 paths.push(path);
             }
