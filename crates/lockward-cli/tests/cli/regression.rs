@@ -116,7 +116,8 @@ fn terminal_escapes_in_a_plugin_name_are_shown_escaped_in_retire_s_list_of_uses(
     assert_eq!(run.code, 1, "{run:?}");
     assert!(!run.stderr.contains('\u{1b}'), "{:?}", run.stderr);
     assert!(
-        run.stderr.contains("plugin `\\u{1b}]0;pwned\\u{7}` declares it"),
+        run.stderr
+            .contains("plugin `\\u{1b}]0;pwned\\u{7}` declares it"),
         "{}",
         run.stderr
     );
