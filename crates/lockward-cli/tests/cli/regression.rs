@@ -626,31 +626,31 @@ fn example_value(token: &str) -> Option<(bool, i64)> {
 /// Every parenthesised group in `text` that shows one id in several forms (a decimal written
 /// twice, or `... and ... are one id`), as its hex examples and the decimal they must equal.
 fn same_id_groups(text: &str) -> Vec<(String, Vec<i64>, i64)> {
+    // Help text and Markdown wrap lines: a group may span two.
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut groups = Vec::new();
-    for line in text.lines() {
-        for group in line
-            .split('(')
+    for group in text
+        .split('(')
+        .skip(1)
+        .filter_map(|rest| rest.split(')').next())
+    {
+        let values: Vec<(bool, i64)> = group
+            .split('`')
             .skip(1)
-            .filter_map(|rest| rest.split(')').next())
-        {
-            let values: Vec<(bool, i64)> = group
-                .split('`')
-                .skip(1)
-                .step_by(2)
-                .filter_map(example_value)
-                .collect();
-            let decimals: Vec<i64> = values.iter().filter(|(hex, _)| !hex).map(|v| v.1).collect();
-            let hexes: Vec<i64> = values.iter().filter(|(hex, _)| *hex).map(|v| v.1).collect();
-            let repeated = decimals
-                .iter()
-                .find(|value| decimals.iter().filter(|other| other == value).count() > 1);
-            let target = repeated.or(group
-                .contains("are one id")
-                .then(|| decimals.first())
-                .flatten());
-            if let (Some(&target), false) = (target, hexes.is_empty()) {
-                groups.push((group.to_owned(), hexes, target));
-            }
+            .step_by(2)
+            .filter_map(example_value)
+            .collect();
+        let decimals: Vec<i64> = values.iter().filter(|(hex, _)| !hex).map(|v| v.1).collect();
+        let hexes: Vec<i64> = values.iter().filter(|(hex, _)| *hex).map(|v| v.1).collect();
+        let repeated = decimals
+            .iter()
+            .find(|value| decimals.iter().filter(|other| other == value).count() > 1);
+        let one_id = group
+            .contains("are one id")
+            .then(|| decimals.first())
+            .flatten();
+        if let (Some(&target), false) = (repeated.or(one_id), hexes.is_empty()) {
+            groups.push((group.to_owned(), hexes, target));
         }
     }
     groups
