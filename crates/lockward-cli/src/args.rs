@@ -104,7 +104,8 @@ pub(crate) enum Command {
     /// temporary files and renamed into place: all of them change, or none.
     ///
     /// Prints the id taken, as written in the registry (`1_001_007`); with `--format json`,
-    /// `{"id", "literal", "constant", "kind", "written"}`. Exits 2, writing nothing, when the
+    /// `{"id", "literal", "constant", "kind", "written"}` (with `--dry-run`, `"written": []`,
+    /// `"dry_run": true` and `"changes"`, a `{"path", "diff"}` per file). Exits 2, writing nothing, when the
     /// name is not an identifier or is already registered (retired entries included) or
     /// defined in core's constants file, when that file does not exist, or when the block is
     /// used up.
@@ -120,7 +121,8 @@ pub(crate) enum Command {
     /// an id that is not registered, already retired, or reserved on another branch.
     ///
     /// Prints the id; with `--format json`, `{"id", "literal", "retired", "written"}` (or
-    /// `"uses"` when refused).
+    /// `"uses"` when refused; with `--dry-run`, `"written": []`, `"dry_run": true` and
+    /// `"changes"`, a `{"path", "diff"}` per file).
     Retire(RetireArgs),
     /// Show who holds which advisory lock now, against the registry.
     ///

@@ -34,7 +34,7 @@ impl Location {
             let found = cwd
                 .ancestors()
                 .map(|dir| dir.join(REGISTRY_FILE))
-                .find(|candidate| candidate.exists());
+                .find(|candidate| candidate.symlink_metadata().is_ok());
             let Some(found) = found else {
                 bail!(
                     "no {REGISTRY_FILE} in {} or any parent directory (pass --registry PATH)",
@@ -154,11 +154,11 @@ fn registry_file(path: &Path) -> anyhow::Result<()> {
         Ok(metadata) if metadata.is_dir() => {
             bail!("{}: is a directory, not a registry file", path.display())
         }
-        Ok(_) => bail!(
-            "{}: is not a regular file, not a registry file",
-            path.display()
-        ),
+        Ok(_) => bail!("{}: is a special file, not a registry file", path.display()),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            if path.symlink_metadata().is_ok() {
+                bail!("{}: is a symbolic link to nothing", path.display())
+            }
             bail!("{}: no such registry file", path.display())
         }
         Err(error) => {
@@ -191,7 +191,13 @@ fn read_manifests(location: &Location, registry: &Registry) -> anyhow::Result<Ve
         let matches =
             glob::glob(&full).with_context(|| format!("invalid manifest glob `{pattern}`"))?;
         for entry in matches {
-            let path = entry.with_context(|| format!("cannot read a match of `{pattern}`"))?;
+            let path = entry.map_err(|error| {
+                anyhow::anyhow!(
+                    "{}: cannot read it while matching `{pattern}`: {}",
+                    location.relative(error.path()),
+                    error.error()
+                )
+            })?;
             if path.is_file() && !paths.contains(&path) {
                 paths.push(path);
             }

@@ -27,7 +27,14 @@ pub(crate) fn run(global: &Global, args: &RetireArgs) -> anyhow::Result<Outcome>
     if !uses.is_empty() {
         let mut listing = String::new();
         for site in &uses {
-            let _ = writeln!(listing, "  {}:{}: {}", site.path, site.line, site.what);
+            // A path and a plugin's name come from the tree and its manifests: escaped.
+            let _ = writeln!(
+                listing,
+                "  {}:{}: {}",
+                crate::table::escape(&site.path),
+                site.line,
+                crate::table::escape(&site.what)
+            );
         }
         if !args.force {
             if json {

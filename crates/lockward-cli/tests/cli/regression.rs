@@ -217,6 +217,26 @@ fn terminal_escapes_in_a_plugin_name_are_shown_escaped_in_plugins_and_list() {
     assert!(list.contains("plugin:bill\\u{1b}[2Jing"), "{list}");
 }
 
+#[test]
+fn terminal_escapes_in_a_plugin_name_are_shown_escaped_in_retire_s_list_of_uses() {
+    let project = TestProject::harbor();
+    project.write(
+        "plugins/shipping/plugin.json",
+        r#"{"plugin": {"name": "\u001b]0;pwned\u0007", "advisory_lock_ids": [1001006]}}"#,
+    );
+
+    let run = project.run(&["retire", "1_001_006", "--reason", "gone"]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(!run.stderr.contains('\u{1b}'), "{:?}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("plugin `\\u{1b}]0;pwned\\u{7}` declares it"),
+        "{}",
+        run.stderr
+    );
+}
+
 #[tokio::test]
 async fn terminal_escapes_in_a_registry_plugin_name_are_shown_escaped_in_live() {
     let project = TestProject::harbor();
@@ -255,6 +275,61 @@ fn a_closed_stderr_does_not_panic_a_message_or_a_log_line() {
         run_with_stderr_closed(&project, &["retire", "42", "--reason", "x"]),
         2
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_keeps_leading_cycles_when_its_stderr_reader_goes_away() {
+    // `lockward run ... 2>&1 >/dev/null | head -c 10`: every log line after `head` exits
+    // meets a closed pipe.
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lockward"))
+        .args([
+            "run",
+            "--lock",
+            "ADVISORY_LOCK_INVOICE_ROLLUP",
+            "--every",
+            "300ms",
+        ])
+        .args([
+            "--database-url",
+            &db.url(),
+            "--",
+            "sh",
+            "-c",
+            "echo led >> cycles.log",
+        ])
+        .current_dir(project.path())
+        .env_remove("DATABASE_URL")
+        .env_remove("LOCKWARD_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(writer)
+        .spawn()
+        .expect("start lockward run");
+    let cycles = || {
+        std::fs::read_to_string(project.path().join("cycles.log"))
+            .map_or(0, |text| text.lines().count())
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while cycles() < 2 && std::time::Instant::now() < deadline {
+        if child.try_wait().expect("try_wait").is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let led = cycles();
+    let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+    let status = child.wait().expect("wait");
+
+    assert!(
+        led >= 2,
+        "lockward run led {led} cycles, then ended with {status}"
+    );
+    assert_eq!(status.code(), Some(0), "{status}");
 }
 
 #[test]
@@ -665,31 +740,31 @@ fn example_value(token: &str) -> Option<(bool, i64)> {
 /// Every parenthesised group in `text` that shows one id in several forms (a decimal written
 /// twice, or `... and ... are one id`), as its hex examples and the decimal they must equal.
 fn same_id_groups(text: &str) -> Vec<(String, Vec<i64>, i64)> {
+    // Help text and Markdown wrap lines: a group may span two.
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut groups = Vec::new();
-    for line in text.lines() {
-        for group in line
-            .split('(')
+    for group in text
+        .split('(')
+        .skip(1)
+        .filter_map(|rest| rest.split(')').next())
+    {
+        let values: Vec<(bool, i64)> = group
+            .split('`')
             .skip(1)
-            .filter_map(|rest| rest.split(')').next())
-        {
-            let values: Vec<(bool, i64)> = group
-                .split('`')
-                .skip(1)
-                .step_by(2)
-                .filter_map(example_value)
-                .collect();
-            let decimals: Vec<i64> = values.iter().filter(|(hex, _)| !hex).map(|v| v.1).collect();
-            let hexes: Vec<i64> = values.iter().filter(|(hex, _)| *hex).map(|v| v.1).collect();
-            let repeated = decimals
-                .iter()
-                .find(|value| decimals.iter().filter(|other| other == value).count() > 1);
-            let target = repeated.or(group
-                .contains("are one id")
-                .then(|| decimals.first())
-                .flatten());
-            if let (Some(&target), false) = (target, hexes.is_empty()) {
-                groups.push((group.to_owned(), hexes, target));
-            }
+            .step_by(2)
+            .filter_map(example_value)
+            .collect();
+        let decimals: Vec<i64> = values.iter().filter(|(hex, _)| !hex).map(|v| v.1).collect();
+        let hexes: Vec<i64> = values.iter().filter(|(hex, _)| *hex).map(|v| v.1).collect();
+        let repeated = decimals
+            .iter()
+            .find(|value| decimals.iter().filter(|other| other == value).count() > 1);
+        let one_id = group
+            .contains("are one id")
+            .then(|| decimals.first())
+            .flatten();
+        if let (Some(&target), false) = (repeated.or(one_id), hexes.is_empty()) {
+            groups.push((group.to_owned(), hexes, target));
         }
     }
     groups
