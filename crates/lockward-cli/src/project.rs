@@ -7,6 +7,8 @@ use lockward_registry::{
     Finding, LoadError, Loaded, Manifest, Registry, Severity, decode_utf8, page,
 };
 
+use crate::atomic::{self, ProjectLock};
+
 /// The registry file's name, looked for in the current directory and its parents.
 pub(crate) const REGISTRY_FILE: &str = "lockward.toml";
 
@@ -90,12 +92,42 @@ pub(crate) struct Project {
 }
 
 impl Project {
-    /// Loads the registry at `location` and the plugin manifests it points at.
+    /// Loads the registry at `location` and the plugin manifests it points at, after finishing
+    /// what a killed `take` or `retire` left behind (taking the project lock only when there is
+    /// something to finish).
     pub(crate) fn load(location: Location) -> Result<Self, ProjectError> {
+        Self::load_recovered(location, None)
+    }
+
+    /// [`Project::load`] for a command that holds the project lock already.
+    pub(crate) fn load_locked(
+        location: Location,
+        lock: &ProjectLock,
+    ) -> Result<Self, ProjectError> {
+        Self::load_recovered(location, Some(lock))
+    }
+
+    fn load_recovered(
+        location: Location,
+        lock: Option<&ProjectLock>,
+    ) -> Result<Self, ProjectError> {
+        // The journal is beside the registry, so it is replayed before the registry is read;
+        // temporary files beside the constants file and the page are found once the registry
+        // says where those are.
+        atomic::recover(&location.file, &[], lock)?;
         let Loaded {
             mut registry,
             warnings,
         } = location.load().map_err(ProjectError::Registry)?;
+        let mut written = vec![location.resolve(&registry.core().constants)];
+        written.extend(
+            registry
+                .project()
+                .page
+                .as_ref()
+                .map(|page| location.resolve(page)),
+        );
+        atomic::recover(&location.file, &written, lock)?;
         let branches = lockward_branches::read(&location.file, &registry);
         registry.add_reservations(branches.locks);
         let manifests = read_manifests(&location, &registry)?;

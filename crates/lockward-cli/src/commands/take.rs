@@ -9,7 +9,7 @@ use lockward_registry::{AdmissionReport, Id, KeyShape, Registry, page};
 use serde_json::json;
 
 use crate::args::{Global, TakeArgs};
-use crate::atomic::{Change, ProjectLock, write_all};
+use crate::atomic::{Change, ProjectLock};
 use crate::project::{Location, Project};
 use crate::{Outcome, UsageError, output};
 
@@ -18,8 +18,8 @@ pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
     let location = Location::find(global.registry.as_deref())?;
     // Everything from here on reads the project as the lock holder sees it: an id is only
     // free if no other run can take it between this read and the write.
-    let _lock = ProjectLock::acquire(&location.file)?;
-    let project = super::load(global)?;
+    let lock = ProjectLock::acquire(&location.file)?;
+    let project = super::load_locked(global, &lock)?;
     let request = Request {
         constant: args.constant.clone(),
         worker: args.worker.clone(),
@@ -67,7 +67,7 @@ pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
     if args.dry_run {
         return preview(&project, &changes, &taken.id, json);
     }
-    let written = relative(&project, &write_all(&changes)?);
+    let written = relative(&project, &lock.write_all(&changes)?);
     if let Some(plugin) = &request.plugin {
         eprintln!(
             "note: handed {} over to plugin `{plugin}`; add it to the plugin's manifest (`advisory_lock_ids`)",
