@@ -174,8 +174,9 @@ pub enum EditError {
 /// core's constants file's new text with the constant appended (not for a handover: the plugin
 /// defines its own constant, and a handover's id in core's code would be a finding).
 ///
-/// `also_taken` holds the ids recorded outside the registry (plugin manifests' ids; other
-/// branches' ids go in as reservations added to `registry`). `constants_text` is core's
+/// `also_taken` holds the ids recorded outside the registry (plugin manifests' ids, the ids
+/// core's constants file defines; other branches' ids go in as reservations added to
+/// `registry`). `constants_text` is core's
 /// constants file as read, `None` when it does not exist.
 pub fn take(
     registry: &Registry,

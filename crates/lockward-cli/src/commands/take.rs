@@ -31,19 +31,23 @@ pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
         },
     };
     // Other branches' ids are in the registry already, as reservations; plugin manifests' ids
-    // count as recorded too.
-    let manifest_ids: Vec<i64> =
-        AdmissionReport::declared_ids(&project.parsed_manifests()).collect();
-    let constants_path = project.location.resolve(&project.registry.core().constants);
-    let constants_text = if request.plugin.is_some() {
-        None
-    } else {
-        read_if_exists(&constants_path)?
-    };
+    // count as recorded too, and so do the ids core's constants file defines (a constant
+    // written by hand, not registered yet, holds its id all the same).
+    let constants = &project.registry.core().constants;
+    let constants_path = project.location.resolve(constants);
+    let constants_text = read_if_exists(&constants_path)?;
+    let also_taken: Vec<i64> = AdmissionReport::declared_ids(&project.parsed_manifests())
+        .chain(
+            constants_text
+                .as_deref()
+                .into_iter()
+                .flat_map(|text| lockward_scan::defined_ids(&project.registry, constants, text)),
+        )
+        .collect();
     let taken = take::take(
         &project.registry,
         &request,
-        &manifest_ids,
+        &also_taken,
         constants_text.as_deref(),
     )
     .map_err(|error| refusal(&error))?;

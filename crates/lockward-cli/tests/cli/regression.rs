@@ -115,5 +115,37 @@ fn take_does_not_write_through_a_symlink_planted_at_a_temporary_name() {
     assert_eq!(project.run(&["check"]).code, 0);
 }
 
+/// `ADVISORY_LOCK_WIP = 1_001_007` written in the constants file but not registered: `take`
+/// handed out 1_001_007 again, in Rust and in Go.
+#[test]
+fn take_skips_an_id_the_constants_file_defines_without_a_registry_entry() {
+    let harbor = crate::TestProject::harbor();
+    harbor.edit(
+        "crates/harbor-core/src/locks.rs",
+        "/// nightly export",
+        "/// work in progress, not registered yet\npub const ADVISORY_LOCK_WIP: i64 = 1_001_007;\n\n/// nightly export",
+    );
+    let run = harbor.run(&["take", "ADVISORY_LOCK_DUNNING", "--worker", "dunning"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "1_001_008\n");
+
+    let go = crate::TestProject::copy_of(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/fixtures/languages"),
+    );
+    go.edit(
+        "lockward.toml",
+        "constants = \"locks.py\"",
+        "constants = \"locks.go\"",
+    );
+    go.edit(
+        "locks.go",
+        "ADVISORY_LOCK_INVOICE_ROLLUP int64 = 1_001_001\n",
+        "ADVISORY_LOCK_INVOICE_ROLLUP int64 = 1_001_001\n\tADVISORY_LOCK_WIP int64 = 1_001_002\n",
+    );
+    let run = go.run(&["take", "ADVISORY_LOCK_DUNNING", "--worker", "dunning"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "1_001_003\n");
+}
+
 // ---------------------------------------------------------------------------------------------
 // The registry, plugin manifests and the runtime's identity.
