@@ -11,8 +11,16 @@ use std::process::{Command, Stdio};
 pub(crate) enum GitError {
     /// The directory is not inside a git work tree.
     NotARepository,
-    /// `git` could not be started, or failed.
+    /// `git` could not be started (not installed, not on the `PATH`).
+    NotRunnable(String),
+    /// `git` ran and failed: the repository cannot be read (dubious ownership, a repository
+    /// format it does not know, a broken object store). Its message is kept whole.
     Failed(String),
+}
+
+/// `git` could not be started.
+fn not_runnable(error: &io::Error) -> GitError {
+    GitError::NotRunnable(format!("could not run git: {error}"))
 }
 
 /// A git work tree, seen from the registry's directory.
@@ -49,7 +57,7 @@ impl<'a> Repo<'a> {
         let output = git(dir)
             .args(["rev-parse", "--is-inside-work-tree", "--show-prefix"])
             .output()
-            .map_err(|error| GitError::Failed(format!("could not run git: {error}")))?;
+            .map_err(|error| not_runnable(&error))?;
         let stdout = String::from_utf8_lossy(&output.stdout);
         let mut lines = stdout.lines();
         if !output.status.success() || lines.next() != Some("true") {
@@ -75,7 +83,7 @@ impl<'a> Repo<'a> {
                 "refs/remotes",
             ])
             .output()
-            .map_err(|error| GitError::Failed(format!("could not run git: {error}")))?;
+            .map_err(|error| not_runnable(&error))?;
         if !output.status.success() {
             return Err(failed("git for-each-ref", &output.stderr));
         }
@@ -121,7 +129,7 @@ impl<'a> Repo<'a> {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|error| GitError::Failed(format!("could not run git: {error}")))?;
+            .map_err(|error| not_runnable(&error))?;
         let mut requests = String::new();
         for branch in branches {
             let _ = writeln!(requests, "{}:{}{file_name}", branch.commit, self.prefix);

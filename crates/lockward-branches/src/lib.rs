@@ -7,7 +7,10 @@
 //! found there but absent here as `reserved` entries with source `branch NAME`, ready for
 //! [`Registry::add_reservations`]. Two branches that took one id for different constants are
 //! reported as an error naming both; a branch whose registry does not parse is a warning, never a
-//! failure; outside a git repository the step is skipped with a note.
+//! failure; outside a git repository the step is skipped with a note. When git is installed but
+//! cannot read the repository (it refuses one owned by another user as "dubious ownership"),
+//! the step is skipped with a warning and [`Reservations::unreadable`] holds git's message:
+//! `lockward take` refuses then, as the next free id is unknown.
 //!
 //! # Why the `git` command and not a git library
 //!
@@ -54,6 +57,11 @@ pub struct Reservations {
     pub findings: Vec<Finding>,
     /// How many other branches were looked at.
     pub branches_read: usize,
+    /// Git's message, when git is installed but could not read the repository: the ids other
+    /// branches took are unknown, so `lockward take` must not pick one. `None` when the branches
+    /// were read, outside a git repository, and when git is not installed (a repository with
+    /// branches has git).
+    pub unreadable: Option<String>,
 }
 
 /// Reads the registry at `registry_path` (the file on disk; its directory is where git is asked)
@@ -80,6 +88,7 @@ pub fn read(registry_path: &Path, current: &Registry) -> Reservations {
                 locks,
                 findings,
                 branches_read,
+                unreadable: None,
             }
         }
         Err(GitError::NotARepository) => Reservations {
@@ -91,13 +100,29 @@ pub fn read(registry_path: &Path, current: &Registry) -> Reservations {
             )],
             ..Reservations::default()
         },
-        Err(GitError::Failed(message)) => Reservations {
+        Err(GitError::NotRunnable(message)) => Reservations {
             findings: vec![Finding::file(
                 Code::GitUnavailable,
                 Severity::Warning,
                 &file_name,
                 format!("skipped reading other branches: {message}"),
             )],
+            ..Reservations::default()
+        },
+        Err(GitError::Failed(message)) => Reservations {
+            findings: vec![
+                Finding::file(
+                    Code::GitFailed,
+                    Severity::Warning,
+                    &file_name,
+                    format!("could not read other branches: {message}"),
+                )
+                .with_help(
+                    "until git can read this repository, ids taken on other branches are not \
+                     known here, and `lockward take` refuses to pick one",
+                ),
+            ],
+            unreadable: Some(message),
             ..Reservations::default()
         },
     }

@@ -89,6 +89,8 @@ pub(crate) struct Project {
     /// note when this is not a git repository). Their ids are already in `registry` as
     /// reservations.
     pub(crate) branch_findings: Vec<Finding>,
+    /// Git's message when git ran but could not read the other branches: their ids are unknown.
+    pub(crate) branches_unreadable: Option<String>,
 }
 
 impl Project {
@@ -137,6 +139,7 @@ impl Project {
             warnings,
             manifests,
             branch_findings: branches.findings,
+            branches_unreadable: branches.unreadable,
         })
     }
 

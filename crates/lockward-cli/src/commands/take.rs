@@ -20,6 +20,13 @@ pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
     // free if no other run can take it between this read and the write.
     let lock = ProjectLock::acquire(&location.file)?;
     let project = super::load_locked(global, &lock)?;
+    if let Some(message) = &project.branches_unreadable {
+        return Err(UsageError(format!(
+            "cannot take an id: git cannot read this repository, so the ids other branches took \
+             are unknown and the next free id could be one of them\n{message}"
+        ))
+        .into());
+    }
     let request = Request {
         constant: args.constant.clone(),
         worker: args.worker.clone(),

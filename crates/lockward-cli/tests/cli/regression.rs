@@ -147,5 +147,80 @@ fn take_skips_an_id_the_constants_file_defines_without_a_registry_entry() {
     assert_eq!(run.stdout, "1_001_003\n");
 }
 
+/// Runs `git ARGS` in `project`, which must succeed.
+fn git_in(project: &crate::TestProject, args: &[&str]) {
+    let output = std::process::Command::new("git")
+        .args([
+            "-c",
+            "user.name=test",
+            "-c",
+            "user.email=test@example.invalid",
+        ])
+        .args(args)
+        .current_dir(project.path())
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .output()
+        .expect("git runs");
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Harbor in a git repository on `main`, with branch `feature/dunning` that took 1_001_007 for
+/// `ADVISORY_LOCK_DUNNING`.
+fn harbor_with_a_branch() -> crate::TestProject {
+    let project = crate::TestProject::harbor();
+    git_in(&project, &["init", "-q", "-b", "main"]);
+    git_in(&project, &["add", "-A"]);
+    git_in(&project, &["commit", "-q", "-m", "harbor"]);
+    git_in(&project, &["checkout", "-q", "-b", "feature/dunning"]);
+    let run = project.run(&["take", "ADVISORY_LOCK_DUNNING", "--worker", "dunning"]);
+    assert_eq!(run.stdout, "1_001_007\n", "{}", run.stderr);
+    git_in(
+        &project,
+        &["commit", "-q", "-am", "take 1_001_007 for dunning"],
+    );
+    git_in(&project, &["checkout", "-q", "main"]);
+    project
+}
+
+/// Run in a repository git calls "dubious ownership" (another user's), `take` handed out the
+/// id another branch holds with only a `git-unavailable` warning, although git is installed.
+/// Here git fails on a repository format it does not know, the same failure without a second
+/// user.
+#[test]
+fn take_refuses_when_git_cannot_read_the_other_branches() {
+    let project = harbor_with_a_branch();
+    git_in(&project, &["config", "core.repositoryformatversion", "99"]);
+    let before = project.read("lockward.toml");
+
+    let run = project.run(&["take", "ADVISORY_LOCK_EXPORT", "--worker", "export"]);
+
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert_eq!(run.stdout, "");
+    assert!(
+        run.stderr
+            .contains("error: cannot take an id: git cannot read this repository")
+            && run
+                .stderr
+                .contains("Expected git repo version <= 1, found 99"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(project.read("lockward.toml"), before);
+    let check = project.run(&["check", "--format", "json"]);
+    let codes: Vec<String> = check.json()["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|finding| finding["code"].as_str().expect("code").to_owned())
+        .collect();
+    assert!(codes.contains(&"git-failed".to_owned()), "{codes:?}");
+    assert!(!codes.contains(&"git-unavailable".to_owned()), "{codes:?}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // The registry, plugin manifests and the runtime's identity.
