@@ -71,10 +71,10 @@ impl<'a> Repo<'a> {
         Ok(Self { dir, prefix })
     }
 
-    /// Every local and remote-tracking branch except the one checked out, sorted by ref name
-    /// (local branches first). Symbolic refs such as `origin/HEAD` are left out: they name a
-    /// branch that is listed anyway.
-    pub(crate) fn other_branches(&self) -> Result<Vec<Branch>, GitError> {
+    /// The branch checked out (`None` on a detached HEAD), and every local and remote-tracking
+    /// branch except it, sorted by ref name (local branches first). Symbolic refs such as
+    /// `origin/HEAD` are left out: they name a branch that is listed anyway.
+    pub(crate) fn branches(&self) -> Result<(Option<String>, Vec<Branch>), GitError> {
         let output = git(self.dir)
             .args([
                 "for-each-ref",
@@ -88,6 +88,7 @@ impl<'a> Repo<'a> {
             return Err(failed("git for-each-ref", &output.stderr));
         }
         let stdout = String::from_utf8_lossy(&output.stdout);
+        let mut current = None;
         let branches = stdout
             .lines()
             .filter_map(|line| {
@@ -98,19 +99,43 @@ impl<'a> Repo<'a> {
                     fields.next()?,
                     fields.next()?,
                 );
-                if head == "*" || !symref.is_empty() {
-                    return None;
-                }
                 let name = refname
                     .strip_prefix("refs/heads/")
                     .or_else(|| refname.strip_prefix("refs/remotes/"))?;
+                if head == "*" {
+                    current = Some(name.to_owned());
+                    return None;
+                }
+                if !symref.is_empty() {
+                    return None;
+                }
                 Some(Branch {
                     name: name.to_owned(),
                     commit: commit.to_owned(),
                 })
             })
             .collect();
-        Ok(branches)
+        Ok((current, branches))
+    }
+
+    /// The registry file as it stood where `branch` forked from the commit checked out (their
+    /// merge base); `None` when they share no history or git cannot say.
+    pub(crate) fn read_file_at_fork(&self, branch: &Branch, file_name: &str) -> Option<Lookup> {
+        let output = git(self.dir)
+            .args(["merge-base", "HEAD", &branch.commit])
+            .output()
+            .ok()?;
+        if !output.status.success() {
+            return None;
+        }
+        let base = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+        let fork = Branch {
+            name: branch.name.clone(),
+            commit: base,
+        };
+        self.read_file(std::slice::from_ref(&fork), file_name)
+            .ok()?
+            .pop()
     }
 
     /// The file `file_name` (in the registry's directory) as it stands on each branch, in order,

@@ -27,9 +27,11 @@
 //! without it the step is skipped with a warning. The benchmark (`cargo bench -p
 //! lockward-branches`) reads 500 branches, each with its own version of the file.
 //!
-//! Only ids absent from the current registry are compared between branches: a branch that took
-//! an id the current branch has since used for something else conflicts with it when it merges,
-//! and the registry's own duplicate-id rule reports it there.
+//! The current work tree's registry is one side of a collision too: an id it holds for one
+//! constant and another branch took for a different one is an error on both branches, not only
+//! on a third. To tell a take from a rename, that comparison asks git for the registry where the
+//! branch forked (`git merge-base`, only for the branches that disagree with the current
+//! registry): an id already there was not taken by both sides, and merging sorts out the rest.
 //!
 //! Each distinct registry blob is parsed once, however many branches share it, so the cost grows
 //! with the number of distinct versions of the file, not the number of branches.
@@ -80,17 +82,13 @@ pub fn read(registry_path: &Path, current: &Registry) -> Reservations {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
-    match read_from_git(dir, &file_name) {
-        Ok((branches, lookups)) => {
-            let branches_read = branches.len();
-            let (locks, findings) = claims::reservations(&file_name, &branches, lookups, current);
-            Reservations {
-                locks,
-                findings,
-                branches_read,
-                unreadable: None,
-            }
-        }
+    match read_from_git(dir, &file_name, current) {
+        Ok((branches_read, locks, findings)) => Reservations {
+            locks,
+            findings,
+            branches_read,
+            unreadable: None,
+        },
         Err(GitError::NotARepository) => Reservations {
             findings: vec![Finding::file(
                 Code::NotAGitRepository,
@@ -131,9 +129,20 @@ pub fn read(registry_path: &Path, current: &Registry) -> Reservations {
 fn read_from_git(
     dir: &Path,
     file_name: &str,
-) -> Result<(Vec<git::Branch>, Vec<git::Lookup>), GitError> {
+    current: &Registry,
+) -> Result<(usize, Vec<Lock>, Vec<Finding>), GitError> {
     let repo = Repo::discover(dir)?;
-    let branches = repo.other_branches()?;
+    let (here, branches) = repo.branches()?;
     let lookups = repo.read_file(&branches, file_name)?;
-    Ok((branches, lookups))
+    let (locks, findings) = claims::reservations(
+        &claims::Sides {
+            file_name,
+            here: here.as_deref(),
+            branches: &branches,
+        },
+        lookups,
+        current,
+        |branch| repo.read_file_at_fork(branch, file_name),
+    );
+    Ok((branches.len(), locks, findings))
 }

@@ -211,15 +211,73 @@ fn take_refuses_when_git_cannot_read_the_other_branches() {
         run.stderr
     );
     assert_eq!(project.read("lockward.toml"), before);
+    let (_, codes) = check_codes(&project);
+    assert!(codes.contains(&"git-failed".to_owned()), "{codes:?}");
+    assert!(!codes.contains(&"git-unavailable".to_owned()), "{codes:?}");
+}
+
+/// The codes of `check --format json`'s findings, and its exit status.
+fn check_codes(project: &crate::TestProject) -> (i32, Vec<String>) {
     let check = project.run(&["check", "--format", "json"]);
-    let codes: Vec<String> = check.json()["findings"]
+    let codes = check.json()["findings"]
         .as_array()
         .expect("findings")
         .iter()
         .map(|finding| finding["code"].as_str().expect("code").to_owned())
         .collect();
-    assert!(codes.contains(&"git-failed".to_owned()), "{codes:?}");
-    assert!(!codes.contains(&"git-unavailable".to_owned()), "{codes:?}");
+    (check.code, codes)
+}
+
+/// Two branches took one id for different constants: `check` passed on both of them and
+/// reported `branch-collision` only from a third branch.
+#[test]
+fn branch_collision_is_reported_on_both_branches_that_took_the_id() {
+    let project = harbor_with_a_branch();
+    // Main takes 1_001_007 too, before it could see the other branch (not fetched yet).
+    git_in(&project, &["tag", "unfetched", "feature/dunning"]);
+    git_in(&project, &["branch", "-q", "-D", "feature/dunning"]);
+    let run = project.run(&["take", "ADVISORY_LOCK_EXPORT", "--worker", "export"]);
+    assert_eq!(run.stdout, "1_001_007\n", "{}", run.stderr);
+    git_in(
+        &project,
+        &["commit", "-q", "-am", "take 1_001_007 for export"],
+    );
+    git_in(&project, &["branch", "feature/dunning", "unfetched"]);
+
+    let (code, codes) = check_codes(&project);
+    assert_eq!(code, 1, "{codes:?}");
+    assert!(codes.contains(&"branch-collision".to_owned()), "{codes:?}");
+    let human = project.run(&["check"]);
+    assert!(
+        human.stdout.contains(
+            "id 1_001_007 is taken by two branches for different constants: \
+             ADVISORY_LOCK_EXPORT on branch main (this work tree) and ADVISORY_LOCK_DUNNING on \
+             branch feature/dunning"
+        ),
+        "{}",
+        human.stdout
+    );
+
+    git_in(&project, &["checkout", "-q", "feature/dunning"]);
+    let (code, codes) = check_codes(&project);
+    assert_eq!(code, 1, "{codes:?}");
+    assert!(codes.contains(&"branch-collision".to_owned()), "{codes:?}");
+
+    // A constant renamed on one branch is not a collision: the id was there where they forked.
+    git_in(&project, &["checkout", "-q", "main"]);
+    git_in(&project, &["branch", "-q", "-D", "feature/dunning"]);
+    git_in(&project, &["checkout", "-q", "-b", "feature/rename"]);
+    for file in [
+        "lockward.toml",
+        "crates/harbor-core/src/locks.rs",
+        "docs/advisory-locks.md",
+    ] {
+        project.edit(file, "ADVISORY_LOCK_EXPORT", "ADVISORY_LOCK_NIGHTLY_CSV");
+    }
+    git_in(&project, &["commit", "-q", "-am", "rename"]);
+    git_in(&project, &["checkout", "-q", "main"]);
+    let (code, codes) = check_codes(&project);
+    assert_eq!(code, 0, "{codes:?}");
 }
 
 // ---------------------------------------------------------------------------------------------
