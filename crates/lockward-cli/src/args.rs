@@ -81,9 +81,9 @@ pub(crate) enum Command {
     ///
     /// Prints the id taken, as written in the registry (`1_001_007`); with `--format json`,
     /// `{"id", "literal", "constant", "kind", "written"}`. Exits 2, writing nothing, when the
-    /// name is not an identifier or is already registered (retired entries included) or
-    /// defined in core's constants file, when that file does not exist, or when the block is
-    /// used up.
+    /// name is not an ASCII identifier, is a reserved word of the constants file's language, or
+    /// is already registered (retired entries included) or defined in core's constants file,
+    /// when that file does not exist, or when the block is used up.
     Take(TakeArgs),
     /// Retire an id: it is no longer used and is never handed out again.
     ///
@@ -159,9 +159,10 @@ pub(crate) struct RenderArgs {
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct TakeArgs {
-    /// The constant's name, e.g. `ADVISORY_LOCK_DUNNING` (letters, digits and `_`, not starting
-    /// with a digit, and with an uppercase letter for a Ruby constants file; not used by any
-    /// entry, retired ones included).
+    /// The constant's name, e.g. `ADVISORY_LOCK_DUNNING` (ASCII letters, digits and `_`, not
+    /// starting with a digit, and with an uppercase letter for a Ruby constants file; not a
+    /// reserved word of the constants file's language; not used by any entry, retired ones
+    /// included).
     #[arg(value_name = "CONSTANT")]
     pub(crate) constant: String,
     /// The background worker that will hold the lock; written to the registry and, as a

@@ -690,7 +690,7 @@ impl Checker<'_> {
                 format!("`{}` is not an identifier", constant.value),
             )
             .help = Some(
-                "a constant name is letters, digits and `_`, not starting with a digit".to_owned(),
+                "a constant name is ASCII letters, digits and `_`, not starting with a digit".to_owned(),
             );
             ok = false;
         }

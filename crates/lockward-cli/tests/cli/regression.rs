@@ -280,5 +280,66 @@ fn branch_collision_is_reported_on_both_branches_that_took_the_id() {
     assert_eq!(code, 0, "{codes:?}");
 }
 
+/// `take` wrote keywords as constants (`fn`, `class`, `None`, `True`, `func`): files that do not
+/// compile.
+#[test]
+fn take_refuses_a_reserved_word_of_the_constants_files_language() {
+    let cases = [
+        ("locks.py", "None", "Python"),
+        ("locks.py", "True", "Python"),
+        ("locks.py", "class", "Python"),
+        ("locks.rs", "fn", "Rust"),
+        ("locks.rs", "Self", "Rust"),
+        ("locks.go", "func", "Go"),
+        ("locks.ts", "class", "TypeScript"),
+        ("locks.cjs", "function", "JavaScript"),
+        ("locks.rb", "BEGIN", "Ruby"),
+        ("Locks.java", "class", "Java"),
+        ("Locks.kt", "fun", "Kotlin"),
+    ];
+    for (file, name, language) in cases {
+        let project = crate::TestProject::copy_of(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/fixtures/languages"),
+        );
+        project.edit(
+            "lockward.toml",
+            "constants = \"locks.py\"",
+            &format!("constants = \"{file}\""),
+        );
+        let before = project.read(file);
+
+        let run = project.run(&["take", name, "--worker", "keyword"]);
+
+        assert_eq!(run.code, 2, "{file} {name}: {}", run.stdout);
+        assert_eq!(
+            run.stderr,
+            format!(
+                "error: {file}: `{name}` is a reserved word in {language}, so the constant would \
+                 not compile; choose another name\n"
+            )
+        );
+        assert_eq!(project.read(file), before);
+    }
+}
+
+/// `take É` said "use letters, digits and `_`": `É` is a letter, and names are ASCII only.
+#[test]
+fn take_says_a_constant_name_is_ascii_letters_digits_and_underscores() {
+    let project = crate::TestProject::harbor();
+    let run = project.run(&["take", "ADVISORY_LOCK_É", "--worker", "accent"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr,
+        "error: `ADVISORY_LOCK_É` is not an identifier: use ASCII letters, digits and `_`, not \
+         starting with a digit\n"
+    );
+    let help = project.run(&["take", "--help"]);
+    assert!(
+        help.stdout.contains("ASCII letters, digits and `_`"),
+        "{}",
+        help.stdout
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // The registry, plugin manifests and the runtime's identity.
