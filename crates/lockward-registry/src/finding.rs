@@ -106,6 +106,7 @@ codes! {
     NotAGitRepository = "not-a-git-repository": "The registry is not inside a git repository, so other branches were not read.",
     GitUnavailable = "git-unavailable": "The git command could not be run, so other branches were not read.",
     GitFailed = "git-failed": "git could not read the repository (dubious ownership, an unknown repository format), so other branches were not read.",
+    UnsupportedConstantsLanguage = "unsupported-constants-language": "Core's constants file is in a language `lockward take` cannot write constants in.",
 }
 
 /// A secondary location that explains a finding ("first registered here").

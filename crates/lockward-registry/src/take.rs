@@ -147,9 +147,7 @@ pub enum EditError {
     #[error("the next free id {0} does not fit in an int4, so it cannot be a family")]
     FamilyOutOfRange(String),
     /// Core's constants file is in a language lockward does not write.
-    #[error(
-        "{0}: lockward writes constants in Python, Rust, Go, TypeScript/JavaScript, Ruby, Java and Kotlin files, not this one"
-    )]
+    #[error("{0}: lockward writes constants in {names} files, not this one", names = Language::NAMES)]
     UnsupportedLanguage(String),
     /// Core's constants file does not exist.
     #[error("{0}: core's constants file does not exist; create it, then take the id again")]
@@ -569,6 +567,9 @@ impl Language {
             _ => return None,
         })
     }
+
+    /// The languages, as messages list them.
+    pub const NAMES: &'static str = "Python, Rust, Go, TypeScript/JavaScript, Ruby, Java or Kotlin";
 
     /// The language's name, as messages write it.
     pub fn name(self) -> &'static str {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use lockward_registry::take::{self, EditError, Request};
-use lockward_registry::{AdmissionReport, Id, KeyShape, Registry, page};
+use lockward_registry::{AdmissionReport, Id, KeyShape, Kind, Registry, page};
 use serde_json::json;
 
 use crate::args::{Global, TakeArgs};
@@ -37,6 +37,13 @@ pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
             KeyShape::Exact
         },
     };
+    if let Some(plugin) = request
+        .plugin
+        .as_deref()
+        .filter(|plugin| !plugin.trim().is_empty())
+    {
+        known_plugin(&project, plugin)?;
+    }
     // Other branches' ids are in the registry already, as reservations; plugin manifests' ids
     // count as recorded too, and so do the ids core's constants file defines (a constant
     // written by hand, not registered yet, holds its id all the same).
@@ -103,6 +110,42 @@ pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
         output::print(&format!("{}\n", taken.id))?;
     }
     Ok(Outcome::Clean)
+}
+
+/// `--plugin NAME` must name a plugin the project knows: one a plugin manifest names, or one the
+/// registry already hands an id over to. A misspelt name would hand the id over to nobody, and
+/// no check would notice until the real plugin declared an id in core's block.
+fn known_plugin(project: &Project, plugin: &str) -> anyhow::Result<()> {
+    let manifests = project.parsed_manifests();
+    let handovers = project
+        .registry
+        .locks()
+        .iter()
+        .filter_map(|lock| match &lock.kind {
+            Kind::Handover { plugin } => Some(plugin.as_str()),
+            _ => None,
+        });
+    let mut known: Vec<&str> = manifests
+        .iter()
+        .map(|manifest| manifest.name.as_str())
+        .chain(handovers)
+        .collect();
+    known.sort_unstable();
+    known.dedup();
+    if known.contains(&plugin) {
+        return Ok(());
+    }
+    let known = if known.is_empty() {
+        "the project has none".to_owned()
+    } else {
+        format!("the project's plugins: {}", known.join(", "))
+    };
+    Err(UsageError(format!(
+        "no plugin manifest names plugin `{plugin}`, and no handover does ({known}); check the \
+         name, or write the plugin's manifest first (name = \"{plugin}\", advisory_lock_ids = \
+         [], where `[plugins] manifests` finds it), then take the id"
+    ))
+    .into())
 }
 
 /// A refused edit is bad usage (exit 2): the message says what to change.

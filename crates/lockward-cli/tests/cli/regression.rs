@@ -341,5 +341,70 @@ fn take_says_a_constant_name_is_ascii_letters_digits_and_underscores() {
     );
 }
 
+/// `check` accepted `constants = "locks.h"`, which `take` then refused.
+#[test]
+fn check_reports_a_constants_file_take_cannot_write() {
+    let project = crate::TestProject::harbor();
+    project.edit(
+        "lockward.toml",
+        "constants = \"crates/harbor-core/src/locks.rs\"",
+        "constants = \"include/locks.h\"",
+    );
+
+    let check = project.run(&["check"]);
+
+    assert_eq!(check.code, 1, "{}", check.stderr);
+    assert!(
+        check.stdout.contains(
+            "error[unsupported-constants-language]: core's constants file `include/locks.h` is \
+             not in a language lockward writes constants in\n  --> lockward.toml:10:13\n"
+        ),
+        "{}",
+        check.stdout
+    );
+    let take = project.run(&["take", "ADVISORY_LOCK_X", "--worker", "x"]);
+    assert_eq!(take.code, 2);
+    assert!(
+        take.stderr.contains("unsupported-constants-language"),
+        "{}",
+        take.stderr
+    );
+}
+
+/// `take --plugin no_such_plugin` handed an id over to a plugin nothing declares.
+#[test]
+fn take_refuses_a_plugin_no_manifest_or_handover_names() {
+    let project = crate::TestProject::harbor();
+    let before = project.read("lockward.toml");
+
+    let run = project.run(&[
+        "take",
+        "SHIPPING_LOCK",
+        "--worker",
+        "w",
+        "--plugin",
+        "no_such_plugin",
+    ]);
+
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert_eq!(
+        run.stderr,
+        "error: no plugin manifest names plugin `no_such_plugin`, and no handover does (the \
+         project's plugins: billing, shipping); check the name, or write the plugin's manifest \
+         first (name = \"no_such_plugin\", advisory_lock_ids = [], where `[plugins] manifests` \
+         finds it), then take the id\n"
+    );
+    assert_eq!(project.read("lockward.toml"), before);
+    let known = project.run(&[
+        "take",
+        "SHIPPING_LOCK",
+        "--worker",
+        "w",
+        "--plugin",
+        "shipping",
+    ]);
+    assert_eq!(known.code, 0, "{}", known.stderr);
+}
+
 // ---------------------------------------------------------------------------------------------
 // The registry, plugin manifests and the runtime's identity.
