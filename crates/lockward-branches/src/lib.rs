@@ -18,7 +18,8 @@
 //! in the work tree (`git rev-parse`), which branches exist (`git for-each-ref`), and the
 //! registry's bytes on each of them (one `git cat-file --batch` process fed every
 //! `<commit>:<path>` at once). That is three process starts, a few milliseconds in all; the bytes
-//! then come from git's own pack reader. A library would save those milliseconds and cost more
+//! then come from git's own pack reader (plus a `git merge-base` and a `git cat-file` for each
+//! branch that holds an id of the current registry for another constant, usually none). A library would save those milliseconds and cost more
 //! elsewhere: gix brings a large dependency tree (object database, packs, refs, config) and a
 //! large share of a clean build on a small machine, and git2 needs libgit2 and a C toolchain.
 //! Shelling out also reads exactly what the user's `git` reads: the same config, alternates,
