@@ -185,15 +185,16 @@ pub(crate) fn recover(
     let journal_path = lock.dir.join(JOURNAL);
     match std::fs::read(&journal_path) {
         Ok(bytes) => {
-            let journal: Journal = serde_json::from_slice(&bytes).with_context(|| {
+            let written: Journal = serde_json::from_slice(&bytes).with_context(|| {
                 format!(
                     "{}: the journal of an interrupted lockward write does not parse; compare \
                      the files it names with their `.lockward-*.tmp` copies, then delete it",
                     journal_path.display()
                 )
             })?;
+            let journal = written.map_paths(|path| lock.dir.join(path));
             finish(&journal_path, &journal)?;
-            let files: Vec<String> = journal
+            let files: Vec<String> = written
                 .files
                 .iter()
                 .map(|entry| entry.target.display().to_string())
@@ -262,6 +263,26 @@ pub(crate) struct Change {
 struct Journal {
     state: State,
     files: Vec<Entry>,
+}
+
+impl Journal {
+    /// The journal with every path passed through `map`: paths are written relative to the
+    /// journal's directory where they are inside it, so a project moved or mounted elsewhere
+    /// after a crash is still finished where it now is.
+    fn map_paths(&self, map: impl Fn(&Path) -> PathBuf) -> Self {
+        Self {
+            state: self.state,
+            files: self
+                .files
+                .iter()
+                .map(|entry| Entry {
+                    target: map(&entry.target),
+                    temporary: map(&entry.temporary),
+                    backup: entry.backup.as_deref().map(&map),
+                })
+                .collect(),
+        }
+    }
 }
 
 /// Which way a journal goes when it is replayed.
@@ -360,7 +381,11 @@ fn write_temporary(dir: &Path, target: &Path, bytes: &[u8]) -> std::io::Result<P
 /// journal on disk is always a whole one.
 fn publish(path: &Path, journal: &Journal) -> anyhow::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let bytes = serde_json::to_vec(journal).context("cannot encode the journal")?;
+    let bytes = serde_json::to_vec(&journal.map_paths(|path| {
+        path.strip_prefix(dir)
+            .map_or_else(|_| path.to_path_buf(), Path::to_path_buf)
+    }))
+    .context("cannot encode the journal")?;
     let temporary = write_temporary(dir, path, &bytes)
         .with_context(|| format!("cannot write {}", path.display()))?;
     if let Err(error) = std::fs::rename(&temporary, path) {
@@ -599,6 +624,47 @@ mod tests {
             "{:?}",
             leftovers(dir.path())
         );
+    }
+
+    #[test]
+    fn a_project_moved_after_a_kill_is_finished_where_it_now_is() {
+        let outer = tempfile::tempdir().unwrap();
+        let before = outer.path().join("before");
+        std::fs::create_dir_all(before.join("src")).unwrap();
+        std::fs::write(before.join("lockward.toml"), "old registry").unwrap();
+        std::fs::write(before.join("src/locks.py"), "old constants").unwrap();
+        let held = lock(&before);
+        let killed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            held.commit(
+                &[
+                    change(&before, "lockward.toml", "new registry"),
+                    change(&before, "src/locks.py", "new constants"),
+                ],
+                |_, _| panic!("killed before the first rename"),
+            )
+        }));
+        assert!(killed.is_err());
+        drop(held);
+        let after = outer.path().join("after");
+        std::fs::rename(&before, &after).unwrap();
+
+        recover(
+            &after.join("lockward.toml"),
+            &[after.join("src/locks.py")],
+            None,
+        )
+        .unwrap();
+
+        assert_eq!(
+            std::fs::read_to_string(after.join("lockward.toml")).unwrap(),
+            "new registry"
+        );
+        assert_eq!(
+            std::fs::read_to_string(after.join("src/locks.py")).unwrap(),
+            "new constants"
+        );
+        assert!(leftovers(&after).is_empty(), "{:?}", leftovers(&after));
+        assert!(leftovers(&after.join("src")).is_empty());
     }
 
     #[test]
