@@ -125,20 +125,22 @@ impl ProjectLock {
         for one in &staged {
             if let Err(error) = rename(&one.entry.temporary, &one.entry.target) {
                 journal.state = State::Rollback;
-                let rolled_back =
-                    publish(&journal_path, &journal).and_then(|()| finish(&journal_path, &journal));
-                let error = anyhow::Error::new(error)
-                    .context(format!("cannot replace {}", one.entry.target.display()));
-                return Err(match rolled_back {
-                    Ok(()) => error.context("the files already replaced were put back"),
-                    Err(undo) => error.context(format!(
-                        "and putting back the files already replaced failed ({undo:#}); the next \
-                         lockward command on this project finishes the change"
-                    )),
-                });
+                let rolled_back = publish(&journal_path, &journal)
+                    .and_then(|()| finish(&journal_path, &journal, &|_| true));
+                let target = one.entry.target.display();
+                return Err(anyhow::Error::new(error).context(match rolled_back {
+                    Ok(()) => {
+                        format!("cannot replace {target}; the files already replaced were put back")
+                    }
+                    Err(undo) => format!(
+                        "cannot replace {target}, and putting back the files already replaced \
+                         failed ({undo:#}); the next lockward command on this project finishes \
+                         the change"
+                    ),
+                }));
             }
         }
-        finish(&journal_path, &journal)?;
+        finish(&journal_path, &journal, &|_| true)?;
         Ok(staged.into_iter().map(|one| one.shown).collect())
     }
 }
@@ -152,28 +154,32 @@ fn lock_dir(registry: &Path) -> PathBuf {
     }
 }
 
-/// Finishes what a killed run left behind, before a command reads the project: a journal is
-/// replayed (its change completed, or rolled back when it was being rolled back), and the
-/// temporary files of runs killed before they published a journal are removed from the
-/// directories of the registry and of `files` (the other files lockward writes). Does nothing, and
-/// takes no lock, when there is nothing to do; otherwise works under the project lock (`held`
-/// when the caller has it), so a run still writing is waited for, never undone.
+/// Finishes what a killed run left behind: a journal is replayed (its change completed, or
+/// rolled back when it was being rolled back), and the temporary files of runs killed before
+/// they published a journal are removed from the directories of the registry and of `files`
+/// (the other files lockward writes: core's constants file, the page). Returns whether a
+/// journal was replayed, so the caller reads the files again. Does nothing, and takes no lock,
+/// when there is nothing to do; otherwise works under the project lock (`held` when the caller
+/// has it), so a run still writing is waited for, never undone.
+///
+/// The journal is a file in the work tree, so it is not trusted further than the tree: each of
+/// its temporary files must sit beside the file it replaces and be named after it (a journal
+/// cannot move a file from elsewhere), and only the project's own files are removed when a
+/// creation is rolled back.
 pub(crate) fn recover(
     registry: &Path,
     files: &[PathBuf],
     held: Option<&ProjectLock>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<bool> {
     let registry_dir = lock_dir(registry);
     let mut dirs: Vec<PathBuf> = std::iter::once(registry_dir.clone())
         .chain(files.iter().map(|file| lock_dir(file)))
         .collect();
     dirs.dedup();
-    let pending = |dirs: &[PathBuf]| {
-        registry_dir.join(JOURNAL).symlink_metadata().is_ok()
-            || dirs.iter().any(|dir| !leftovers(dir).is_empty())
-    };
-    if !pending(&dirs) {
-        return Ok(());
+    let pending = registry_dir.join(JOURNAL).symlink_metadata().is_ok()
+        || dirs.iter().any(|dir| !leftovers(dir).is_empty());
+    if !pending {
+        return Ok(false);
     }
     let acquired;
     let lock = if let Some(lock) = held {
@@ -183,7 +189,7 @@ pub(crate) fn recover(
         &acquired
     };
     let journal_path = lock.dir.join(JOURNAL);
-    match std::fs::read(&journal_path) {
+    let replayed = match std::fs::read(&journal_path) {
         Ok(bytes) => {
             let written: Journal = serde_json::from_slice(&bytes).with_context(|| {
                 format!(
@@ -193,7 +199,26 @@ pub(crate) fn recover(
                 )
             })?;
             let journal = written.map_paths(|path| lock.dir.join(path));
-            finish(&journal_path, &journal)?;
+            if let Some(stray) = journal
+                .files
+                .iter()
+                .find(|entry| !entry.is_beside_its_target())
+            {
+                anyhow::bail!(
+                    "{}: the journal names {} as the new contents of {}, which lockward never \
+                     writes there; delete the journal",
+                    journal_path.display(),
+                    stray.temporary.display(),
+                    stray.target.display()
+                );
+            }
+            let own: Vec<PathBuf> = std::iter::once(registry)
+                .chain(files.iter().map(PathBuf::as_path))
+                .map(resolve_links)
+                .collect();
+            finish(&journal_path, &journal, &|target| {
+                own.iter().any(|file| file == target)
+            })?;
             let files: Vec<String> = written
                 .files
                 .iter()
@@ -207,12 +232,13 @@ pub(crate) fn recover(
                 },
                 files.join(", ")
             );
+            true
         }
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => false,
         Err(error) => {
             return Err(error).with_context(|| format!("cannot read {}", journal_path.display()));
         }
-    }
+    };
     for dir in &dirs {
         for leftover in leftovers(dir) {
             match std::fs::remove_file(&leftover) {
@@ -229,7 +255,7 @@ pub(crate) fn recover(
             }
         }
     }
-    Ok(())
+    Ok(replayed)
 }
 
 /// The temporary files in `dir` (`.NAME.lockward-XXXXXX.tmp`, the journal's own included).
@@ -282,6 +308,25 @@ impl Journal {
                 })
                 .collect(),
         }
+    }
+}
+
+impl Entry {
+    /// Whether the temporary file and the backup are where and as lockward writes them: in the
+    /// target's directory, named `.NAME.lockward-XXXXXX.tmp` after it.
+    fn is_beside_its_target(&self) -> bool {
+        let Some(name) = self.target.file_name() else {
+            return false;
+        };
+        let prefix = format!(".{}.lockward-", name.to_string_lossy());
+        let beside = |path: &Path| {
+            path.parent() == self.target.parent()
+                && path.file_name().is_some_and(|file| {
+                    let file = file.to_string_lossy();
+                    file.starts_with(&prefix) && file.ends_with(".tmp")
+                })
+        };
+        beside(&self.temporary) && self.backup.as_deref().is_none_or(beside)
     }
 }
 
@@ -397,8 +442,9 @@ fn publish(path: &Path, journal: &Journal) -> anyhow::Result<()> {
 }
 
 /// Applies `journal` (forward or back), then removes it. Every step can be repeated: a run
-/// killed while finishing is finished by the next one.
-fn finish(path: &Path, journal: &Journal) -> anyhow::Result<()> {
+/// killed while finishing is finished by the next one. Rolling back the creation of a file
+/// removes it only when `removable` says it may.
+fn finish(path: &Path, journal: &Journal, removable: &dyn Fn(&Path) -> bool) -> anyhow::Result<()> {
     let gone = |result: std::io::Result<()>, what: &Path| match result {
         Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
             Err(error).with_context(|| format!("cannot finish the change of {}", what.display()))
@@ -421,7 +467,9 @@ fn finish(path: &Path, journal: &Journal) -> anyhow::Result<()> {
                         })?;
                     }
                     // The file did not exist: it exists now only if the rename happened.
-                    None if entry.temporary.symlink_metadata().is_err() => {
+                    None if entry.temporary.symlink_metadata().is_err()
+                        && removable(&entry.target) =>
+                    {
                         gone(std::fs::remove_file(&entry.target), &entry.target)?;
                     }
                     // Put back already, or never replaced.
@@ -689,8 +737,14 @@ mod tests {
         };
         publish(&dir.path().join(JOURNAL), &journal).unwrap();
 
-        recover(&dir.path().join("lockward.toml"), &[], Some(&held)).unwrap();
+        let replayed = recover(
+            &dir.path().join("lockward.toml"),
+            &[dir.path().join("page.md")],
+            Some(&held),
+        )
+        .unwrap();
 
+        assert!(replayed);
         assert_eq!(
             std::fs::read_to_string(dir.path().join("lockward.toml")).unwrap(),
             "old registry"
@@ -701,6 +755,52 @@ mod tests {
             "{:?}",
             leftovers(dir.path())
         );
+    }
+
+    #[test]
+    fn a_journal_planted_in_the_tree_moves_and_removes_nothing_outside_the_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("lockward.toml"), "registry").unwrap();
+        std::fs::write(outside.path().join("secret"), "secret").unwrap();
+        std::fs::write(outside.path().join("victim"), "victim").unwrap();
+        let registry = dir.path().join("lockward.toml");
+        // A journal that would move a file from elsewhere into the tree.
+        let moving = Journal {
+            state: State::Commit,
+            files: vec![Entry {
+                target: dir.path().join("leak"),
+                temporary: outside.path().join("secret"),
+                backup: None,
+            }],
+        };
+        publish(&dir.path().join(JOURNAL), &moving).unwrap();
+        let error = recover(&registry, &[], None).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("which lockward never writes there"),
+            "{error}"
+        );
+        assert!(outside.path().join("secret").exists());
+        assert!(!dir.path().join("leak").exists());
+
+        // A journal that would "roll back the creation" of a file that is not the project's.
+        let removing = Journal {
+            state: State::Rollback,
+            files: vec![Entry {
+                target: outside.path().join("victim"),
+                temporary: outside.path().join(".victim.lockward-gone.tmp"),
+                backup: None,
+            }],
+        };
+        publish(&dir.path().join(JOURNAL), &removing).unwrap();
+        recover(&registry, &[], None).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(outside.path().join("victim")).unwrap(),
+            "victim"
+        );
+        assert!(leftovers(dir.path()).is_empty());
     }
 
     #[test]

@@ -113,23 +113,26 @@ impl Project {
         location: Location,
         lock: Option<&ProjectLock>,
     ) -> Result<Self, ProjectError> {
-        // The journal is beside the registry, so it is replayed before the registry is read;
-        // temporary files beside the constants file and the page are found once the registry
-        // says where those are.
-        atomic::recover(&location.file, &[], lock)?;
-        let Loaded {
-            mut registry,
-            warnings,
-        } = location.load().map_err(ProjectError::Registry)?;
-        let mut written = vec![location.resolve(&registry.core().constants)];
+        let mut loaded = location.load().map_err(ProjectError::Registry)?;
+        // A killed write is finished once the registry says which files are the project's
+        // (every registry a write leaves behind is a valid one, the old or the new), and the
+        // registry is read again when it was one of them.
+        let mut written = vec![location.resolve(&loaded.registry.core().constants)];
         written.extend(
-            registry
+            loaded
+                .registry
                 .project()
                 .page
                 .as_ref()
                 .map(|page| location.resolve(page)),
         );
-        atomic::recover(&location.file, &written, lock)?;
+        if atomic::recover(&location.file, &written, lock)? {
+            loaded = location.load().map_err(ProjectError::Registry)?;
+        }
+        let Loaded {
+            mut registry,
+            warnings,
+        } = loaded;
         let branches = lockward_branches::read(&location.file, &registry);
         registry.add_reservations(branches.locks);
         let manifests = read_manifests(&location, &registry)?;
