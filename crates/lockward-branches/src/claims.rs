@@ -82,7 +82,7 @@ pub(crate) fn reservations(
         }
     }
 
-    let mut forks: HashMap<usize, Rc<Parsed>> = HashMap::new();
+    let mut forks: HashMap<usize, Option<Box<Registry>>> = HashMap::new();
     let mut locks = Vec::with_capacity(claims.len());
     for (&id, claims) in &claims {
         let Some(here) = current.lock(id) else {
@@ -98,17 +98,18 @@ pub(crate) fn reservations(
             .filter(|claim| purpose(claim.lock).is_some_and(|theirs| theirs != here_purpose))
             .filter(|claim| {
                 let fork = forks.entry(claim.index).or_insert_with(|| {
-                    Rc::new(match at_fork(&sides.branches[claim.index]) {
-                        Some(Lookup::Blob { bytes, .. }) => parse(file_name, bytes),
-                        _ => Parsed::Unreadable {
-                            why: String::new(),
-                            errors: Vec::new(),
+                    match at_fork(&sides.branches[claim.index]) {
+                        Some(Lookup::Blob { bytes, .. }) => match parse(file_name, bytes) {
+                            Parsed::Registry { registry, .. } => Some(registry),
+                            Parsed::Unreadable { .. } => None,
                         },
-                    })
+                        _ => None,
+                    }
                 });
                 // An id the registry held where the branch forked was not taken by both sides:
                 // one of them renamed or changed its entry, which the merge sorts out.
-                !matches!(&**fork, Parsed::Registry { registry, .. } if registry.lock(id).is_some())
+                fork.as_ref()
+                    .is_none_or(|registry| registry.lock(id).is_none())
             })
             .collect();
         findings.extend(collision_with_here(
