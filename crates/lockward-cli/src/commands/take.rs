@@ -135,11 +135,19 @@ fn known_plugin(project: &Project, plugin: &str) -> anyhow::Result<()> {
     if known.contains(&plugin) {
         return Ok(());
     }
-    let known = if known.is_empty() {
+    let mut known = if known.is_empty() {
         "the project has none".to_owned()
     } else {
         format!("the project's plugins: {}", known.join(", "))
     };
+    let malformed = project.manifests.len() - manifests.len();
+    if malformed > 0 {
+        let _ = write!(
+            known,
+            "; {malformed} manifest{} malformed, see `lockward plugins`",
+            if malformed == 1 { " is" } else { "s are" }
+        );
+    }
     Err(UsageError(format!(
         "no plugin manifest names plugin `{plugin}`, and no handover does ({known}); check the \
          name, or write the plugin's manifest first (name = \"{plugin}\", advisory_lock_ids = \
