@@ -189,10 +189,32 @@ fn harbor_with_a_branch() -> crate::TestProject {
 
 /// Run in a repository git calls "dubious ownership" (another user's), `take` handed out the
 /// id another branch holds with only a `git-unavailable` warning, although git is installed.
-/// Here git fails on a repository format it does not know, the same failure without a second
-/// user.
+/// Run as root, the test makes the repository another user's, as reported; as anyone, git also
+/// fails on a repository format it does not know, the same failure without a second user.
 #[test]
 fn take_refuses_when_git_cannot_read_the_other_branches() {
+    #[cfg(unix)]
+    if rustix::process::geteuid().is_root() {
+        let project = harbor_with_a_branch();
+        chown_tree(project.path(), 65_534);
+        let home = tempfile::tempdir().expect("temp dir");
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_lockward"))
+            .args(["take", "ADVISORY_LOCK_EXPORT", "--worker", "export"])
+            .current_dir(project.path())
+            .env("HOME", home.path())
+            .env_remove("GIT_CONFIG_GLOBAL")
+            .env_remove("XDG_CONFIG_HOME")
+            .output()
+            .expect("run lockward");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains("error: cannot take an id: git cannot read this repository")
+                && stderr.contains("detected dubious ownership"),
+            "{stderr}"
+        );
+    }
+
     let project = harbor_with_a_branch();
     git_in(&project, &["config", "core.repositoryformatversion", "99"]);
     let before = project.read("lockward.toml");
@@ -214,6 +236,20 @@ fn take_refuses_when_git_cannot_read_the_other_branches() {
     let (_, codes) = check_codes(&project);
     assert!(codes.contains(&"git-failed".to_owned()), "{codes:?}");
     assert!(!codes.contains(&"git-unavailable".to_owned()), "{codes:?}");
+}
+
+/// Gives `dir` and everything in it to user `uid`.
+#[cfg(unix)]
+fn chown_tree(dir: &std::path::Path, uid: u32) {
+    std::os::unix::fs::lchown(dir, Some(uid), None).expect("chown");
+    for entry in std::fs::read_dir(dir).expect("read dir") {
+        let entry = entry.expect("dir entry");
+        if entry.file_type().expect("file type").is_dir() {
+            chown_tree(&entry.path(), uid);
+        } else {
+            std::os::unix::fs::lchown(entry.path(), Some(uid), None).expect("chown");
+        }
+    }
 }
 
 /// The codes of `check --format json`'s findings, and its exit status.
