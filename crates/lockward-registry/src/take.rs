@@ -302,7 +302,7 @@ pub fn take(
 }
 
 /// The entry `target` names: an id in any TOML integer form (`1_001_003`, `1001003`,
-/// `0xF4A3B`), or a constant's name.
+/// `0xF462B`), or a constant's name.
 pub fn find_lock<'a>(registry: &'a Registry, target: &str) -> Result<&'a Lock, EditError> {
     let not_registered = || EditError::NotRegistered(target.to_owned());
     if let Some(value) = parse_id(target) {
