@@ -17,24 +17,38 @@ enum Parsed {
     Unreadable { why: String, errors: Vec<Finding> },
 }
 
-/// An id found on one branch and absent from the current registry.
+/// An id found on one branch.
 struct Claim<'a> {
+    /// Its index in [`Sides::branches`].
+    index: usize,
     branch: &'a str,
     lock: &'a Lock,
     file: &'a SourceFile,
 }
 
-/// The reservations the branches make, and what is wrong with them.
+/// Whose registries are compared: the registry's file name, the branch checked out (`None`
+/// when HEAD is detached) and the other branches.
+pub(crate) struct Sides<'a> {
+    pub(crate) file_name: &'a str,
+    pub(crate) here: Option<&'a str>,
+    pub(crate) branches: &'a [Branch],
+}
+
+/// The reservations the branches make, and what is wrong with them. `lookups` holds the
+/// registry file on each branch; `at_fork` reads it where a branch forked from the current
+/// commit, asked only for a branch that holds an id of the current registry for another
+/// purpose.
 pub(crate) fn reservations(
-    file_name: &str,
-    branches: &[Branch],
+    sides: &Sides<'_>,
     lookups: Vec<Lookup>,
     current: &Registry,
+    mut at_fork: impl FnMut(&Branch) -> Option<Lookup>,
 ) -> (Vec<Lock>, Vec<Finding>) {
+    let file_name = sides.file_name;
     let mut by_blob: HashMap<String, Rc<Parsed>> = HashMap::new();
     let mut findings = Vec::new();
-    let mut parsed_per_branch = Vec::with_capacity(branches.len());
-    for (branch, lookup) in branches.iter().zip(lookups) {
+    let mut parsed_per_branch = Vec::with_capacity(sides.branches.len());
+    for (index, (branch, lookup)) in sides.branches.iter().zip(lookups).enumerate() {
         let parsed = match lookup {
             Lookup::Missing => continue,
             Lookup::NotAFile(kind) => Rc::new(Parsed::Unreadable {
@@ -50,30 +64,60 @@ pub(crate) fn reservations(
         if let Parsed::Unreadable { why, errors } = &*parsed {
             findings.push(unreadable(file_name, &branch.name, why, errors));
         }
-        parsed_per_branch.push((branch.name.as_str(), parsed));
+        parsed_per_branch.push((index, branch.name.as_str(), parsed));
     }
 
     let mut claims: BTreeMap<i64, Vec<Claim<'_>>> = BTreeMap::new();
-    for (branch, parsed) in &parsed_per_branch {
+    for (index, branch, parsed) in &parsed_per_branch {
         let Parsed::Registry { registry, file } = &**parsed else {
             continue;
         };
         for lock in registry.locks() {
-            if current.lock(lock.id.value()).is_none() {
-                claims
-                    .entry(lock.id.value())
-                    .or_default()
-                    .push(Claim { branch, lock, file });
-            }
+            claims.entry(lock.id.value()).or_default().push(Claim {
+                index: *index,
+                branch,
+                lock,
+                file,
+            });
         }
     }
 
+    let mut forks: HashMap<usize, Option<Box<Registry>>> = HashMap::new();
     let mut locks = Vec::with_capacity(claims.len());
-    for claims in claims.values() {
-        if let Some(finding) = collision(file_name, claims) {
-            findings.push(finding);
-        }
-        locks.push(reservation(&claims[0]));
+    for (&id, claims) in &claims {
+        let Some(here) = current.lock(id) else {
+            findings.extend(collision(file_name, claims));
+            locks.push(reservation(&claims[0]));
+            continue;
+        };
+        let Some(here_purpose) = purpose(here) else {
+            continue;
+        };
+        let others: Vec<&Claim<'_>> = claims
+            .iter()
+            .filter(|claim| purpose(claim.lock).is_some_and(|theirs| theirs != here_purpose))
+            .filter(|claim| {
+                let fork = forks.entry(claim.index).or_insert_with(|| {
+                    match at_fork(&sides.branches[claim.index]) {
+                        Some(Lookup::Blob { bytes, .. }) => match parse(file_name, bytes) {
+                            Parsed::Registry { registry, .. } => Some(registry),
+                            Parsed::Unreadable { .. } => None,
+                        },
+                        _ => None,
+                    }
+                });
+                // An id the registry held where the branch forked was not taken by both sides:
+                // one of them renamed or changed its entry, which the merge sorts out.
+                fork.as_ref()
+                    .is_none_or(|registry| registry.lock(id).is_none())
+            })
+            .collect();
+        findings.extend(collision_with_here(
+            sides,
+            current,
+            (here, &here_purpose),
+            &others,
+        ));
     }
     (locks, findings)
 }
@@ -138,6 +182,63 @@ fn purpose(lock: &Lock) -> Option<String> {
         (None, Kind::Handover { plugin }) => Some(format!("a handover to plugin {plugin}")),
         _ => None,
     }
+}
+
+/// An error when the current registry holds an id for one purpose and other branches took it
+/// for another since they forked; the first branch of each purpose is named.
+fn collision_with_here(
+    sides: &Sides<'_>,
+    current: &Registry,
+    (here, here_purpose): (&Lock, &str),
+    others: &[&Claim<'_>],
+) -> Option<Finding> {
+    let mut distinct: Vec<(String, &Claim<'_>)> = Vec::new();
+    for claim in others {
+        if let Some(purpose) = purpose(claim.lock)
+            && !distinct.iter().any(|(seen, _)| *seen == purpose)
+        {
+            distinct.push((purpose, claim));
+        }
+    }
+    if distinct.is_empty() {
+        return None;
+    }
+    let here_name = match sides.here {
+        Some(branch) => format!("branch {branch} (this work tree)"),
+        None => "this work tree (detached HEAD)".to_owned(),
+    };
+    let parts: Vec<String> = std::iter::once(format!("{here_purpose} on {here_name}"))
+        .chain(
+            distinct
+                .iter()
+                .map(|(purpose, claim)| format!("{purpose} on branch {}", claim.branch)),
+        )
+        .collect();
+    let mut finding = Finding::file(
+        Code::BranchCollision,
+        Severity::Error,
+        sides.file_name,
+        format!(
+            "id {} is taken by {} branches for different constants: {}",
+            here.id,
+            number(parts.len()),
+            join(&parts)
+        ),
+    )
+    .with_help(
+        "keep the id on one branch; on the other, remove the entry and take a new id with \
+         `lockward take` (it skips ids reserved by branches)",
+    );
+    finding
+        .labels
+        .push(current.label(here, format!("taken for {here_purpose} here")));
+    for (purpose, claim) in &distinct {
+        let message = format!("taken for {purpose} on branch {}", claim.branch);
+        let mut label = claim.file.label(claim.lock.span.clone(), message);
+        label.path = on_branch(claim.branch, sides.file_name);
+        finding.labels.push(label);
+    }
+    Some(finding)
 }
 
 /// An error when the branches took one id for different purposes; the first branch of each

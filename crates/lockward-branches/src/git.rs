@@ -11,8 +11,16 @@ use std::process::{Command, Stdio};
 pub(crate) enum GitError {
     /// The directory is not inside a git work tree.
     NotARepository,
-    /// `git` could not be started, or failed.
+    /// `git` could not be started (not installed, not on the `PATH`).
+    NotRunnable(String),
+    /// `git` ran and failed: the repository cannot be read (dubious ownership, a repository
+    /// format it does not know, a broken object store). Its message is kept whole.
     Failed(String),
+}
+
+/// `git` could not be started.
+fn not_runnable(error: &io::Error) -> GitError {
+    GitError::NotRunnable(format!("could not run git: {error}"))
 }
 
 /// A git work tree, seen from the registry's directory.
@@ -49,7 +57,7 @@ impl<'a> Repo<'a> {
         let output = git(dir)
             .args(["rev-parse", "--is-inside-work-tree", "--show-prefix"])
             .output()
-            .map_err(|error| GitError::Failed(format!("could not run git: {error}")))?;
+            .map_err(|error| not_runnable(&error))?;
         let stdout = String::from_utf8_lossy(&output.stdout);
         let mut lines = stdout.lines();
         if !output.status.success() || lines.next() != Some("true") {
@@ -63,10 +71,10 @@ impl<'a> Repo<'a> {
         Ok(Self { dir, prefix })
     }
 
-    /// Every local and remote-tracking branch except the one checked out, sorted by ref name
-    /// (local branches first). Symbolic refs such as `origin/HEAD` are left out: they name a
-    /// branch that is listed anyway.
-    pub(crate) fn other_branches(&self) -> Result<Vec<Branch>, GitError> {
+    /// The branch checked out (`None` on a detached HEAD), and every local and remote-tracking
+    /// branch except it, sorted by ref name (local branches first). Symbolic refs such as
+    /// `origin/HEAD` are left out: they name a branch that is listed anyway.
+    pub(crate) fn branches(&self) -> Result<(Option<String>, Vec<Branch>), GitError> {
         let output = git(self.dir)
             .args([
                 "for-each-ref",
@@ -75,11 +83,12 @@ impl<'a> Repo<'a> {
                 "refs/remotes",
             ])
             .output()
-            .map_err(|error| GitError::Failed(format!("could not run git: {error}")))?;
+            .map_err(|error| not_runnable(&error))?;
         if !output.status.success() {
             return Err(failed("git for-each-ref", &output.stderr));
         }
         let stdout = String::from_utf8_lossy(&output.stdout);
+        let mut current = None;
         let branches = stdout
             .lines()
             .filter_map(|line| {
@@ -90,19 +99,43 @@ impl<'a> Repo<'a> {
                     fields.next()?,
                     fields.next()?,
                 );
-                if head == "*" || !symref.is_empty() {
-                    return None;
-                }
                 let name = refname
                     .strip_prefix("refs/heads/")
                     .or_else(|| refname.strip_prefix("refs/remotes/"))?;
+                if head == "*" {
+                    current = Some(name.to_owned());
+                    return None;
+                }
+                if !symref.is_empty() {
+                    return None;
+                }
                 Some(Branch {
                     name: name.to_owned(),
                     commit: commit.to_owned(),
                 })
             })
             .collect();
-        Ok(branches)
+        Ok((current, branches))
+    }
+
+    /// The registry file as it stood where `branch` forked from the commit checked out (their
+    /// merge base); `None` when they share no history or git cannot say.
+    pub(crate) fn read_file_at_fork(&self, branch: &Branch, file_name: &str) -> Option<Lookup> {
+        let output = git(self.dir)
+            .args(["merge-base", "HEAD", &branch.commit])
+            .output()
+            .ok()?;
+        if !output.status.success() {
+            return None;
+        }
+        let base = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+        let fork = Branch {
+            name: branch.name.clone(),
+            commit: base,
+        };
+        self.read_file(std::slice::from_ref(&fork), file_name)
+            .ok()?
+            .pop()
     }
 
     /// The file `file_name` (in the registry's directory) as it stands on each branch, in order,
@@ -121,7 +154,7 @@ impl<'a> Repo<'a> {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|error| GitError::Failed(format!("could not run git: {error}")))?;
+            .map_err(|error| not_runnable(&error))?;
         let mut requests = String::new();
         for branch in branches {
             let _ = writeln!(requests, "{}:{}{file_name}", branch.commit, self.prefix);

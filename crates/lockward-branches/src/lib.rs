@@ -7,7 +7,10 @@
 //! found there but absent here as `reserved` entries with source `branch NAME`, ready for
 //! [`Registry::add_reservations`]. Two branches that took one id for different constants are
 //! reported as an error naming both; a branch whose registry does not parse is a warning, never a
-//! failure; outside a git repository the step is skipped with a note.
+//! failure; outside a git repository the step is skipped with a note. When git is installed but
+//! cannot read the repository (it refuses one owned by another user as "dubious ownership"),
+//! the step is skipped with a warning and [`Reservations::unreadable`] holds git's message:
+//! `lockward take` refuses then, as the next free id is unknown.
 //!
 //! # Why the `git` command and not a git library
 //!
@@ -15,7 +18,8 @@
 //! in the work tree (`git rev-parse`), which branches exist (`git for-each-ref`), and the
 //! registry's bytes on each of them (one `git cat-file --batch` process fed every
 //! `<commit>:<path>` at once). That is three process starts, a few milliseconds in all; the bytes
-//! then come from git's own pack reader. A library would save those milliseconds and cost more
+//! then come from git's own pack reader (plus a `git merge-base` and a `git cat-file` for each
+//! branch that holds an id of the current registry for another constant, usually none). A library would save those milliseconds and cost more
 //! elsewhere: gix brings a large dependency tree (object database, packs, refs, config) and a
 //! large share of a clean build on a small machine, and git2 needs libgit2 and a C toolchain.
 //! Shelling out also reads exactly what the user's `git` reads: the same config, alternates,
@@ -24,9 +28,11 @@
 //! without it the step is skipped with a warning. The benchmark (`cargo bench -p
 //! lockward-branches`) reads 500 branches, each with its own version of the file.
 //!
-//! Only ids absent from the current registry are compared between branches: a branch that took
-//! an id the current branch has since used for something else conflicts with it when it merges,
-//! and the registry's own duplicate-id rule reports it there.
+//! The current work tree's registry is one side of a collision too: an id it holds for one
+//! constant and another branch took for a different one is an error on both branches, not only
+//! on a third. To tell a take from a rename, that comparison asks git for the registry where the
+//! branch forked (`git merge-base`, only for the branches that disagree with the current
+//! registry): an id already there was not taken by both sides, and merging sorts out the rest.
 //!
 //! Each distinct registry blob is parsed once, however many branches share it, so the cost grows
 //! with the number of distinct versions of the file, not the number of branches.
@@ -54,6 +60,11 @@ pub struct Reservations {
     pub findings: Vec<Finding>,
     /// How many other branches were looked at.
     pub branches_read: usize,
+    /// Git's message, when git is installed but could not read the repository: the ids other
+    /// branches took are unknown, so `lockward take` must not pick one. `None` when the branches
+    /// were read, outside a git repository, and when git is not installed (a repository with
+    /// branches has git).
+    pub unreadable: Option<String>,
 }
 
 /// Reads the registry at `registry_path` (the file on disk; its directory is where git is asked)
@@ -72,16 +83,13 @@ pub fn read(registry_path: &Path, current: &Registry) -> Reservations {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
-    match read_from_git(dir, &file_name) {
-        Ok((branches, lookups)) => {
-            let branches_read = branches.len();
-            let (locks, findings) = claims::reservations(&file_name, &branches, lookups, current);
-            Reservations {
-                locks,
-                findings,
-                branches_read,
-            }
-        }
+    match read_from_git(dir, &file_name, current) {
+        Ok((branches_read, locks, findings)) => Reservations {
+            locks,
+            findings,
+            branches_read,
+            unreadable: None,
+        },
         Err(GitError::NotARepository) => Reservations {
             findings: vec![Finding::file(
                 Code::NotAGitRepository,
@@ -91,7 +99,7 @@ pub fn read(registry_path: &Path, current: &Registry) -> Reservations {
             )],
             ..Reservations::default()
         },
-        Err(GitError::Failed(message)) => Reservations {
+        Err(GitError::NotRunnable(message)) => Reservations {
             findings: vec![Finding::file(
                 Code::GitUnavailable,
                 Severity::Warning,
@@ -100,15 +108,42 @@ pub fn read(registry_path: &Path, current: &Registry) -> Reservations {
             )],
             ..Reservations::default()
         },
+        Err(GitError::Failed(message)) => Reservations {
+            findings: vec![
+                Finding::file(
+                    Code::GitFailed,
+                    Severity::Warning,
+                    &file_name,
+                    format!("could not read other branches: {message}"),
+                )
+                .with_help(
+                    "until git can read this repository, ids taken on other branches are not \
+                     known here, and `lockward take` refuses to pick one",
+                ),
+            ],
+            unreadable: Some(message),
+            ..Reservations::default()
+        },
     }
 }
 
 fn read_from_git(
     dir: &Path,
     file_name: &str,
-) -> Result<(Vec<git::Branch>, Vec<git::Lookup>), GitError> {
+    current: &Registry,
+) -> Result<(usize, Vec<Lock>, Vec<Finding>), GitError> {
     let repo = Repo::discover(dir)?;
-    let branches = repo.other_branches()?;
+    let (here, branches) = repo.branches()?;
     let lookups = repo.read_file(&branches, file_name)?;
-    Ok((branches, lookups))
+    let (locks, findings) = claims::reservations(
+        &claims::Sides {
+            file_name,
+            here: here.as_deref(),
+            branches: &branches,
+        },
+        lookups,
+        current,
+        |branch| repo.read_file_at_fork(branch, file_name),
+    );
+    Ok((branches.len(), locks, findings))
 }

@@ -96,19 +96,21 @@ pub(crate) enum Command {
     /// Take the next free id for a new worker, in one step.
     ///
     /// Under an exclusive lock on the project: re-reads the registry, takes the next free id
-    /// (one above the highest id recorded in core's block, plugin manifests' and other
-    /// branches' ids included; gaps are never filled), appends the `[[lock]]` entry to the
+    /// (one above the highest id recorded in core's block, plugin manifests', other branches'
+    /// and the constants file's own ids included; gaps are never filled), appends the `[[lock]]` entry to the
     /// registry, appends the constant with a comment naming the worker to core's constants
     /// file (Python, Rust, Go, TypeScript/JavaScript, Ruby, Java or Kotlin, by extension), and
     /// re-renders the page when `[project] page` is set. The files are written through
-    /// temporary files and renamed into place: all of them change, or none.
+    /// temporary files and renamed into place: all of them change, or none, even when `take`
+    /// is killed (the next lockward command finishes the change from its journal).
     ///
     /// Prints the id taken, as written in the registry (`1_001_007`); with `--format json`,
     /// `{"id", "literal", "constant", "kind", "written"}` (with `--dry-run`, `"written": []`,
-    /// `"dry_run": true` and `"changes"`, a `{"path", "diff"}` per file). Exits 2, writing nothing, when the
-    /// name is not an identifier or is already registered (retired entries included) or
-    /// defined in core's constants file, when that file does not exist, or when the block is
-    /// used up.
+    /// `"dry_run": true` and `"changes"`, a `{"path", "diff"}` per file). Exits 2, writing
+    /// nothing, when the name is not an ASCII identifier, is a reserved word of the constants
+    /// file's language, or is already registered (retired entries included) or defined in core's
+    /// constants file, when that file does not exist, when `--plugin` names a plugin nobody
+    /// declares, when git cannot read the other branches, or when the block is used up.
     Take(TakeArgs),
     /// Retire an id: it is no longer used and is never handed out again.
     ///
@@ -202,9 +204,10 @@ pub(crate) struct RenderArgs {
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct TakeArgs {
-    /// The constant's name, e.g. `ADVISORY_LOCK_DUNNING` (letters, digits and `_`, not starting
-    /// with a digit, and with an uppercase letter for a Ruby constants file; not used by any
-    /// entry, retired ones included).
+    /// The constant's name, e.g. `ADVISORY_LOCK_DUNNING` (ASCII letters, digits and `_`, not
+    /// starting with a digit, and with an uppercase letter for a Ruby constants file; not a
+    /// reserved word of the constants file's language; not used by any entry, retired ones
+    /// included).
     #[arg(value_name = "CONSTANT")]
     pub(crate) constant: String,
     /// The background worker that will hold the lock; written to the registry and, as a
@@ -213,7 +216,8 @@ pub(crate) struct TakeArgs {
     pub(crate) worker: String,
     /// Hand the id over to plugin NAME instead: the entry gets `plugin = "NAME"` and core's
     /// constants file is left alone (the plugin defines the constant in its own code and
-    /// declares the id in its manifest).
+    /// declares the id in its manifest). NAME must be named by a plugin manifest or an existing
+    /// handover: write a new plugin's manifest first.
     #[arg(long, value_name = "NAME")]
     pub(crate) plugin: Option<String>,
     /// Register a family (`key = "family"`): the id is the first int4 of

@@ -13,14 +13,27 @@ use lockward_registry::LoadError;
 
 use crate::UsageError;
 use crate::args::Global;
+use crate::atomic::ProjectLock;
 use crate::project::{Location, Project, ProjectError};
 use crate::report;
 
 /// Loads the project for a command that needs a valid registry: an invalid one is unreadable
 /// input (exit 2), reported on stderr with every problem.
 pub(crate) fn load(global: &Global) -> anyhow::Result<Project> {
+    loaded(global, Project::load)
+}
+
+/// [`load`] for a command that holds the project lock.
+pub(crate) fn load_locked(global: &Global, lock: &ProjectLock) -> anyhow::Result<Project> {
+    loaded(global, |location| Project::load_locked(location, lock))
+}
+
+fn loaded(
+    global: &Global,
+    load: impl FnOnce(Location) -> Result<Project, ProjectError>,
+) -> anyhow::Result<Project> {
     let location = Location::find(global.registry.as_deref())?;
-    match Project::load(location) {
+    match load(location) {
         Ok(project) => {
             project.log_branch_findings();
             Ok(project)

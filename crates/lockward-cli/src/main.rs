@@ -2,6 +2,8 @@
 //!
 //! The binary is thin: it parses arguments, runs one command, and maps the outcome to an exit
 //! status: 0 clean, 1 findings at error level, 2 bad usage or unreadable input.
+// `eprintln!` panics when stderr is closed; every message goes through `stderrln!` instead.
+#![deny(clippy::print_stderr)]
 
 /// `eprint!` that never panics: text for a closed or broken stderr (`lockward run 2>&1 >/dev/null
 /// | head -c 10`) is dropped, as logs are.

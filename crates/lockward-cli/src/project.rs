@@ -7,6 +7,8 @@ use lockward_registry::{
     Finding, LoadError, Loaded, Manifest, Registry, Severity, decode_utf8, page,
 };
 
+use crate::atomic::{self, ProjectLock};
+
 /// The registry file's name, looked for in the current directory and its parents.
 pub(crate) const REGISTRY_FILE: &str = "lockward.toml";
 
@@ -93,15 +95,50 @@ pub(crate) struct Project {
     /// note when this is not a git repository). Their ids are already in `registry` as
     /// reservations.
     pub(crate) branch_findings: Vec<Finding>,
+    /// Git's message when git ran but could not read the other branches: their ids are unknown.
+    pub(crate) branches_unreadable: Option<String>,
 }
 
 impl Project {
-    /// Loads the registry at `location` and the plugin manifests it points at.
+    /// Loads the registry at `location` and the plugin manifests it points at, after finishing
+    /// what a killed `take` or `retire` left behind (taking the project lock only when there is
+    /// something to finish).
     pub(crate) fn load(location: Location) -> Result<Self, ProjectError> {
+        Self::load_recovered(location, None)
+    }
+
+    /// [`Project::load`] for a command that holds the project lock already.
+    pub(crate) fn load_locked(
+        location: Location,
+        lock: &ProjectLock,
+    ) -> Result<Self, ProjectError> {
+        Self::load_recovered(location, Some(lock))
+    }
+
+    fn load_recovered(
+        location: Location,
+        lock: Option<&ProjectLock>,
+    ) -> Result<Self, ProjectError> {
+        let mut loaded = location.load().map_err(ProjectError::Registry)?;
+        // A killed write is finished once the registry says which files are the project's
+        // (every registry a write leaves behind is a valid one, the old or the new), and the
+        // registry is read again when it was one of them.
+        let mut written = vec![location.resolve(&loaded.registry.core().constants)];
+        written.extend(
+            loaded
+                .registry
+                .project()
+                .page
+                .as_ref()
+                .map(|page| location.resolve(page)),
+        );
+        if atomic::recover(&location.file, &written, lock)? {
+            loaded = location.load().map_err(ProjectError::Registry)?;
+        }
         let Loaded {
             mut registry,
             warnings,
-        } = location.load().map_err(ProjectError::Registry)?;
+        } = loaded;
         let branches = lockward_branches::read(&location.file, &registry);
         registry.add_reservations(branches.locks);
         let manifests = read_manifests(&location, &registry)?;
@@ -111,6 +148,7 @@ impl Project {
             warnings,
             manifests,
             branch_findings: branches.findings,
+            branches_unreadable: branches.unreadable,
         })
     }
 

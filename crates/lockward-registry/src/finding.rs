@@ -107,7 +107,9 @@ codes! {
     BranchCollision = "branch-collision": "Two other branches took the same id for different constants.",
     BranchRegistryUnreadable = "branch-registry-unreadable": "The registry on another branch could not be read or does not parse; its ids are not reserved.",
     NotAGitRepository = "not-a-git-repository": "The registry is not inside a git repository, so other branches were not read.",
-    GitUnavailable = "git-unavailable": "The git command could not be run or failed, so other branches were not read.",
+    GitUnavailable = "git-unavailable": "The git command could not be run, so other branches were not read.",
+    GitFailed = "git-failed": "git could not read the repository (dubious ownership, an unknown repository format), so other branches were not read.",
+    UnsupportedConstantsLanguage = "unsupported-constants-language": "Core's constants file is in a language `lockward take` cannot write constants in.",
 }
 
 /// Where in a file a finding or label points: a line and column, and the line's text around it.

@@ -217,6 +217,9 @@ impl Checker<'_> {
         let core = core.and_then(|table| {
             self.unknown_keys(table, CORE_KEYS, "[core]");
             let constants = self.required_string(table, "constants", "[core]");
+            if let Some(constants) = &constants {
+                self.constants_language(constants);
+            }
             let block = self.block(table);
             Some(Core {
                 constants: constants?.value,
@@ -289,6 +292,26 @@ impl Checker<'_> {
                 None => format!("known keys here: {}", known.join(", ")),
             });
         }
+    }
+
+    /// Core's constants file must be in a language `lockward take` writes (and the scan reads):
+    /// one it cannot write is refused here, where the registry names it, not at the first take.
+    fn constants_language(&mut self, constants: &Spanned<String>) {
+        if crate::take::Language::from_path(&constants.value).is_some() {
+            return;
+        }
+        self.error(
+            Code::UnsupportedConstantsLanguage,
+            constants.span.clone(),
+            format!(
+                "core's constants file `{}` is not in a language lockward writes constants in",
+                constants.value
+            ),
+        )
+        .help = Some(format!(
+            "use a {} file (by its extension); ids defined elsewhere are `defined_in` entries",
+            crate::take::Language::NAMES
+        ));
     }
 
     fn required_string(
@@ -692,7 +715,8 @@ impl Checker<'_> {
                 format!("`{}` is not an identifier", constant.value),
             )
             .help = Some(
-                "a constant name is letters, digits and `_`, not starting with a digit".to_owned(),
+                "a constant name is ASCII letters, digits and `_`, not starting with a digit"
+                    .to_owned(),
             );
             ok = false;
         }

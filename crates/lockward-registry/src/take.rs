@@ -82,8 +82,23 @@ pub struct Retired {
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum EditError {
     /// The constant's name is not an identifier in every supported language.
-    #[error("`{0}` is not an identifier: use letters, digits and `_`, not starting with a digit")]
+    #[error(
+        "`{0}` is not an identifier: use ASCII letters, digits and `_`, not starting with a digit"
+    )]
     InvalidConstantName(String),
+    /// The name is a reserved word of the constants file's language: the constant would not
+    /// compile.
+    #[error(
+        "{path}: `{constant}` is a reserved word in {language}, so the constant would not compile; choose another name"
+    )]
+    ReservedWord {
+        /// The constants file.
+        path: String,
+        /// The name asked for.
+        constant: String,
+        /// The file's language, by name.
+        language: &'static str,
+    },
     /// The name is an identifier, but not a constant in the constants file's language (in Ruby,
     /// a name starting with a lowercase letter or `_` is a local variable).
     #[error("{path}: `{constant}` would not be a constant there: {why}")]
@@ -132,9 +147,7 @@ pub enum EditError {
     #[error("the next free id {0} does not fit in an int4, so it cannot be a family")]
     FamilyOutOfRange(String),
     /// Core's constants file is in a language lockward does not write.
-    #[error(
-        "{0}: lockward writes constants in Python, Rust, Go, TypeScript/JavaScript, Ruby, Java and Kotlin files, not this one"
-    )]
+    #[error("{0}: lockward writes constants in {names} files, not this one", names = Language::NAMES)]
     UnsupportedLanguage(String),
     /// Core's constants file does not exist.
     #[error("{0}: core's constants file does not exist; create it, then take the id again")]
@@ -174,8 +187,9 @@ pub enum EditError {
 /// core's constants file's new text with the constant appended (not for a handover: the plugin
 /// defines its own constant, and a handover's id in core's code would be a finding).
 ///
-/// `also_taken` holds the ids recorded outside the registry (plugin manifests' ids; other
-/// branches' ids go in as reservations added to `registry`). `constants_text` is core's
+/// `also_taken` holds the ids recorded outside the registry (plugin manifests' ids, the ids
+/// core's constants file defines; other branches' ids go in as reservations added to
+/// `registry`). `constants_text` is core's
 /// constants file as read, `None` when it does not exist.
 pub fn take(
     registry: &Registry,
@@ -213,6 +227,13 @@ pub fn take(
     } else {
         let language = Language::from_path(constants_path)
             .ok_or_else(|| EditError::UnsupportedLanguage(constants_path.to_owned()))?;
+        if language.reserves(&request.constant) {
+            return Err(EditError::ReservedWord {
+                path: constants_path.to_owned(),
+                constant: request.constant.clone(),
+                language: language.name(),
+            });
+        }
         if language == Language::Ruby
             && !request
                 .constant
@@ -281,7 +302,7 @@ pub fn take(
 }
 
 /// The entry `target` names: an id in any TOML integer form (`1_001_003`, `1001003`,
-/// `0xF4A3B`), or a constant's name.
+/// `0xF462B`), or a constant's name.
 pub fn find_lock<'a>(registry: &'a Registry, target: &str) -> Result<&'a Lock, EditError> {
     let not_registered = || EditError::NotRegistered(target.to_owned());
     if let Some(value) = parse_id(target) {
@@ -545,6 +566,80 @@ impl Language {
             "kt" | "kts" => Self::Kotlin,
             _ => return None,
         })
+    }
+
+    /// The languages, as messages list them.
+    pub const NAMES: &'static str = "Python, Rust, Go, TypeScript/JavaScript, Ruby, Java or Kotlin";
+
+    /// The language's name, as messages write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Python => "Python",
+            Self::Rust => "Rust",
+            Self::Go => "Go",
+            Self::TypeScript => "TypeScript",
+            Self::JavaScript => "JavaScript",
+            Self::Ruby => "Ruby",
+            Self::Java => "Java",
+            Self::Kotlin => "Kotlin",
+        }
+    }
+
+    /// Whether `name` is a reserved word of the language, which cannot name a constant: its
+    /// keywords (`fn`, `class`, `func`, `None`, `True`), the words it reserves for later
+    /// (Rust's `abstract`, Java's `goto`), and `_` where it names nothing (Rust, Go, Java,
+    /// Kotlin). Names the language lets a declaration shadow (Go's `nil`, JavaScript's
+    /// `undefined`) and contextual keywords (Python's `match`, Java's `var`) are not reserved.
+    pub fn reserves(self, name: &str) -> bool {
+        self.reserved_words().split(' ').any(|word| word == name)
+    }
+
+    /// The reserved words, separated by spaces.
+    fn reserved_words(self) -> &'static str {
+        match self {
+            Self::Python => concat!(
+                "False None True and as assert async await break class continue def del elif ",
+                "else except finally for from global if import in is lambda nonlocal not or ",
+                "pass raise return try while with yield __debug__",
+            ),
+            Self::Rust => concat!(
+                "_ as async await break const continue crate dyn else enum extern false fn for ",
+                "gen if impl in let loop match mod move mut pub ref return self Self static ",
+                "struct super trait true type unsafe use where while abstract become box do ",
+                "final macro override priv try typeof unsized virtual yield",
+            ),
+            Self::Go => concat!(
+                "_ break case chan const continue default defer else fallthrough for func go ",
+                "goto if import interface map package range return select struct switch type ",
+                "var",
+            ),
+            // A module is strict code: the strict-mode reserved words and `eval`/`arguments`
+            // cannot be bound there either.
+            Self::TypeScript | Self::JavaScript => concat!(
+                "arguments await break case catch class const continue debugger default delete ",
+                "do else enum eval export extends false finally for function if implements ",
+                "import in instanceof interface let new null package private protected public ",
+                "return static super switch this throw true try typeof var void while with ",
+                "yield",
+            ),
+            Self::Ruby => concat!(
+                "BEGIN END __ENCODING__ __END__ __FILE__ __LINE__ alias and begin break case ",
+                "class def do else elsif end ensure false for if in module next nil not ",
+                "or redo rescue retry return self super then true undef unless until when while ",
+                "yield",
+            ),
+            Self::Java => concat!(
+                "_ abstract assert boolean break byte case catch char class const continue ",
+                "default do double else enum extends false final finally float for goto if ",
+                "implements import instanceof int interface long native new null package ",
+                "private protected public return short static strictfp super switch ",
+                "synchronized this throw throws transient true try void volatile while",
+            ),
+            Self::Kotlin => concat!(
+                "_ as break class continue do else false for fun if in interface is null object ",
+                "package return super this throw true try typealias typeof val var when while",
+            ),
+        }
     }
 
     fn line_comment(self) -> &'static str {

@@ -130,6 +130,9 @@ pub(crate) struct Item {
 pub(crate) struct FileSites {
     pub(crate) path: String,
     pub(crate) items: Vec<Item>,
+    /// The value of every name the file's code assigns one integer literal (any name, not only
+    /// those the constant patterns match).
+    pub(crate) assigned: Vec<i64>,
 }
 
 /// Lexes and extracts one file's sites. `text` is the whole file.
@@ -155,7 +158,7 @@ pub(crate) fn extract(path: &str, language: Language, text: &str, names: &Names)
     let mut raw = raw;
     raw.sort_by_key(|(span, _)| span.start);
     let mut locator = Locator::new(text, directives);
-    let items = raw
+    let items: Vec<Item> = raw
         .into_iter()
         .map(|(span, mut kind)| {
             resolve_local(&mut kind, &locals);
@@ -165,9 +168,14 @@ pub(crate) fn extract(path: &str, language: Language, text: &str, names: &Names)
             }
         })
         .collect();
+    let assigned = locals
+        .into_values()
+        .filter_map(|value| value.map(|id| id.value()))
+        .collect();
     FileSites {
         path: path.to_owned(),
         items,
+        assigned,
     }
 }
 

@@ -200,6 +200,35 @@ impl ScanReport {
     }
 }
 
+/// The ids one source file defines, read as the scan reads it (the language by `path`'s
+/// extension): the values of the constants that match the registry's constant patterns and of
+/// every other name its code assigns an integer literal. Comments and strings do not count.
+/// Empty for a language the scan does not read.
+///
+/// `lockward take` counts the ids core's constants file defines as recorded: a constant written
+/// by hand and not registered yet still holds its id.
+pub fn defined_ids(registry: &Registry, path: &str, text: &str) -> Vec<i64> {
+    let Some(language) = Language::from_path(path) else {
+        return Vec::new();
+    };
+    let names = walk::names(registry.scan_settings());
+    let sites = extract::extract(path, language, text, &names);
+    let mut ids: Vec<i64> = sites
+        .items
+        .iter()
+        .filter_map(|item| match &item.kind {
+            extract::ItemKind::Definition {
+                value: Some(value), ..
+            } => Some(value.value()),
+            _ => None,
+        })
+        .chain(sites.assigned)
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
 /// Scans the tree under `root` (the registry's directory) and checks it against `registry`.
 pub fn scan(registry: &Registry, root: &Path, options: &ScanOptions) -> ScanReport {
     let walked = walk::walk(registry, root, options);

@@ -253,6 +253,46 @@ fn two_branches_taking_one_id_for_different_constants_is_an_error_naming_both() 
 }
 
 #[test]
+fn the_work_tree_and_a_branch_taking_one_id_for_different_constants_collide() {
+    let repo = Repo::new();
+    repo.branch(
+        "feature/dunning",
+        &constant("1_001_002", "ADVISORY_LOCK_DUNNING", "dunning"),
+    );
+    repo.take(&constant("1_001_002", "ADVISORY_LOCK_EXPORT", "export"));
+
+    let found = repo.read();
+
+    assert_eq!(found.findings.len(), 1, "{:#?}", found.findings);
+    let finding = &found.findings[0];
+    assert_eq!(finding.code, Code::BranchCollision);
+    assert_eq!(
+        finding.message,
+        "id 1_001_002 is taken by two branches for different constants: ADVISORY_LOCK_EXPORT \
+         on branch main (this work tree) and ADVISORY_LOCK_DUNNING on branch feature/dunning"
+    );
+    let paths: Vec<&str> = finding.labels.iter().map(|l| l.path.as_str()).collect();
+    assert_eq!(paths, ["lockward.toml", "feature/dunning:lockward.toml"]);
+    // The id is this registry's: nothing is reserved for it.
+    assert_eq!(literals(&found.locks), Vec::<&str>::new());
+}
+
+#[test]
+fn an_entry_changed_on_a_branch_after_it_forked_is_no_collision() {
+    let repo = Repo::new();
+    repo.take(&constant("1_001_002", "ADVISORY_LOCK_EXPORT", "export"));
+    repo.git(&["checkout", "--quiet", "-b", "feature/rename", "main"]);
+    let text = std::fs::read_to_string(repo.registry_path()).unwrap();
+    repo.write_registry(&text.replace("ADVISORY_LOCK_EXPORT", "ADVISORY_LOCK_NIGHTLY_CSV"));
+    repo.commit("rename");
+    repo.git(&["checkout", "--quiet", "main"]);
+
+    let found = repo.read();
+
+    assert_eq!(found.findings, []);
+}
+
+#[test]
 fn two_branches_taking_one_id_for_the_same_constant_are_fine() {
     let repo = Repo::new();
     let entry = constant("1_001_002", "ADVISORY_LOCK_DUNNING", "dunning");

@@ -6,7 +6,7 @@ use anyhow::Context as _;
 use serde_json::json;
 
 use crate::args::{Format, Global, RenderArgs};
-use crate::atomic::{Change, ProjectLock, write_all};
+use crate::atomic::{Change, ProjectLock};
 use crate::project::Project;
 use crate::{Outcome, UsageError, output, report};
 
@@ -57,14 +57,14 @@ pub(crate) fn run(global: &Global, args: &RenderArgs) -> anyhow::Result<Outcome>
     }
     // Under the project lock, with the registry read again: a `take` running meanwhile would
     // otherwise have its page replaced by one rendered from the registry before it.
-    let _lock = ProjectLock::acquire(&project.location.file)?;
-    let project = super::load(global)?;
+    let lock = ProjectLock::acquire(&project.location.file)?;
+    let project = super::load_locked(global, &lock)?;
     let page = project.render_page();
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("cannot create {}", parent.display()))?;
     }
-    let written = write_all(&[Change {
+    let written = lock.write_all(&[Change {
         path: path.clone(),
         contents: page,
     }])?;

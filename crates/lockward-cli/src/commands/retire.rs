@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::args::{Global, RetireArgs};
-use crate::atomic::{Change, ProjectLock, write_all};
+use crate::atomic::{Change, ProjectLock};
 use crate::commands::take::{page_change, preview, read_if_exists, refusal, relative};
 use crate::project::{Location, Project};
 use crate::{Outcome, output};
@@ -17,8 +17,8 @@ use crate::{Outcome, output};
 pub(crate) fn run(global: &Global, args: &RetireArgs) -> anyhow::Result<Outcome> {
     let json = args.output.json();
     let location = Location::find(global.registry.as_deref())?;
-    let _lock = ProjectLock::acquire(&location.file)?;
-    let project = super::load(global)?;
+    let project_lock = ProjectLock::acquire(&location.file)?;
+    let project = super::load_locked(global, &project_lock)?;
     let lock = take::find_lock(&project.registry, &args.id).map_err(|error| refusal(&error))?;
     let retired =
         take::retire(&project.registry, lock, &args.reason).map_err(|error| refusal(&error))?;
@@ -77,7 +77,7 @@ pub(crate) fn run(global: &Global, args: &RetireArgs) -> anyhow::Result<Outcome>
     if args.dry_run {
         return preview(&project, &changes, &lock.id, json.then(|| report(&[])));
     }
-    let written = relative(&project, &write_all(&changes)?);
+    let written = relative(&project, &project_lock.write_all(&changes)?);
     stderrln!("retired {}: wrote {}", describe(lock), written.join(", "));
     if json {
         output::print_json(&report(&written))?;

@@ -5,11 +5,11 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 use lockward_registry::take::{self, EditError, Request};
-use lockward_registry::{AdmissionReport, Id, KeyShape, Registry, page};
+use lockward_registry::{AdmissionReport, Id, KeyShape, Kind, Registry, page};
 use serde_json::json;
 
 use crate::args::{Global, TakeArgs};
-use crate::atomic::{Change, ProjectLock, write_all};
+use crate::atomic::{Change, ProjectLock};
 use crate::project::{Location, Project};
 use crate::{Outcome, UsageError, output};
 
@@ -18,8 +18,15 @@ pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
     let location = Location::find(global.registry.as_deref())?;
     // Everything from here on reads the project as the lock holder sees it: an id is only
     // free if no other run can take it between this read and the write.
-    let _lock = ProjectLock::acquire(&location.file)?;
-    let project = super::load(global)?;
+    let lock = ProjectLock::acquire(&location.file)?;
+    let project = super::load_locked(global, &lock)?;
+    if let Some(message) = &project.branches_unreadable {
+        return Err(UsageError(format!(
+            "cannot take an id: git cannot read this repository, so the ids other branches took \
+             are unknown and the next free id could be one of them\n{message}"
+        ))
+        .into());
+    }
     let request = Request {
         constant: args.constant.clone(),
         worker: args.worker.clone(),
@@ -30,20 +37,31 @@ pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
             KeyShape::Exact
         },
     };
+    if let Some(plugin) = request
+        .plugin
+        .as_deref()
+        .filter(|plugin| !plugin.trim().is_empty())
+    {
+        known_plugin(&project, plugin)?;
+    }
     // Other branches' ids are in the registry already, as reservations; plugin manifests' ids
-    // count as recorded too.
-    let manifest_ids: Vec<i64> =
-        AdmissionReport::declared_ids(&project.parsed_manifests()).collect();
-    let constants_path = project.location.resolve(&project.registry.core().constants);
-    let constants_text = if request.plugin.is_some() {
-        None
-    } else {
-        read_if_exists(&constants_path)?
-    };
+    // count as recorded too, and so do the ids core's constants file defines (a constant
+    // written by hand, not registered yet, holds its id all the same).
+    let constants = &project.registry.core().constants;
+    let constants_path = project.location.resolve(constants);
+    let constants_text = read_if_exists(&constants_path)?;
+    let also_taken: Vec<i64> = AdmissionReport::declared_ids(&project.parsed_manifests())
+        .chain(
+            constants_text
+                .as_deref()
+                .into_iter()
+                .flat_map(|text| lockward_scan::defined_ids(&project.registry, constants, text)),
+        )
+        .collect();
     let taken = take::take(
         &project.registry,
         &request,
-        &manifest_ids,
+        &also_taken,
         constants_text.as_deref(),
     )
     .map_err(|error| refusal(&error))?;
@@ -76,7 +94,7 @@ pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
     if args.dry_run {
         return preview(&project, &changes, &taken.id, json.then(|| report(&[])));
     }
-    let written = relative(&project, &write_all(&changes)?);
+    let written = relative(&project, &lock.write_all(&changes)?);
     if let Some(plugin) = &request.plugin {
         stderrln!(
             "note: handed {} over to plugin `{plugin}`; add it to the plugin's manifest (`advisory_lock_ids`)",
@@ -95,6 +113,50 @@ pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
         output::print(&format!("{}\n", taken.id))?;
     }
     Ok(Outcome::Clean)
+}
+
+/// `--plugin NAME` must name a plugin the project knows: one a plugin manifest names, or one the
+/// registry already hands an id over to. A misspelt name would hand the id over to nobody, and
+/// no check would notice until the real plugin declared an id in core's block.
+fn known_plugin(project: &Project, plugin: &str) -> anyhow::Result<()> {
+    let manifests = project.parsed_manifests();
+    let handovers = project
+        .registry
+        .locks()
+        .iter()
+        .filter_map(|lock| match &lock.kind {
+            Kind::Handover { plugin } => Some(plugin.as_str()),
+            _ => None,
+        });
+    let mut known: Vec<&str> = manifests
+        .iter()
+        .map(|manifest| manifest.name.as_str())
+        .chain(handovers)
+        .collect();
+    known.sort_unstable();
+    known.dedup();
+    if known.contains(&plugin) {
+        return Ok(());
+    }
+    let mut known = if known.is_empty() {
+        "the project has none".to_owned()
+    } else {
+        format!("the project's plugins: {}", known.join(", "))
+    };
+    let malformed = project.manifests.len() - manifests.len();
+    if malformed > 0 {
+        let _ = write!(
+            known,
+            "; {malformed} manifest{} malformed, see `lockward plugins`",
+            if malformed == 1 { " is" } else { "s are" }
+        );
+    }
+    Err(UsageError(format!(
+        "no plugin manifest names plugin `{plugin}`, and no handover does ({known}); check the \
+         name, or write the plugin's manifest first (name = \"{plugin}\", advisory_lock_ids = \
+         [], where `[plugins] manifests` finds it), then take the id"
+    ))
+    .into())
 }
 
 /// A refused edit is bad usage (exit 2): the message says what to change.

@@ -2,6 +2,7 @@
 //! arbitrary bytes.
 
 mod corpus;
+mod defined;
 mod faults;
 mod fuzz;
 mod support;
