@@ -221,6 +221,7 @@ fn reservation(claim: &Claim<'_>) -> Lock {
             reason: format!("{what} on branch {branch}"),
         },
         constant: lock.constant.clone(),
+        site: None,
         worker: lock.worker.clone(),
         key: lock.key,
         source: Source::Branch(branch.to_owned()),

@@ -105,6 +105,10 @@ codes! {
     BranchRegistryUnreadable = "branch-registry-unreadable": "The registry on another branch could not be read or does not parse; its ids are not reserved.",
     NotAGitRepository = "not-a-git-repository": "The registry is not inside a git repository, so other branches were not read.",
     GitUnavailable = "git-unavailable": "The git command could not be run or failed, so other branches were not read.",
+    // Registry rules added after the first release, appended so that SARIF rule indexes of the
+    // codes above stay stable.
+    InvalidProjectName = "invalid-project-name": "The project's name has characters other than ASCII letters, digits, `_`, `-` and `.`, or is too long.",
+    GlobOutsideProject = "glob-outside-project": "A `[plugins] manifests` glob reaches outside the registry's directory.",
 }
 
 /// A secondary location that explains a finding ("first registered here").

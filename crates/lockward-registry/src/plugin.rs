@@ -328,6 +328,7 @@ impl AdmittedPlugin {
                 plugin: self.name.clone(),
             },
             constant: None,
+            site: None,
             worker: None,
             key: KeyShape::Exact,
             source: Source::Registry,
@@ -487,7 +488,11 @@ impl Registry {
                     } else {
                         "core external"
                     };
-                    let constant = lock.constant.as_deref().unwrap_or("?");
+                    let constant = lock
+                        .constant
+                        .as_deref()
+                        .or(lock.site.as_deref())
+                        .unwrap_or("?");
                     Some((
                         Code::PluginCollidesWithCore,
                         format!(

@@ -153,6 +153,9 @@ pub struct Lock {
     pub kind: Kind,
     /// The constant's name, for constants and externals (and optionally others).
     pub constant: Option<String>,
+    /// For an external written as a literal at a call site rather than defined as a constant:
+    /// how it is written there (`PeriodicTask(advisory_lock_id=)`).
+    pub site: Option<String>,
     /// The background worker that holds it.
     pub worker: Option<String>,
     /// Exact bigint key or a family.
@@ -342,6 +345,9 @@ pub struct LockView<'a> {
     pub kind: &'static str,
     /// The constant's name.
     pub constant: Option<&'a str>,
+    /// For an external written as a literal at a call site: how it is written there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub site: Option<&'a str>,
     /// `core`, `plugin:NAME` or null.
     pub owner: Option<String>,
     /// The worker that holds it.
@@ -364,6 +370,7 @@ impl Registry {
                 literal: lock.id.literal(),
                 kind: lock.kind.as_str(),
                 constant: lock.constant.as_deref(),
+                site: lock.site.as_deref(),
                 owner: lock.owner(),
                 worker: lock.worker.as_deref(),
                 defined_in: lock.defined_in(self),

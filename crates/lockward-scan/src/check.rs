@@ -487,14 +487,20 @@ impl<'a> Checker<'a> {
                 let message = format!(
                     "id {id}{name} is used in `{path}`, which its registry entry does not list"
                 );
-                let help = format!(
-                    "add \"{path}\" to the entry's defined_in, or use the id through its constant from {}",
-                    defined_in
-                        .iter()
-                        .map(|f| format!("`{f}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
+                let files = defined_in
+                    .iter()
+                    .map(|f| format!("`{f}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let help = if lock.constant.is_some() {
+                    format!(
+                        "add \"{path}\" to the entry's defined_in, or use the id through its constant from {files}"
+                    )
+                } else {
+                    format!(
+                        "add \"{path}\" to the entry's defined_in (it lists {files}), or take an id of its own for this site with `lockward take`"
+                    )
+                };
                 let finding = finding(Code::UndeclaredSite, Severity::Error, path, at, message);
                 let finding = self.about(finding.with_help(help), lock);
                 self.emit(at, finding);
@@ -610,10 +616,11 @@ impl<'a> Checker<'a> {
                     self.report.findings.push(finding);
                 }
                 Kind::External { defined_in } => {
-                    let what = name.map_or_else(
-                        || format!("id {}", lock.id),
-                        |n| format!("`{n}` ({})", lock.id),
-                    );
+                    let what = match (name, &lock.site) {
+                        (Some(n), _) => format!("`{n}` ({})", lock.id),
+                        (None, Some(site)) => format!("id {} (written at `{site}`)", lock.id),
+                        (None, None) => format!("id {}", lock.id),
+                    };
                     let absent: Vec<&str> = defined_in
                         .iter()
                         .map(|f| normalise(f))

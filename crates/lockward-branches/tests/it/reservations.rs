@@ -10,6 +10,7 @@ fn reserved(id: i64, literal: &str, name: &str, worker: &str, branch: &str) -> L
             reason: format!("{name} ({worker}) on branch {branch}"),
         },
         constant: Some(name.to_owned()),
+        site: None,
         worker: Some(worker.to_owned()),
         key: KeyShape::Exact,
         source: Source::Branch(branch.to_owned()),

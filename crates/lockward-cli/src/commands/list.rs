@@ -54,7 +54,11 @@ pub(crate) fn run(global: &Global) -> anyhow::Result<Outcome> {
         rows.push([
             view.literal.to_owned(),
             format!("{}{family}", view.kind),
-            view.constant.unwrap_or("-").to_owned(),
+            match (view.constant, view.site) {
+                (Some(constant), _) => constant.to_owned(),
+                (None, Some(site)) => format!("literal at {site}"),
+                (None, None) => "-".to_owned(),
+            },
             view.owner.clone().unwrap_or_else(|| "-".to_owned()),
             detail,
             view.source.clone(),

@@ -9,3 +9,135 @@
 
 // ---------------------------------------------------------------------------------------------
 // The registry, plugin manifests and the runtime's identity.
+
+use crate::TestProject;
+
+/// The codes of `check --format json`'s findings, in report order.
+fn codes(run: &crate::Run) -> Vec<String> {
+    run.json()["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|finding| finding["code"].as_str().expect("code").to_owned())
+        .collect()
+}
+
+#[test]
+fn registry_errors_are_reported_in_one_pass_not_round_by_round() {
+    // Each of these used to hide the next: a missing [project] stopped before the entries, a
+    // duplicate id skipped its entry's own checks, conflicting kinds skipped the rest of theirs.
+    let project = TestProject::harbor();
+    project.write(
+        "lockward.toml",
+        "[core]\n\
+         constants = \"crates/harbor-core/src/locks.rs\"\n\
+         block = { start = 1_001_001, end = 1_001_999 }\n\
+         \n\
+         [[lock]]\n\
+         id = 1_001_001\n\
+         constant = \"ADVISORY_LOCK_INVOICE_ROLLUP\"\n\
+         worker = \"invoice rollup\"\n\
+         \n\
+         [[lock]]\n\
+         id = 1_001_001\n\
+         constant = \"ADVISORY-LOCK-COPY\"\n\
+         \n\
+         [[lock]]\n\
+         id = 1_001_002\n\
+         plugin = \"billing\"\n\
+         retired = \"gone\"\n\
+         constant = \"2FAST\"\n\
+         \n\
+         [[lock]]\n\
+         id = 0x1_0000_0000\n\
+         constant = \"ADVISORY_LOCK_WIDE\"\n\
+         worker = \"wide\"\n\
+         key = \"family\"\n",
+    );
+    let run = project.run(&["check", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let mut codes = codes(&run);
+    codes.sort();
+    codes.dedup();
+    for code in [
+        "missing-field",
+        "duplicate-id",
+        "invalid-constant-name",
+        "missing-worker",
+        "conflicting-kinds",
+        "family-out-of-range",
+    ] {
+        assert!(codes.iter().any(|c| c == code), "{code} missing: {codes:?}");
+    }
+}
+
+#[test]
+fn an_external_written_as_a_literal_at_a_call_site_needs_no_constant() {
+    // The seed's row: `1_001_042 | PeriodicTask(advisory_lock_id=) | core, out of registry`.
+    // It was refused with "external id … needs the constant it is defined as".
+    let project = TestProject::harbor();
+    let check = project.run(&["check", "--format", "json"]);
+    assert_eq!(check.code, 0, "{check:?}");
+    let list = project.run(&["list", "--format", "json"]);
+    let locks = list.json()["locks"].clone();
+    let site = locks
+        .as_array()
+        .expect("locks")
+        .iter()
+        .find(|lock| lock["id"] == 9_001_042)
+        .expect("the call-site external is listed")
+        .clone();
+    assert_eq!(site["kind"], "external");
+    assert_eq!(site["constant"], serde_json::Value::Null);
+    assert_eq!(site["site"], "PeriodicTask(advisory_lock_id=)");
+    assert_eq!(site["owner"], "core");
+    let table = project.run(&["list"]);
+    assert!(
+        table
+            .stdout
+            .contains("literal at PeriodicTask(advisory_lock_id=)"),
+        "{}",
+        table.stdout
+    );
+    assert!(
+        project
+            .read("docs/advisory-locks.md")
+            .contains("| `9_001_042` | literal at `PeriodicTask(advisory_lock_id=)` | core |"),
+        "the page shows how the id is defined"
+    );
+
+    // The scan holds the entry to its file: gone from there, it is not found; written
+    // elsewhere, it is undeclared there.
+    project.edit(
+        "services/worker/background_task.py",
+        "advisory_lock_id=9_001_042",
+        "advisory_lock_id=lock_id",
+    );
+    project.write(
+        "services/api/reindex.py",
+        "task = PeriodicTask(run, advisory_lock_id=9_001_042)\n",
+    );
+    let codes = codes(&project.run(&["check", "--format", "json"]));
+    assert!(codes.contains(&"external-not-found".to_owned()), "{codes:?}");
+    assert!(codes.contains(&"undeclared-site".to_owned()), "{codes:?}");
+}
+
+#[test]
+fn a_site_belongs_to_an_external_without_a_constant() {
+    let project = TestProject::harbor();
+    project.edit(
+        "lockward.toml",
+        "site = \"PeriodicTask(advisory_lock_id=)\"",
+        "site = \"PeriodicTask(advisory_lock_id=)\"\nconstant = \"BQ_LOCK_ID\"",
+    );
+    project.edit(
+        "lockward.toml",
+        "retired = \"merged into the invoice rollup\"",
+        "retired = \"merged into the invoice rollup\"\nsite = \"somewhere\"",
+    );
+    let run = project.run(&["check", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let codes = codes(&run);
+    assert!(codes.contains(&"conflicting-kinds".to_owned()), "{codes:?}");
+    assert!(codes.contains(&"missing-field".to_owned()), "{codes:?}");
+}
