@@ -465,6 +465,7 @@ impl Checker<'_> {
     fn plugins(&mut self, root: &toml_edit::Table) -> PluginSettings {
         let mut settings = PluginSettings {
             manifests: Vec::new(),
+            manifest_spans: Vec::new(),
             table: "plugin".to_owned(),
         };
         let Some(table) = root
@@ -476,12 +477,54 @@ impl Checker<'_> {
         self.unknown_keys(table, PLUGINS_KEYS, "[plugins]");
         if let Some(globs) = self.string_list(table, "manifests") {
             self.check_globs(&globs);
+            settings.manifest_spans = table
+                .get("manifests")
+                .and_then(Item::as_array)
+                .into_iter()
+                .flatten()
+                .filter(|value| value.as_str().is_some())
+                .map(|value| value.span().unwrap_or(globs.span.clone()))
+                .collect();
+            for (glob, span) in globs.value.iter().zip(&settings.manifest_spans) {
+                self.inside_project(glob, span.clone());
+            }
             settings.manifests = globs.value;
         }
         if let Some(path) = self.optional_string(table, "table") {
             settings.table = path.value;
         }
         settings
+    }
+
+    /// Manifests are third-party files whose lines findings print: a glob may only find files
+    /// under the registry's directory. (A match that leaves it through a symlink is refused
+    /// where the glob is expanded.)
+    fn inside_project(&mut self, glob: &str, span: Range<usize>) {
+        let absolute = glob.starts_with(['/', '\\'])
+            || (glob.as_bytes().first().is_some_and(u8::is_ascii_alphabetic)
+                && glob.as_bytes().get(1) == Some(&b':'))
+            || std::path::Path::new(glob).is_absolute();
+        let parent = glob.split(['/', '\\']).any(|part| part == "..");
+        if !absolute && !parent {
+            return;
+        }
+        let why = if absolute {
+            "is absolute"
+        } else {
+            "climbs out with `..`"
+        };
+        self.error(
+            Code::GlobOutsideProject,
+            span,
+            format!(
+                "manifest glob `{}` {why}: it would read files outside the registry's directory",
+                glob.escape_debug()
+            ),
+        )
+        .help = Some(
+            "manifest globs are relative to lockward.toml and stay under its directory, e.g. `plugins/*/plugin.toml`"
+                .to_owned(),
+        );
     }
 
     fn scan(&mut self, root: &toml_edit::Table) -> ScanSettings {

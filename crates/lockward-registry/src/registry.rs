@@ -63,6 +63,16 @@ pub struct PluginSettings {
     pub manifests: Vec<String>,
     /// Dotted path of the table holding `name` and `advisory_lock_ids` (default `plugin`).
     pub table: String,
+    /// Where each of `manifests` is written in the registry file.
+    pub(crate) manifest_spans: Vec<std::ops::Range<usize>>,
+}
+
+impl PluginSettings {
+    /// The byte range of the `index`th manifest glob in the registry file, for findings about
+    /// what it matched.
+    pub fn manifest_span(&self, index: usize) -> Option<std::ops::Range<usize>> {
+        self.manifest_spans.get(index).cloned()
+    }
 }
 
 /// `[scan]`.

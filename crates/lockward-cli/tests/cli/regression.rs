@@ -141,3 +141,57 @@ fn a_site_belongs_to_an_external_without_a_constant() {
     assert!(codes.contains(&"conflicting-kinds".to_owned()), "{codes:?}");
     assert!(codes.contains(&"missing-field".to_owned()), "{codes:?}");
 }
+
+#[test]
+fn manifest_globs_that_leave_the_project_are_refused_at_the_glob() {
+    // `../../../../etc/passwd` and `/etc/*.conf` were read, and their lines printed.
+    let project = TestProject::harbor();
+    project.edit(
+        "lockward.toml",
+        "manifests = [",
+        "manifests = [\"../../../../../../../../etc/passwd\", \"/etc/*.conf\", ",
+    );
+    let run = project.run(&["check", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = run.json();
+    let outside: Vec<&serde_json::Value> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|finding| finding["code"] == "glob-outside-project")
+        .collect();
+    assert_eq!(outside.len(), 2, "{}", run.stdout);
+    for finding in &outside {
+        assert_eq!(finding["path"], "lockward.toml");
+    }
+    assert!(!run.stdout.contains("root:"), "{}", run.stdout);
+    let plugins = project.run(&["plugins"]);
+    assert!(!plugins.stdout.contains("root:"), "{}", plugins.stdout);
+    assert_ne!(plugins.code, 0, "{plugins:?}");
+}
+
+#[test]
+fn a_manifest_symlinked_out_of_the_project_is_not_read() {
+    let project = TestProject::harbor();
+    std::fs::create_dir_all(project.path().join("plugins/evil")).expect("mkdir");
+    std::os::unix::fs::symlink("/etc/passwd", project.path().join("plugins/evil/plugin.toml"))
+        .expect("symlink");
+    let run = project.run(&["plugins", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(!run.stdout.contains("root:"), "{}", run.stdout);
+    let report = run.json();
+    let finding = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .find(|finding| finding["code"] == "glob-outside-project")
+        .unwrap_or_else(|| panic!("no glob-outside-project: {}", run.stdout))
+        .clone();
+    assert_eq!(finding["path"], "lockward.toml");
+    assert!(
+        finding["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("plugins/evil/plugin.toml")),
+        "{finding}"
+    );
+}
