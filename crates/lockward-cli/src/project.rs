@@ -163,6 +163,7 @@ fn read_manifests(location: &Location, registry: &Registry) -> anyhow::Result<Ve
     let root = std::fs::canonicalize(&location.root)
         .with_context(|| format!("cannot resolve {}", location.root.display()))?;
     let mut paths: Vec<(PathBuf, usize)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for (index, pattern) in settings.manifests.iter().enumerate() {
         let full = location.resolve(pattern);
         let full = full.to_string_lossy();
@@ -170,7 +171,7 @@ fn read_manifests(location: &Location, registry: &Registry) -> anyhow::Result<Ve
             glob::glob(&full).with_context(|| format!("invalid manifest glob `{pattern}`"))?;
         for entry in matches {
             let path = entry.with_context(|| format!("cannot read a match of `{pattern}`"))?;
-            if path.is_file() && !paths.iter().any(|(seen, _)| *seen == path) {
+            if path.is_file() && seen.insert(path.clone()) {
                 paths.push((path, index));
             }
         }

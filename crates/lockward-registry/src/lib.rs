@@ -12,6 +12,7 @@
 
 pub mod finding;
 pub mod id;
+mod json;
 pub mod page;
 mod parse;
 pub mod plugin;
