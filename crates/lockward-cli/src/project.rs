@@ -205,9 +205,11 @@ fn outside(registry: &Registry, index: usize, label: &str) -> Finding {
         "manifest glob `{glob}` matches `{label}`, which resolves outside the registry's directory (a symlink): it is not read"
     );
     let finding = match settings.manifest_span(index) {
-        Some(span) => registry
-            .file()
-            .finding(Code::GlobOutsideProject, Severity::Error, span, message),
+        Some(span) => {
+            registry
+                .file()
+                .finding(Code::GlobOutsideProject, Severity::Error, span, message)
+        }
         None => Finding::file(
             Code::GlobOutsideProject,
             Severity::Error,

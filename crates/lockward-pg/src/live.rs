@@ -340,7 +340,7 @@ fn live_lock(key: AdvisoryKey, rows: Vec<Row>, registry: &Registry) -> LiveLock 
     let mut flags = Vec::new();
     match entry {
         None => flags.push(Flag::Unregistered),
-        Some(lock) if matches!(lock.kind, Kind::Retired { .. }) => flags.push(Flag::Retired),
+        Some(lock) if matches!(lock.kind(), Kind::Retired { .. }) => flags.push(Flag::Retired),
         Some(_) => {}
     }
     if contended || misplaced {
@@ -357,15 +357,15 @@ fn live_lock(key: AdvisoryKey, rows: Vec<Row>, registry: &Registry) -> LiveLock 
     }
     LiveLock {
         key,
-        id: entry.map(|lock| lock.id.value()),
-        constant: entry.and_then(|lock| lock.constant.clone()),
+        id: entry.map(|lock| lock.id().value()),
+        constant: entry.and_then(|lock| lock.constant().map(str::to_owned)),
         owner: entry.and_then(Lock::owner),
-        kind: entry.map(|lock| lock.kind.as_str()),
+        kind: entry.map(|lock| lock.kind().as_str()),
         holder,
         waiters,
         flags,
-        literal: entry.map(|lock| lock.id.literal().to_owned()),
-        worker: entry.and_then(|lock| lock.worker.clone()),
+        literal: entry.map(|lock| lock.id().literal().to_owned()),
+        worker: entry.and_then(|lock| lock.worker().map(str::to_owned)),
     }
 }
 
@@ -402,6 +402,6 @@ fn holds_anothers_id(application_name: &str, entry: Option<&Lock>, registry: &Re
         return false;
     };
     let constant = constant.split('/').next().unwrap_or(constant);
-    let registered = entry.and_then(|lock| lock.constant.as_deref());
+    let registered = entry.and_then(|lock| lock.constant());
     project == registry.project().name && registered.is_some_and(|name| name != constant)
 }

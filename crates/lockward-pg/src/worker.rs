@@ -500,20 +500,35 @@ impl Worker {
         Self::builder_for(registry, lock)
     }
 
-    /// A worker for a registry entry: a constant, an external, or an id handed over to a plugin
-    /// (the way a plugin's worker gets its lock). The entry must be `registry`'s own.
+    /// A worker for a registry entry: a constant, an external, an id handed over to a plugin,
+    /// or an id an admitted plugin declares ([`AdmittedPlugin::lock`](lockward_registry::AdmittedPlugin::lock),
+    /// the way a plugin's worker gets its lock).
+    ///
+    /// The entry must be `registry`'s: the same id, kind and owner as the registry's entry of
+    /// that id (where either was written does not matter), or, for a plugin's own id outside
+    /// core's block, a lock that plugin admission produced.
     pub fn builder_for(registry: &Registry, lock: &Lock) -> Result<WorkerBuilder, Error> {
-        if registry.lock(lock.id.value()) != Some(lock) {
-            return Err(Error::NotInRegistry(lock.id.literal().to_owned()));
-        }
-        let name = match (&lock.kind, &lock.constant) {
-            (Kind::Constant | Kind::External { .. }, Some(constant)) => constant.clone(),
-            (Kind::Handover { plugin }, constant) => constant
-                .clone()
-                .unwrap_or_else(|| format!("{plugin}.{}", lock.id.value())),
-            (kind, _) => {
+        // The registry's own entry is the one a worker is built from (its constant names the
+        // worker), whichever copy of it the caller holds.
+        let lock = match registry.lock(lock.id().value()) {
+            Some(registered) if registered.same_lock(lock) => registered,
+            None if matches!(lock.kind(), Kind::Handover { .. })
+                && lock.span().is_empty()
+                && !registry.core().block.contains(lock.id().value()) =>
+            {
+                lock
+            }
+            _ => return Err(Error::NotInRegistry(lock.id().literal().to_owned())),
+        };
+        let name = match (lock.kind(), lock.constant(), lock.site()) {
+            (Kind::Constant | Kind::External { .. }, Some(constant), _) => constant.to_owned(),
+            (Kind::External { .. }, None, Some(_)) => lock.id().literal().to_owned(),
+            (Kind::Handover { plugin }, constant, _) => {
+                constant.map_or_else(|| format!("{plugin}.{}", lock.id().value()), str::to_owned)
+            }
+            (kind, _, _) => {
                 return Err(Error::NotHoldable {
-                    id: lock.id.literal().to_owned(),
+                    id: lock.id().literal().to_owned(),
                     kind: kind.as_str(),
                 });
             }
@@ -521,9 +536,9 @@ impl Worker {
         Ok(WorkerBuilder {
             project: registry.project().name.clone(),
             name,
-            id: lock.id.value(),
-            id_literal: lock.id.literal().to_owned(),
-            family: lock.key == KeyShape::Family,
+            id: lock.id().value(),
+            id_literal: lock.id().literal().to_owned(),
+            family: lock.key() == KeyShape::Family,
             member: None,
             database_url: None,
             every: None,

@@ -352,7 +352,8 @@ mod tests {
 
     #[test]
     fn every_value_keeps_the_bytes_it_was_written_at() {
-        let text = r#" {"meta": {"ids": [5]}, "plugin": {"name": "s\u00e9", "ids": [7, -0, 1e3]}} "#;
+        let text =
+            r#" {"meta": {"ids": [5]}, "plugin": {"name": "s\u00e9", "ids": [7, -0, 1e3]}} "#;
         let root = parse(text).expect("valid");
         let plugin = &root.member("plugin").expect("plugin").value;
         let ids = &plugin.member("ids").expect("ids").value;
@@ -393,7 +394,8 @@ mod tests {
 
     #[test]
     fn values_agree_with_serde_json() {
-        let text = r#"{"a": [true, false, null, "x\ny\"\\\/\b\f\r\t\ud83d\ude00"], "b": {"c": -12.5e-3}}"#;
+        let text =
+            r#"{"a": [true, false, null, "x\ny\"\\\/\b\f\r\t\ud83d\ude00"], "b": {"c": -12.5e-3}}"#;
         let ours = parse(text).expect("valid");
         let theirs: serde_json::Value = serde_json::from_str(text).expect("valid");
         assert_eq!(to_serde(text, &ours), theirs);

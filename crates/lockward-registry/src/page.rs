@@ -118,11 +118,7 @@ fn constant_cell(lock: &Lock) -> String {
 
 /// `text` as inline code in a table cell, whatever backticks and pipes it holds.
 fn code(text: &str) -> String {
-    let longest_run = text
-        .split(|c| c != '`')
-        .map(str::len)
-        .max()
-        .unwrap_or(0);
+    let longest_run = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest_run + 1);
     let pad = if text.starts_with('`') || text.ends_with('`') {
         " "

@@ -253,7 +253,10 @@ impl Checker<'_> {
             self.error(
                 Code::InvalidProjectName,
                 name.span.clone(),
-                format!("project name `{}` is not allowed", name.value.escape_debug()),
+                format!(
+                    "project name `{}` is not allowed",
+                    name.value.escape_debug()
+                ),
             )
             .help = Some(format!(
                 "a project name is 1 to {MAX_PROJECT_NAME} ASCII letters, digits, `_`, `-` or `.` \
@@ -912,7 +915,9 @@ impl Checker<'_> {
             ok = false;
         }
         if let Some(constant) = &entry.constant {
-            let label = self.file.label(constant.span.clone(), "`constant` set here");
+            let label = self
+                .file
+                .label(constant.span.clone(), "`constant` set here");
             let finding = self.error(
                 Code::ConflictingKinds,
                 site.span.clone(),

@@ -285,9 +285,7 @@ mod json {
             ));
         }
         if written.contains(['.', 'e', 'E']) {
-            return Err(format!(
-                "advisory lock ids are integers, found `{written}`"
-            ));
+            return Err(format!("advisory lock ids are integers, found `{written}`"));
         }
         written
             .parse::<i64>()
@@ -300,16 +298,30 @@ mod json {
 
 /// A plugin that passed admission, and the ids its workers may hold.
 #[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Only admission builds one, so [`AdmittedPlugin::lock`] hands out only ids a registry admitted.
 pub struct AdmittedPlugin {
-    /// The plugin's name.
-    pub name: String,
-    /// Its manifest's path, relative to the registry's directory.
-    pub manifest: String,
-    /// The ids it declared.
-    pub ids: Vec<Id>,
+    name: String,
+    manifest: String,
+    ids: Vec<Id>,
 }
 
 impl AdmittedPlugin {
+    /// The plugin's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its manifest's path, relative to the registry's directory.
+    pub fn manifest(&self) -> &str {
+        &self.manifest
+    }
+
+    /// The ids it declared.
+    pub fn ids(&self) -> &[Id] {
+        &self.ids
+    }
+
     /// The admitted id `value` as a lock a worker can be built from, or `None` when this plugin
     /// did not declare it.
     pub fn lock(&self, value: i64) -> Option<Lock> {

@@ -44,10 +44,16 @@ mod tests {
     fn names_and_ids_come_from_the_configured_table() {
         let toml = "[tool.harbor.plugin]\nname = \"billing\"\nadvisory_lock_ids = [1_001_002]\n";
         let billing = plugin("p/pyproject.toml", toml, "tool.harbor.plugin").expect("valid");
-        assert_eq!((billing.name.as_str(), billing.dir.as_str()), ("billing", "p"));
+        assert_eq!(
+            (billing.name.as_str(), billing.dir.as_str()),
+            ("billing", "p")
+        );
         assert_eq!(billing.ids, [1_001_002]);
         let json = r#"{"plugin": {"name": "search", "advisory_lock_ids": [2]}}"#;
-        assert_eq!(plugin("p/plugin.json", json, "plugin").expect("valid").ids, [2]);
+        assert_eq!(
+            plugin("p/plugin.json", json, "plugin").expect("valid").ids,
+            [2]
+        );
         assert_eq!(plugin("p/plugin.toml", "[plugin]\n", "plugin"), None);
     }
 }

@@ -41,12 +41,12 @@ pub(crate) fn run(global: &Global) -> anyhow::Result<Outcome> {
         "SOURCE".to_owned(),
     ]];
     for (view, lock) in listing.locks.iter().zip(registry.locks()) {
-        let detail = match &lock.kind {
+        let detail = match &lock.kind() {
             lockward_registry::Kind::Retired { reason }
             | lockward_registry::Kind::Reserved { reason } => reason.clone(),
             _ => view.worker.unwrap_or("").to_owned(),
         };
-        let family = if lock.key == lockward_registry::KeyShape::Family {
+        let family = if lock.key() == lockward_registry::KeyShape::Family {
             " (family)"
         } else {
             ""

@@ -32,8 +32,8 @@ pub(crate) fn run(global: &Global, args: &RetireArgs) -> anyhow::Result<Outcome>
         if !args.force {
             if json {
                 output::print_json(&json!({
-                    "id": lock.id.value(),
-                    "literal": lock.id.literal(),
+                    "id": lock.id().value(),
+                    "literal": lock.id().literal(),
                     "retired": false,
                     "uses": uses,
                 }))?;
@@ -60,28 +60,28 @@ pub(crate) fn run(global: &Global, args: &RetireArgs) -> anyhow::Result<Outcome>
         .next_free_id(lockward_registry::AdmissionReport::declared_ids(&manifests));
     changes.extend(page_change(&project, &retired.registry, next_free.as_ref()));
     if args.dry_run {
-        return preview(&project, &changes, &lock.id, json);
+        return preview(&project, &changes, lock.id(), json);
     }
     let written = relative(&project, &write_all(&changes)?);
     eprintln!("retired {}: wrote {}", describe(lock), written.join(", "));
     if json {
         output::print_json(&json!({
-            "id": lock.id.value(),
-            "literal": lock.id.literal(),
+            "id": lock.id().value(),
+            "literal": lock.id().literal(),
             "retired": true,
             "written": written,
         }))?;
     } else {
-        output::print(&format!("{}\n", lock.id))?;
+        output::print(&format!("{}\n", lock.id()))?;
     }
     Ok(Outcome::Clean)
 }
 
 /// `1_001_001 (ADVISORY_LOCK_INVOICE_ROLLUP)`, or the id alone.
 fn describe(lock: &Lock) -> String {
-    match &lock.constant {
-        Some(constant) => format!("{} ({constant})", lock.id),
-        None => lock.id.to_string(),
+    match lock.constant() {
+        Some(constant) => format!("{} ({constant})", lock.id()),
+        None => lock.id().to_string(),
     }
 }
 
@@ -107,7 +107,7 @@ fn still_in_use(project: &Project, lock: &Lock) -> anyhow::Result<Vec<Use>> {
     };
     let report = lockward_scan::scan(&project.registry, &project.location.root, &options);
     let mut uses: Vec<Use> = report
-        .uses_of(lock.id.value())
+        .uses_of(lock.id().value())
         .map(|site| Use {
             path: site.path.clone(),
             line: site.line,
@@ -125,7 +125,7 @@ fn still_in_use(project: &Project, lock: &Lock) -> anyhow::Result<Vec<Use>> {
         if let Some((_, span)) = manifest
             .ids
             .iter()
-            .find(|(id, _)| id.value() == lock.id.value())
+            .find(|(id, _)| id.value() == lock.id().value())
         {
             let text = read_if_exists(&project.location.resolve(manifest.path()))?;
             let line = text.map_or(0, |text| {

@@ -171,13 +171,13 @@ fn resolve(project: &Project, args: &RunArgs) -> anyhow::Result<(WorkerBuilder, 
         })?,
         Some(plugin) => handover(project, plugin, &args.lock)?,
     };
-    let name = match (&lock.constant, &lock.kind) {
-        (Some(constant), _) => constant.clone(),
-        (None, Kind::Handover { plugin }) => format!("{plugin}.{}", lock.id.value()),
-        (None, _) => lock.id.literal().to_owned(),
+    let name = match (lock.constant(), lock.kind()) {
+        (Some(constant), _) => constant.to_owned(),
+        (None, Kind::Handover { plugin }) => format!("{plugin}.{}", lock.id().value()),
+        (None, _) => lock.id().literal().to_owned(),
     };
     let mut builder = Worker::builder_for(registry, lock).map_err(|e| UsageError(e.to_string()))?;
-    match (lock.key, args.member) {
+    match (lock.key(), args.member) {
         (KeyShape::Family, Some(member)) => builder = builder.member(member),
         (KeyShape::Family, None) => {
             return Err(UsageError(format!(
@@ -197,7 +197,7 @@ fn resolve(project: &Project, args: &RunArgs) -> anyhow::Result<(WorkerBuilder, 
         builder,
         LockName {
             name,
-            id: lock.id.value(),
+            id: lock.id().value(),
         },
     ))
 }
@@ -207,19 +207,19 @@ fn resolve(project: &Project, args: &RunArgs) -> anyhow::Result<(WorkerBuilder, 
 fn handover<'a>(project: &'a Project, plugin: &str, target: &str) -> anyhow::Result<&'a Lock> {
     let registry = &project.registry;
     let lock = take::find_lock(registry, target).map_err(|e| UsageError(e.to_string()))?;
-    match &lock.kind {
+    match &lock.kind() {
         Kind::Handover { plugin: owner } if owner == plugin => {}
         Kind::Handover { plugin: owner } => {
             return Err(UsageError(format!(
                 "id {} is handed over to plugin `{owner}`, not `{plugin}`",
-                lock.id
+                lock.id()
             ))
             .into());
         }
         kind => {
             return Err(UsageError(format!(
                 "id {} is a {} entry, not a handover to plugin `{plugin}`",
-                lock.id,
+                lock.id(),
                 kind.as_str()
             ))
             .into());
@@ -228,16 +228,17 @@ fn handover<'a>(project: &'a Project, plugin: &str, target: &str) -> anyhow::Res
     let report = registry.admit_all(project.manifests.clone());
     let admitted = report
         .admitted()
-        .find(|admitted| admitted.name == plugin)
+        .find(|admitted| admitted.name() == plugin)
         .ok_or_else(|| {
             UsageError(format!(
                 "plugin `{plugin}` is not admitted (`lockward plugins` says why)"
             ))
         })?;
-    if admitted.lock(lock.id.value()).is_none() {
+    if admitted.lock(lock.id().value()).is_none() {
         return Err(UsageError(format!(
             "plugin `{plugin}` does not declare id {} in {}",
-            lock.id, admitted.manifest
+            lock.id(),
+            admitted.manifest()
         ))
         .into());
     }

@@ -118,7 +118,10 @@ fn an_external_written_as_a_literal_at_a_call_site_needs_no_constant() {
         "task = PeriodicTask(run, advisory_lock_id=9_001_042)\n",
     );
     let codes = codes(&project.run(&["check", "--format", "json"]));
-    assert!(codes.contains(&"external-not-found".to_owned()), "{codes:?}");
+    assert!(
+        codes.contains(&"external-not-found".to_owned()),
+        "{codes:?}"
+    );
     assert!(codes.contains(&"undeclared-site".to_owned()), "{codes:?}");
 }
 
@@ -174,8 +177,11 @@ fn manifest_globs_that_leave_the_project_are_refused_at_the_glob() {
 fn a_manifest_symlinked_out_of_the_project_is_not_read() {
     let project = TestProject::harbor();
     std::fs::create_dir_all(project.path().join("plugins/evil")).expect("mkdir");
-    std::os::unix::fs::symlink("/etc/passwd", project.path().join("plugins/evil/plugin.toml"))
-        .expect("symlink");
+    std::os::unix::fs::symlink(
+        "/etc/passwd",
+        project.path().join("plugins/evil/plugin.toml"),
+    )
+    .expect("symlink");
     let run = project.run(&["plugins", "--format", "json"]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(!run.stdout.contains("root:"), "{}", run.stdout);
