@@ -15,6 +15,7 @@ use serde::Serialize;
 use tokio_postgres::Client;
 use tokio_postgres::config::Host;
 
+use crate::Identity;
 use crate::connect::Target;
 
 /// The `application_name` of the live view's own session.
@@ -213,7 +214,7 @@ pub enum Flag {
     /// The key belongs to a retired id.
     Retired,
     /// Two different workers contend for the key: its holder and waiters name different workers
-    /// (by `application_name`, ignoring the `HOST/PID` a lockward worker adds), or a lockward
+    /// (by `application_name`, ignoring the `PID@HOST` of a lockward worker's [`Identity`](crate::Identity)), or a lockward
     /// worker of this project holds the id of another constant.
     ForeignHolder,
 }
@@ -328,7 +329,7 @@ fn assemble(rows: impl Iterator<Item = Row>, registry: &Registry) -> Snapshot {
 
 fn live_lock(key: AdvisoryKey, rows: Vec<Row>, registry: &Registry) -> LiveLock {
     let entry = entry_for(registry, key);
-    let workers: Vec<&str> = rows
+    let workers: Vec<String> = rows
         .iter()
         .map(|row| worker(&row.session.application_name))
         .collect();
@@ -379,29 +380,23 @@ fn entry_for(registry: &Registry, key: AdvisoryKey) -> Option<&Lock> {
 }
 
 /// The worker a session's `application_name` names: a lockward worker's identity without the
-/// `HOST/PID` it appends (`lockward:harbor:ADVISORY_LOCK_X host-1/42` → `lockward:harbor:
-/// ADVISORY_LOCK_X`), so that one worker on many hosts is one worker; any other name as is.
-fn worker(application_name: &str) -> &str {
-    if application_name.starts_with("lockward:") {
-        application_name
-            .split(' ')
-            .next()
-            .unwrap_or(application_name)
-    } else {
-        application_name
-    }
+/// `PID@HOST` of its replica (`lockward:harbor:ADVISORY_LOCK_X 42@host-1` →
+/// `lockward:harbor:ADVISORY_LOCK_X`), so that one worker on many hosts is one worker; any other
+/// name as is.
+fn worker(application_name: &str) -> String {
+    application_name.parse::<Identity>().map_or_else(
+        |_| application_name.to_owned(),
+        |identity| identity.worker(),
+    )
 }
 
 /// Whether a lockward worker of this registry's project, named after one constant, holds a key
 /// registered for another.
 fn holds_anothers_id(application_name: &str, entry: Option<&Lock>, registry: &Registry) -> bool {
-    let Some(identity) = worker(application_name).strip_prefix("lockward:") else {
+    let Ok(identity) = application_name.parse::<Identity>() else {
         return false;
     };
-    let Some((project, constant)) = identity.split_once(':') else {
-        return false;
-    };
-    let constant = constant.split('/').next().unwrap_or(constant);
     let registered = entry.and_then(|lock| lock.constant());
-    project == registry.project().name && registered.is_some_and(|name| name != constant)
+    identity.project() == registry.project().name
+        && registered.is_some_and(|name| name != identity.lock())
 }

@@ -15,7 +15,7 @@ use tokio_postgres::Client;
 use tokio_util::sync::CancellationToken;
 
 use crate::connect::Target;
-use crate::{Error, Holder};
+use crate::{Error, Holder, Identity};
 
 /// The error a job returns: anything that converts, `anyhow::Error` included.
 pub type JobError = Box<dyn std::error::Error + Send + Sync>;
@@ -403,13 +403,24 @@ impl WorkerBuilder {
             }
         };
         let mut target = Target::parse(url)?;
-        let identity = match self.member {
-            Some(member) => format!("lockward:{}:{}/{member}", self.project, self.name),
-            None => format!("lockward:{}:{}", self.project, self.name),
-        };
         let host = gethostname::gethostname().to_string_lossy().into_owned();
         let pid = std::process::id();
-        let application_name = truncate_ascii(&format!("{identity} {host}/{pid}"), 63);
+        let identity = Identity::new(
+            self.project,
+            self.name.clone(),
+            self.member,
+            pid,
+            host.clone(),
+        );
+        let application_name = identity.application_name().ok_or_else(|| {
+            Error::Setting(format!(
+                "the lock session's identity `{} {pid}@` does not fit in PostgreSQL's {} bytes of \
+                 application_name, so replicas could not be told from other workers: shorten the \
+                 project's name or the constant's",
+                identity.worker(),
+                crate::identity::APPLICATION_NAME_MAX
+            ))
+        })?;
         target
             .config
             .application_name(&application_name)
@@ -429,7 +440,7 @@ impl WorkerBuilder {
             key,
             lock_key,
             target,
-            identity: truncate_ascii(&identity, 63),
+            identity,
             application_name,
             host,
             pid: i32::try_from(pid).unwrap_or(i32::MAX),
@@ -469,7 +480,7 @@ pub struct Worker {
     key: AdvisoryKey,
     lock_key: String,
     target: Target,
-    identity: String,
+    identity: Identity,
     application_name: String,
     host: String,
     pid: i32,
@@ -546,28 +557,20 @@ impl Worker {
         })
     }
 
-    /// The `application_name` the lock session sets: `lockward:PROJECT:CONSTANT HOST/PID`
-    /// (63 bytes at most), so holders can be identified in `pg_stat_activity`.
+    /// The `application_name` the lock session sets, its [`Identity`]
+    /// (`lockward:PROJECT:CONSTANT[/MEMBER] PID@HOST`, 63 bytes at most), so holders can be
+    /// identified in `pg_stat_activity`.
     pub fn application_name(&self) -> &str {
         &self.application_name
+    }
+
+    /// Who the lock session is, as its `application_name` says.
+    pub fn identity(&self) -> &Identity {
+        &self.identity
     }
 
     /// The advisory key the worker takes.
     pub fn key(&self) -> AdvisoryKey {
         self.key
     }
-}
-
-/// Cuts `text` to at most `max` bytes of printable ASCII (what `application_name` keeps).
-fn truncate_ascii(text: &str, max: usize) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_ascii_graphic() || c == ' ' {
-                c
-            } else {
-                '?'
-            }
-        })
-        .take(max)
-        .collect()
 }

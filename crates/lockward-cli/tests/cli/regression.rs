@@ -201,3 +201,28 @@ fn a_manifest_symlinked_out_of_the_project_is_not_read() {
         "{finding}"
     );
 }
+
+#[test]
+fn a_project_name_with_a_space_is_refused_where_it_is_written() {
+    // `my app` made every replica of every worker a "collision": the name travels in each lock
+    // session's application_name, which was split on spaces.
+    let project = TestProject::harbor();
+    project.edit("lockward.toml", "name = \"harbor\"", "name = \"my app\"");
+    let run = project.run(&["check", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = run.json();
+    let finding = &report["findings"][0];
+    assert_eq!(finding["code"], "invalid-project-name", "{}", run.stdout);
+    assert_eq!(finding["path"], "lockward.toml");
+    let human = project.run(&["check"]);
+    assert!(
+        human.stdout.contains("lockward.toml:6:8"),
+        "{}",
+        human.stdout
+    );
+    assert!(
+        human.stdout.contains("ASCII letters, digits"),
+        "{}",
+        human.stdout
+    );
+}

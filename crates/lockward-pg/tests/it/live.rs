@@ -100,7 +100,7 @@ async fn live_rows_map_every_key_form_to_the_registry_with_holders_waiters_and_f
     let observer = db.connect().await;
     let rollup = session(
         &db,
-        "lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP host-a/101",
+        "lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP 101@host-a",
     )
     .await;
     rollup.hold("pg_advisory_lock(1001001)").await;
@@ -110,7 +110,7 @@ async fn live_rows_map_every_key_form_to_the_registry_with_holders_waiters_and_f
     retired.hold("pg_advisory_lock(1001003)").await;
     let member = session(
         &db,
-        "lockward:harbor:ADVISORY_LOCK_RELOAD_BASE/3 host-a/102",
+        "lockward:harbor:ADVISORY_LOCK_RELOAD_BASE/3 102@host-a",
     )
     .await;
     member.hold("pg_advisory_lock(1001004, 3)").await;
@@ -126,7 +126,7 @@ async fn live_rows_map_every_key_form_to_the_registry_with_holders_waiters_and_f
     // The same worker on another host queues first, then a different worker.
     let same_worker = session(
         &db,
-        "lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP host-b/201",
+        "lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP 201@host-b",
     )
     .await;
     let same_worker_pid = same_worker.pid;
@@ -206,9 +206,9 @@ async fn live_rows_map_every_key_form_to_the_registry_with_holders_waiters_and_f
 async fn one_worker_on_many_hosts_waiting_for_its_own_lock_is_not_flagged() {
     let db = TestDb::new().await;
     let observer = db.connect().await;
-    let leader = session(&db, "lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP host-a/1").await;
+    let leader = session(&db, "lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP 1@host-a").await;
     leader.hold("pg_advisory_lock(1001001)").await;
-    let follower = session(&db, "lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP host-b/2").await;
+    let follower = session(&db, "lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP 2@host-b").await;
     let follower_pid = follower.pid;
     follower
         .wait_for("pg_advisory_lock(1001001)", &observer)
@@ -225,7 +225,7 @@ async fn one_worker_on_many_hosts_waiting_for_its_own_lock_is_not_flagged() {
 async fn a_lockward_worker_holding_another_constants_id_is_a_foreign_holder() {
     let db = TestDb::new().await;
     let observer = db.connect().await;
-    let stray = session(&db, "lockward:harbor:ADVISORY_LOCK_RELOAD_BASE host-a/1").await;
+    let stray = session(&db, "lockward:harbor:ADVISORY_LOCK_RELOAD_BASE 1@host-a").await;
     stray.hold("pg_advisory_lock(1001001)").await;
 
     let snapshot = live::snapshot(&observer, &registry()).await.unwrap();
