@@ -2,12 +2,17 @@
 
 use std::fmt::{self, Write as _};
 use std::str::FromStr;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// PostgreSQL keeps this many bytes of `application_name`.
 pub const APPLICATION_NAME_MAX: usize = 63;
 
 /// A lockward lock session's identity, as its `application_name` spells it:
-/// `lockward:PROJECT:LOCK[/MEMBER] PID@HOST`.
+/// `lockward:PROJECT:LOCK[/MEMBER] PID[+SINCE]@HOST`.
+///
+/// `SINCE` is when the session last tried to take its lock, in milliseconds since the Unix
+/// epoch written in base 36 (8 digits until 2059), set with the attempt itself: while the
+/// session holds the lock it is when the lock was taken, which PostgreSQL does not record.
 ///
 /// `LOCK` is the registry constant the worker elects on (or `PLUGIN.ID` for a plugin's id) and
 /// `MEMBER` the member of a family lock. Replicas of one worker on many hosts share the part
@@ -23,6 +28,7 @@ pub struct Identity {
     member: Option<i32>,
     pid: u32,
     host: String,
+    since: Option<SystemTime>,
 }
 
 /// Why a text is not a lockward identity.
@@ -51,7 +57,24 @@ impl Identity {
             member,
             pid,
             host: host.into(),
+            since: None,
         }
+    }
+
+    /// The same session, saying it takes its lock at `since` (kept to the millisecond).
+    #[must_use]
+    pub fn since(mut self, since: SystemTime) -> Self {
+        let millis = since.duration_since(UNIX_EPOCH).map_or(0, |elapsed| {
+            u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
+        });
+        self.since = Some(UNIX_EPOCH + Duration::from_millis(millis));
+        self
+    }
+
+    /// When the session last tried to take its lock (when it took it, while it holds it), if
+    /// its `application_name` says.
+    pub fn held_since(&self) -> Option<SystemTime> {
+        self.since
     }
 
     /// The registry's project name.
@@ -98,10 +121,16 @@ impl Identity {
     /// The identity as `application_name` keeps it: at most 63 bytes, of which only the host's
     /// tail is ever cut (it reads back with the host shortened). `None` when even the worker
     /// and the pid do not fit.
+    /// Without room for the time, it is left out.
     pub fn application_name(&self) -> Option<String> {
         let full = self.to_string();
-        let kept = format!("{} {}@", self.worker(), self.pid).len();
+        let kept = format!("{} {}{}@", self.worker(), self.pid, self.since_text()).len();
         if kept > APPLICATION_NAME_MAX {
+            if self.since.is_some() {
+                let mut without = self.clone();
+                without.since = None;
+                return without.application_name();
+            }
             return None;
         }
         let mut end = full.len().min(APPLICATION_NAME_MAX);
@@ -116,10 +145,56 @@ impl Identity {
     }
 }
 
+impl Identity {
+    /// `+SINCE`, or nothing.
+    fn since_text(&self) -> String {
+        self.since.map_or_else(String::new, |since| {
+            let millis = since.duration_since(UNIX_EPOCH).map_or(0, |elapsed| {
+                u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
+            });
+            format!("+{}", base36(millis))
+        })
+    }
+}
+
 impl fmt::Display for Identity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}@{}", self.worker(), self.pid, encode(&self.host))
+        write!(
+            f,
+            "{} {}{}@{}",
+            self.worker(),
+            self.pid,
+            self.since_text(),
+            encode(&self.host)
+        )
     }
+}
+
+const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+
+fn base36(mut value: u64) -> String {
+    let mut digits = Vec::new();
+    loop {
+        digits.push(DIGITS[usize::try_from(value % 36).expect("a digit")]);
+        value /= 36;
+        if value == 0 {
+            break;
+        }
+    }
+    digits.reverse();
+    String::from_utf8(digits).expect("ASCII digits")
+}
+
+fn from_base36(text: &str) -> Option<u64> {
+    if text.is_empty() || (text.len() > 1 && text.starts_with('0')) {
+        return None;
+    }
+    text.bytes().try_fold(0u64, |value, byte| {
+        let digit = DIGITS.iter().position(|&d| d == byte)?;
+        value
+            .checked_mul(36)?
+            .checked_add(u64::try_from(digit).ok()?)
+    })
 }
 
 impl FromStr for Identity {
@@ -153,7 +228,14 @@ impl FromStr for Identity {
         let (pid, host) = session
             .split_once('@')
             .ok_or_else(|| error("no `@` between the pid and the host"))?;
-        if pid.is_empty() || !pid.bytes().all(|b| b.is_ascii_digit()) {
+        let (pid, since) = match pid.split_once('+') {
+            Some((pid, since)) => {
+                let millis = from_base36(since).ok_or_else(|| error("the time is not base 36"))?;
+                (pid, Some(UNIX_EPOCH + Duration::from_millis(millis)))
+            }
+            None => (pid, None),
+        };
+        if pid.is_empty() || pid.starts_with('0') || !pid.bytes().all(|b| b.is_ascii_digit()) {
             return Err(error("the pid is not a number"));
         }
         let pid = pid.parse().map_err(|_| error("the pid is not a number"))?;
@@ -168,6 +250,7 @@ impl FromStr for Identity {
             member,
             pid,
             host,
+            since,
         })
     }
 }
@@ -260,6 +343,34 @@ mod tests {
     }
 
     #[test]
+    fn the_time_a_lock_was_taken_reads_back_to_the_millisecond() {
+        let taken = UNIX_EPOCH + Duration::from_nanos(1_764_581_234_567_891_234);
+        let identity =
+            Identity::new("harbor", "ADVISORY_LOCK_INVOICE_ROLLUP", None, 77, "web-1").since(taken);
+        let name = identity.application_name().expect("fits");
+        assert_eq!(
+            name,
+            "lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP 77+mimy3ukn@web-1"
+        );
+        let parsed: Identity = name.parse().expect("parses");
+        assert_eq!(
+            parsed.held_since(),
+            Some(UNIX_EPOCH + Duration::from_millis(1_764_581_234_567))
+        );
+        // No room for the time: it is left out, the rest is kept.
+        let long = Identity::new(
+            "harbor",
+            "ADVISORY_LOCK_A_RATHER_LONG_NAME_XY",
+            None,
+            77,
+            "w",
+        )
+        .since(taken);
+        let name = long.application_name().expect("fits without the time");
+        assert_eq!(name.parse::<Identity>().expect("parses").held_since(), None);
+    }
+
+    #[test]
     fn a_worker_that_cannot_fit_has_no_application_name() {
         let identity = Identity::new("harbor", "A".repeat(60), None, 1, "h");
         assert_eq!(identity.application_name(), None);
@@ -286,10 +397,14 @@ mod tests {
             project in "\\PC{1,12}",
             lock in "\\PC{1,20}",
             member in proptest::option::of(any::<i32>()),
-            pid in any::<u32>(),
+            pid in 1..=u32::MAX,
             host in "\\PC{0,20}",
+            since in proptest::option::of(0..36u64.pow(8)),
         ) {
-            let identity = Identity::new(project, lock, member, pid, host);
+            let mut identity = Identity::new(project, lock, member, pid, host);
+            if let Some(millis) = since {
+                identity = identity.since(UNIX_EPOCH + Duration::from_millis(millis));
+            }
             let text = identity.to_string();
             prop_assert!(text.is_ascii());
             let parsed: Identity = text.parse().expect("parses");

@@ -319,3 +319,60 @@ async fn a_refused_read_of_pg_locks_says_what_the_server_said_once() {
         "the message already holds the cause; a source would repeat it in a chain"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lockward_workers_hold_shows_when_it_was_taken_not_its_last_probe() {
+    // `since` was the session's last state change, which every liveness probe moves: `(0s)`.
+    use crate::support::{Log, ROLLUP_ID, rollup, start, wait_for};
+    let db = TestDb::new().await;
+    let observer = db.connect().await;
+    let registry = crate::support::registry();
+    let log = Log::default();
+    let worker = start(
+        rollup(&db.url(), Duration::from_millis(500)),
+        &log,
+        0,
+        Duration::from_secs(20),
+    );
+    wait_for("the job to start", Duration::from_secs(10), || {
+        !log.runs().is_empty()
+    })
+    .await;
+    let since = || async {
+        let snapshot = live::snapshot(&observer, &registry).await.unwrap();
+        let lock = snapshot
+            .locks
+            .iter()
+            .find(|lock| lock.id == Some(ROLLUP_ID))
+            .expect("the rollup lock is held")
+            .clone();
+        lock.holder.expect("a holder").since.expect("a since")
+    };
+    let first = since().await;
+    // Several liveness probes (every 200 ms), and more than a second, later, the hold began at
+    // the same moment.
+    tokio::time::sleep(Duration::from_millis(1_300)).await;
+    let second = since().await;
+    assert_eq!(first, second);
+    assert!(first.contains('.') && first.ends_with('Z'), "{first}");
+    let cycle = log.runs()[0].cycle;
+    let cycle_ms = cycle
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    let since_ms: f64 = observer
+        .query_one(
+            "SELECT extract(epoch FROM $1::text::timestamptz)::float8 * 1000",
+            &[&first],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    #[allow(clippy::cast_precision_loss)]
+    let cycle_ms = cycle_ms as f64;
+    assert!(
+        since_ms >= cycle_ms,
+        "taken at {first}, before its cycle began"
+    );
+    worker.shut_down().await;
+}
