@@ -164,7 +164,7 @@ struct RawRegistry {
 
 /// The longest project name: it shares PostgreSQL's 63 bytes of `application_name` with the
 /// lock's name and the session's pid and host.
-const MAX_PROJECT_NAME: usize = 24;
+const MAX_PROJECT_NAME: usize = 32;
 
 const TOP_KEYS: &[&str] = &["project", "core", "plugins", "scan", "lock"];
 const PROJECT_KEYS: &[&str] = &["name", "page"];

@@ -366,11 +366,13 @@ impl Registry {
     }
 
     /// Adds reservations found elsewhere (another branch's registry) as `reserved` entries with
-    /// source `branch NAME`. Ids already registered here are skipped: the registry on this
-    /// branch is the authority.
+    /// source `branch NAME`. Ids already registered here are skipped (the registry on this
+    /// branch is the authority), and so are later reservations of an id already added.
     pub fn add_reservations(&mut self, reservations: impl IntoIterator<Item = Reservation>) {
+        let mut added = std::collections::HashSet::new();
         for reservation in reservations {
-            if self.by_id.contains_key(&reservation.id.value()) {
+            let value = reservation.id.value();
+            if self.by_id.contains_key(&value) || !added.insert(value) {
                 continue;
             }
             self.locks.push(Lock {
