@@ -213,11 +213,10 @@ impl Lock {
         self.span.clone()
     }
 
-    /// Whether `other` is the same lock: the same id, kind and owner (where each was written
-    /// does not matter).
+    /// Whether `other` is the same lock: the same id, kind and owner (where and how each was
+    /// written does not matter, nor what else its entry says).
     pub fn same_lock(&self, other: &Lock) -> bool {
         self.id.value() == other.id.value()
-            && self.key == other.key
             && self.kind.as_str() == other.kind.as_str()
             && self.owner() == other.owner()
     }

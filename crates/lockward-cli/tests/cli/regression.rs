@@ -226,3 +226,45 @@ fn a_project_name_with_a_space_is_refused_where_it_is_written() {
         human.stdout
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_leads_on_an_admitted_plugins_own_id() {
+    // A worker could not be built from an admitted plugin's id: only the registry's handovers
+    // were holdable. shipping's manifest declares 7300001, outside core's block.
+    let project = TestProject::harbor();
+    let db = lockward_pg::testing::TestDb::new().await;
+    let out = project.path().join("led.txt");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_lockward"))
+        .args(["run", "--plugin", "shipping", "--lock", "7300001"])
+        .args(["--every", "200ms", "--database-url"])
+        .arg(db.url())
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "echo \"$LOCKWARD_LOCK $LOCKWARD_LOCK_ID\" > \"$0\"",
+        ])
+        .arg(&out)
+        .current_dir(project.path())
+        .env_remove("DATABASE_URL")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start lockward run");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    let led = || std::fs::read_to_string(&out).unwrap_or_default();
+    while !led().ends_with('\n') {
+        if let Some(status) = child.try_wait().expect("try_wait") {
+            let mut stderr = String::new();
+            std::io::Read::read_to_string(child.stderr.as_mut().expect("piped"), &mut stderr)
+                .expect("stderr");
+            panic!("lockward run exited with {status}: {stderr}");
+        }
+        assert!(std::time::Instant::now() < deadline, "no cycle was led");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    child.kill().expect("kill");
+    child.wait().expect("wait");
+    assert_eq!(led().trim(), "shipping.7300001 7300001");
+}
