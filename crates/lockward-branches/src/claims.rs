@@ -3,7 +3,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
-use lockward_registry::{Code, Finding, Kind, Label, Lock, Registry, Severity, Source, SourceFile};
+use lockward_registry::{
+    Code, Finding, Kind, Label, Lock, Registry, Reservation, Severity, SourceFile,
+};
 
 use crate::git::{Branch, Lookup};
 
@@ -43,7 +45,7 @@ pub(crate) fn reservations(
     lookups: Vec<Lookup>,
     current: &Registry,
     mut at_fork: impl FnMut(&Branch) -> Option<Lookup>,
-) -> (Vec<Lock>, Vec<Finding>) {
+) -> (Vec<Reservation>, Vec<Finding>) {
     let file_name = sides.file_name;
     let mut by_blob: HashMap<String, Rc<Parsed>> = HashMap::new();
     let mut findings = Vec::new();
@@ -73,7 +75,7 @@ pub(crate) fn reservations(
             continue;
         };
         for lock in registry.locks() {
-            claims.entry(lock.id.value()).or_default().push(Claim {
+            claims.entry(lock.id().value()).or_default().push(Claim {
                 index: *index,
                 branch,
                 lock,
@@ -138,7 +140,7 @@ fn parse(file_name: &str, bytes: Vec<u8>) -> Parsed {
             file: SourceFile::new(file_name, text),
         },
         Err(errors) => {
-            let count = errors.len();
+            let count = errors.iter().filter(|error| error.is_error()).count();
             let why = format!("{count} error{} in it", if count == 1 { "" } else { "s" });
             Parsed::Unreadable { why, errors }
         }
@@ -177,8 +179,8 @@ fn unreadable(file_name: &str, branch: &str, why: &str, errors: &[Finding]) -> F
 /// What a branch took an id for, when two branches can disagree about it: a constant's name or
 /// a handover's plugin. Other kinds (retired, reserved by hand) claim nothing that can collide.
 fn purpose(lock: &Lock) -> Option<String> {
-    match (&lock.constant, &lock.kind) {
-        (Some(constant), _) => Some(constant.clone()),
+    match (lock.constant(), lock.kind()) {
+        (Some(constant), _) => Some(constant.to_owned()),
         (None, Kind::Handover { plugin }) => Some(format!("a handover to plugin {plugin}")),
         _ => None,
     }
@@ -220,7 +222,7 @@ fn collision_with_here(
         sides.file_name,
         format!(
             "id {} is taken by {} branches for different constants: {}",
-            here.id,
+            here.id(),
             number(parts.len()),
             join(&parts)
         ),
@@ -234,7 +236,7 @@ fn collision_with_here(
         .push(current.label(here, format!("taken for {here_purpose} here")));
     for (purpose, claim) in &distinct {
         let message = format!("taken for {purpose} on branch {}", claim.branch);
-        let mut label = claim.file.label(claim.lock.span.clone(), message);
+        let mut label = claim.file.label(claim.lock.span().clone(), message);
         label.path = on_branch(claim.branch, sides.file_name);
         finding.labels.push(label);
     }
@@ -255,7 +257,7 @@ fn collision(file_name: &str, claims: &[Claim<'_>]) -> Option<Finding> {
     if distinct.len() < 2 {
         return None;
     }
-    let id = &claims[0].lock.id;
+    let id = &claims[0].lock.id();
     let parts: Vec<String> = distinct
         .iter()
         .map(|(purpose, claim)| format!("{purpose} on branch {}", claim.branch))
@@ -276,7 +278,7 @@ fn collision(file_name: &str, claims: &[Claim<'_>]) -> Option<Finding> {
     );
     for (purpose, claim) in &distinct {
         let message = format!("taken for {purpose} on branch {}", claim.branch);
-        let mut label = claim.file.label(claim.lock.span.clone(), message);
+        let mut label = claim.file.label(claim.lock.span().clone(), message);
         label.path = on_branch(claim.branch, file_name);
         finding.labels.push(label);
     }
@@ -301,27 +303,24 @@ fn join(parts: &[String]) -> String {
 }
 
 /// The reservation the first branch that has an id makes.
-fn reservation(claim: &Claim<'_>) -> Lock {
+fn reservation(claim: &Claim<'_>) -> Reservation {
     let lock = claim.lock;
     let branch = claim.branch;
-    let what = match (&lock.constant, &lock.worker, &lock.kind) {
+    let what = match (lock.constant(), lock.worker(), lock.kind()) {
         (Some(constant), Some(worker), _) => format!("{constant} ({worker})"),
-        (Some(constant), None, _) => constant.clone(),
+        (Some(constant), None, _) => constant.to_owned(),
         (None, _, Kind::Handover { plugin }) => format!("handover to plugin {plugin}"),
         (None, _, Kind::Retired { reason }) => format!("retired ({reason})"),
         (None, _, Kind::Reserved { reason }) => format!("reserved ({reason})"),
-        (None, Some(worker), _) => worker.clone(),
-        (None, None, _) => format!("id {}", lock.id),
+        (None, Some(worker), _) => worker.to_owned(),
+        (None, None, _) => format!("id {}", lock.id()),
     };
-    Lock {
-        id: lock.id.clone(),
-        kind: Kind::Reserved {
-            reason: format!("{what} on branch {branch}"),
-        },
-        constant: lock.constant.clone(),
-        worker: lock.worker.clone(),
-        key: lock.key,
-        source: Source::Branch(branch.to_owned()),
-        span: 0..0,
+    Reservation {
+        id: lock.id().clone(),
+        reason: format!("{what} on branch {branch}"),
+        constant: lock.constant().map(str::to_owned),
+        worker: lock.worker().map(str::to_owned),
+        key: lock.key(),
+        branch: branch.to_owned(),
     }
 }

@@ -43,18 +43,17 @@ mod git;
 
 use std::path::Path;
 
-use lockward_registry::{Code, Finding, Lock, Registry, Severity};
+use lockward_registry::{Code, Finding, Registry, Reservation, Severity};
 
 use crate::git::{GitError, Repo};
 
 /// What the other branches hold that the current registry does not.
 #[derive(Debug, Clone, Default)]
 pub struct Reservations {
-    /// One `reserved` entry per id found on another branch and absent here, sorted by id, with
-    /// [`Source::Branch`](lockward_registry::Source::Branch) naming the first branch (local
-    /// branches before remote-tracking ones, then by name) that has it. Feed them to
-    /// [`Registry::add_reservations`].
-    pub locks: Vec<Lock>,
+    /// One reservation per id found on another branch and absent here, sorted by id, naming
+    /// the first branch (local branches before remote-tracking ones, then by name) that has it.
+    /// Feed them to [`Registry::add_reservations`].
+    pub locks: Vec<Reservation>,
     /// Collisions between branches (errors), registries that could not be read (warnings), and
     /// why the step was skipped (a note outside a git repository, a warning when git fails).
     pub findings: Vec<Finding>,
@@ -131,7 +130,7 @@ fn read_from_git(
     dir: &Path,
     file_name: &str,
     current: &Registry,
-) -> Result<(usize, Vec<Lock>, Vec<Finding>), GitError> {
+) -> Result<(usize, Vec<Reservation>, Vec<Finding>), GitError> {
     let repo = Repo::discover(dir)?;
     let (here, branches) = repo.branches()?;
     let lookups = repo.read_file(&branches, file_name)?;

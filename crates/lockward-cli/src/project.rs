@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 use lockward_registry::{
-    Finding, LoadError, Loaded, Manifest, Registry, Severity, decode_utf8, page,
+    Code, Finding, LoadError, Loaded, Manifest, Registry, Severity, decode_utf8, page,
 };
 
 use crate::atomic::{self, ProjectLock};
@@ -222,8 +222,13 @@ impl From<anyhow::Error> for ProjectError {
 
 fn read_manifests(location: &Location, registry: &Registry) -> anyhow::Result<Vec<ManifestRead>> {
     let settings = registry.plugin_settings();
-    let mut paths = Vec::new();
-    for pattern in &settings.manifests {
+    // A match is read only when it resolves under the registry's directory: manifests are
+    // third-party files, and findings print their lines.
+    let root = std::fs::canonicalize(&location.root)
+        .with_context(|| format!("cannot resolve {}", location.root.display()))?;
+    let mut paths: Vec<(PathBuf, usize)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (index, pattern) in settings.manifests.iter().enumerate() {
         let full = location.resolve(pattern);
         let full = full.to_string_lossy();
         let matches =
@@ -236,16 +241,21 @@ fn read_manifests(location: &Location, registry: &Registry) -> anyhow::Result<Ve
                     error.error()
                 )
             })?;
-            if path.is_file() && !paths.contains(&path) {
-                paths.push(path);
+            if path.is_file() && seen.insert(path.clone()) {
+                paths.push((path, index));
             }
         }
     }
     paths.sort();
     paths
         .into_iter()
-        .map(|path| {
+        .map(|(path, index)| {
             let label = location.relative(&path);
+            let resolved = std::fs::canonicalize(&path)
+                .with_context(|| format!("cannot resolve {}", path.display()))?;
+            if !resolved.starts_with(&root) {
+                return Ok((label.clone(), Err(vec![outside(registry, index, &label)])));
+            }
             let bytes =
                 std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
             let parsed = decode_utf8(&label, bytes)
@@ -254,4 +264,30 @@ fn read_manifests(location: &Location, registry: &Registry) -> anyhow::Result<Ve
             Ok((label, parsed))
         })
         .collect()
+}
+
+/// The finding for a manifest glob's match that resolves outside the registry's directory
+/// (through a symlink): at the glob, and the file is not read.
+fn outside(registry: &Registry, index: usize, label: &str) -> Finding {
+    let settings = registry.plugin_settings();
+    let glob = &settings.manifests[index];
+    let message = format!(
+        "manifest glob `{glob}` matches `{label}`, which resolves outside the registry's directory (a symlink): it is not read"
+    );
+    let finding = match settings.manifest_span(index) {
+        Some(span) => {
+            registry
+                .file()
+                .finding(Code::GlobOutsideProject, Severity::Error, span, message)
+        }
+        None => Finding::file(
+            Code::GlobOutsideProject,
+            Severity::Error,
+            registry.file().path(),
+            message,
+        ),
+    };
+    finding.with_help(
+        "manifests are read from under the registry's directory only: replace the symlink by the manifest itself",
+    )
 }

@@ -45,6 +45,7 @@
 mod connect;
 mod error;
 mod holder;
+mod identity;
 mod ledger;
 pub mod live;
 mod schedule;
@@ -55,6 +56,7 @@ mod worker;
 pub use connect::connect;
 pub use error::Error;
 pub use holder::{Holder, holders};
+pub use identity::{APPLICATION_NAME_MAX, Identity, ParseIdentityError};
 pub use worker::{Cycle, CycleReport, JobError, Keepalive, Mode, Outcome, Worker, WorkerBuilder};
 
 /// Resolves on SIGTERM or Ctrl-C (SIGINT): the usual `shutdown` for [`Worker::run`].

@@ -15,6 +15,7 @@ use serde::Serialize;
 use tokio_postgres::Client;
 use tokio_postgres::config::Host;
 
+use crate::Identity;
 use crate::connect::Target;
 
 /// The `application_name` of the live view's own session.
@@ -193,12 +194,13 @@ pub struct LiveHolder {
     pub application_name: String,
     /// Its client address; null for a Unix-socket client or when the role may not see it.
     pub client_addr: Option<String>,
-    /// When it has held the lock since, in UTC with milliseconds (`2026-11-30T06:50:12.345Z`);
-    /// null when the role may not see it. PostgreSQL does not record when a lock was granted,
-    /// so this is the start of the holder's transaction while it is in one (exact for
-    /// transaction-level locks and an upper bound otherwise), and, for an idle session, when it
-    /// went idle (exact for a dedicated lock session that takes its lock and waits, as a
-    /// lockward worker's does).
+    /// When it has held the lock since, in UTC with milliseconds (`2026-11-30T06:50:12.345Z`); null when the role may
+    /// not see it. PostgreSQL does not record when a lock was granted. A lockward worker's
+    /// session-mode lock session says it in its `application_name` ([`Identity::held_since`]):
+    /// exact, to the millisecond (`2026-11-30T06:50:12.345Z`). Otherwise this is the start of the
+    /// holder's transaction while it is in one (exact for transaction-level locks, a lockward
+    /// worker's in transaction mode included, and an upper bound otherwise), and, for an idle
+    /// session, when its last statement ended.
     pub since: Option<String>,
     /// How long ago `since` was, by the server's clock.
     #[serde(skip)]
@@ -214,7 +216,7 @@ pub enum Flag {
     /// The key belongs to a retired id.
     Retired,
     /// Two different workers contend for the key: its holder and waiters name different workers
-    /// (by `application_name`, ignoring the `HOST/PID` a lockward worker adds), or a lockward
+    /// (by `application_name`, ignoring the `PID@HOST` of a lockward worker's [`Identity`](crate::Identity)), or a lockward
     /// worker of this project holds the id of another constant.
     ForeignHolder,
 }
@@ -263,7 +265,8 @@ const QUERY: &str = "\
 SELECT l.classid::int8, l.objid::int8, l.objsubid::int2, l.granted, l.pid,
        coalesce(a.application_name, ''), host(a.client_addr),
        to_char(s.since AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'),
-       extract(epoch FROM statement_timestamp() - s.since)::float8
+       extract(epoch FROM statement_timestamp() - s.since)::float8,
+       extract(epoch FROM statement_timestamp())::float8
 FROM pg_locks l
 LEFT JOIN pg_stat_activity a ON a.pid = l.pid
 CROSS JOIN LATERAL (SELECT CASE WHEN a.state = 'idle' THEN a.state_change
@@ -295,19 +298,66 @@ pub async fn snapshot(
             row.get(2),
         )?;
         let held_for: Option<f64> = row.get(8);
+        let mut session = LiveHolder {
+            pid: row.get(4),
+            application_name: row.get(5),
+            client_addr: row.get(6),
+            since: row.get(7),
+            held_for: held_for.map(|seconds| Duration::from_secs_f64(seconds.max(0.0))),
+        };
+        exact_since(&mut session, row.get(9));
         Some(Row {
             key,
             granted: row.get(3),
-            session: LiveHolder {
-                pid: row.get(4),
-                application_name: row.get(5),
-                client_addr: row.get(6),
-                since: row.get(7),
-                held_for: held_for.map(|seconds| Duration::from_secs_f64(seconds.max(0.0))),
-            },
+            session,
         })
     });
     Ok(assemble(rows, registry))
+}
+
+/// A lockward worker's session says in its identity when it took its lock (the server keeps no
+/// such time, and the session's own activity times move with each liveness probe): that time,
+/// to the millisecond, replaces the estimate. `now` is the server's clock, in Unix seconds.
+fn exact_since(session: &mut LiveHolder, now: f64) {
+    let Some(since) = session
+        .application_name
+        .parse::<Identity>()
+        .ok()
+        .and_then(|identity| identity.held_since())
+    else {
+        return;
+    };
+    let Ok(since) = since.duration_since(std::time::UNIX_EPOCH) else {
+        return;
+    };
+    session.since = Some(rfc3339_millis(since));
+    session.held_for = Some(Duration::from_secs_f64(
+        (now - since.as_secs_f64()).max(0.0),
+    ));
+}
+
+/// `2026-11-30T06:50:12.345Z` for a time since the Unix epoch.
+fn rfc3339_millis(since_epoch: Duration) -> String {
+    let secs = since_epoch.as_secs();
+    let days = i64::try_from(secs / 86_400).unwrap_or(i64::MAX);
+    let rest = secs % 86_400;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rest / 3_600,
+        rest % 3_600 / 60,
+        rest % 60,
+        since_epoch.subsec_millis()
+    )
 }
 
 /// Groups rows (sorted by key, holders first) into one [`LiveLock`] per key.
@@ -329,7 +379,7 @@ fn assemble(rows: impl Iterator<Item = Row>, registry: &Registry) -> Snapshot {
 
 fn live_lock(key: AdvisoryKey, rows: Vec<Row>, registry: &Registry) -> LiveLock {
     let entry = entry_for(registry, key);
-    let workers: Vec<&str> = rows
+    let workers: Vec<String> = rows
         .iter()
         .map(|row| worker(&row.session.application_name))
         .collect();
@@ -341,7 +391,7 @@ fn live_lock(key: AdvisoryKey, rows: Vec<Row>, registry: &Registry) -> LiveLock 
     let mut flags = Vec::new();
     match entry {
         None => flags.push(Flag::Unregistered),
-        Some(lock) if matches!(lock.kind, Kind::Retired { .. }) => flags.push(Flag::Retired),
+        Some(lock) if matches!(lock.kind(), Kind::Retired { .. }) => flags.push(Flag::Retired),
         Some(_) => {}
     }
     if contended || misplaced {
@@ -358,15 +408,15 @@ fn live_lock(key: AdvisoryKey, rows: Vec<Row>, registry: &Registry) -> LiveLock 
     }
     LiveLock {
         key,
-        id: entry.map(|lock| lock.id.value()),
-        constant: entry.and_then(|lock| lock.constant.clone()),
+        id: entry.map(|lock| lock.id().value()),
+        constant: entry.and_then(|lock| lock.constant().map(str::to_owned)),
         owner: entry.and_then(Lock::owner),
-        kind: entry.map(|lock| lock.kind.as_str()),
+        kind: entry.map(|lock| lock.kind().as_str()),
         holder,
         waiters,
         flags,
-        literal: entry.map(|lock| lock.id.literal().to_owned()),
-        worker: entry.and_then(|lock| lock.worker.clone()),
+        literal: entry.map(|lock| lock.id().literal().to_owned()),
+        worker: entry.and_then(|lock| lock.worker().map(str::to_owned)),
     }
 }
 
@@ -380,29 +430,23 @@ fn entry_for(registry: &Registry, key: AdvisoryKey) -> Option<&Lock> {
 }
 
 /// The worker a session's `application_name` names: a lockward worker's identity without the
-/// `HOST/PID` it appends (`lockward:harbor:ADVISORY_LOCK_X host-1/42` → `lockward:harbor:
-/// ADVISORY_LOCK_X`), so that one worker on many hosts is one worker; any other name as is.
-fn worker(application_name: &str) -> &str {
-    if application_name.starts_with("lockward:") {
-        application_name
-            .split(' ')
-            .next()
-            .unwrap_or(application_name)
-    } else {
-        application_name
-    }
+/// `PID@HOST` of its replica (`lockward:harbor:ADVISORY_LOCK_X 42@host-1` →
+/// `lockward:harbor:ADVISORY_LOCK_X`), so that one worker on many hosts is one worker; any other
+/// name as is.
+fn worker(application_name: &str) -> String {
+    application_name.parse::<Identity>().map_or_else(
+        |_| application_name.to_owned(),
+        |identity| identity.worker(),
+    )
 }
 
 /// Whether a lockward worker of this registry's project, named after one constant, holds a key
 /// registered for another.
 fn holds_anothers_id(application_name: &str, entry: Option<&Lock>, registry: &Registry) -> bool {
-    let Some(identity) = worker(application_name).strip_prefix("lockward:") else {
+    let Ok(identity) = application_name.parse::<Identity>() else {
         return false;
     };
-    let Some((project, constant)) = identity.split_once(':') else {
-        return false;
-    };
-    let constant = constant.split('/').next().unwrap_or(constant);
-    let registered = entry.and_then(|lock| lock.constant.as_deref());
-    project == registry.project().name && registered.is_some_and(|name| name != constant)
+    let registered = entry.and_then(|lock| lock.constant());
+    identity.project() == registry.project().name
+        && registered.is_some_and(|name| name != identity.lock())
 }

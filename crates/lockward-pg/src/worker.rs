@@ -15,7 +15,7 @@ use tokio_postgres::Client;
 use tokio_util::sync::CancellationToken;
 
 use crate::connect::Target;
-use crate::{Error, Holder};
+use crate::{Error, Holder, Identity};
 
 /// The error a job returns: anything that converts, `anyhow::Error` included.
 pub type JobError = Box<dyn std::error::Error + Send + Sync>;
@@ -403,13 +403,24 @@ impl WorkerBuilder {
             }
         };
         let mut target = Target::parse(url)?;
-        let identity = match self.member {
-            Some(member) => format!("lockward:{}:{}/{member}", self.project, self.name),
-            None => format!("lockward:{}:{}", self.project, self.name),
-        };
         let host = gethostname::gethostname().to_string_lossy().into_owned();
         let pid = std::process::id();
-        let application_name = truncate_ascii(&format!("{identity} {host}/{pid}"), 63);
+        let identity = Identity::new(
+            self.project,
+            self.name.clone(),
+            self.member,
+            pid,
+            host.clone(),
+        );
+        let application_name = identity.application_name().ok_or_else(|| {
+            Error::Setting(format!(
+                "the lock session's identity `{} {pid}@` does not fit in PostgreSQL's {} bytes of \
+                 application_name, so replicas could not be told from other workers: shorten the \
+                 project's name or the constant's",
+                identity.worker(),
+                crate::identity::APPLICATION_NAME_MAX
+            ))
+        })?;
         target
             .config
             .application_name(&application_name)
@@ -429,7 +440,7 @@ impl WorkerBuilder {
             key,
             lock_key,
             target,
-            identity: truncate_ascii(&identity, 63),
+            identity,
             application_name,
             host,
             pid: i32::try_from(pid).unwrap_or(i32::MAX),
@@ -469,7 +480,7 @@ pub struct Worker {
     key: AdvisoryKey,
     lock_key: String,
     target: Target,
-    identity: String,
+    identity: Identity,
     application_name: String,
     host: String,
     pid: i32,
@@ -500,20 +511,35 @@ impl Worker {
         Self::builder_for(registry, lock)
     }
 
-    /// A worker for a registry entry: a constant, an external, or an id handed over to a plugin
-    /// (the way a plugin's worker gets its lock). The entry must be `registry`'s own.
+    /// A worker for a registry entry: a constant, an external, an id handed over to a plugin,
+    /// or an id an admitted plugin declares ([`AdmittedPlugin::lock`](lockward_registry::AdmittedPlugin::lock),
+    /// the way a plugin's worker gets its lock).
+    ///
+    /// The entry must be `registry`'s: the same id, kind and owner as the registry's entry of
+    /// that id (where either was written does not matter), or, for a plugin's own id outside
+    /// core's block, a lock that plugin admission produced.
     pub fn builder_for(registry: &Registry, lock: &Lock) -> Result<WorkerBuilder, Error> {
-        if registry.lock(lock.id.value()) != Some(lock) {
-            return Err(Error::NotInRegistry(lock.id.literal().to_owned()));
-        }
-        let name = match (&lock.kind, &lock.constant) {
-            (Kind::Constant | Kind::External { .. }, Some(constant)) => constant.clone(),
-            (Kind::Handover { plugin }, constant) => constant
-                .clone()
-                .unwrap_or_else(|| format!("{plugin}.{}", lock.id.value())),
-            (kind, _) => {
+        // The registry's own entry is the one a worker is built from (its constant names the
+        // worker), whichever copy of it the caller holds.
+        let lock = match registry.lock(lock.id().value()) {
+            Some(registered) if registered.same_lock(lock) => registered,
+            None if matches!(lock.kind(), Kind::Handover { .. })
+                && lock.span().is_empty()
+                && !registry.core().block.contains(lock.id().value()) =>
+            {
+                lock
+            }
+            _ => return Err(Error::NotInRegistry(lock.id().literal().to_owned())),
+        };
+        let name = match (lock.kind(), lock.constant(), lock.site()) {
+            (Kind::Constant | Kind::External { .. }, Some(constant), _) => constant.to_owned(),
+            (Kind::External { .. }, None, Some(_)) => lock.id().literal().to_owned(),
+            (Kind::Handover { plugin }, constant, _) => {
+                constant.map_or_else(|| format!("{plugin}.{}", lock.id().value()), str::to_owned)
+            }
+            (kind, _, _) => {
                 return Err(Error::NotHoldable {
-                    id: lock.id.literal().to_owned(),
+                    id: lock.id().literal().to_owned(),
                     kind: kind.as_str(),
                 });
             }
@@ -521,9 +547,9 @@ impl Worker {
         Ok(WorkerBuilder {
             project: registry.project().name.clone(),
             name,
-            id: lock.id.value(),
-            id_literal: lock.id.literal().to_owned(),
-            family: lock.key == KeyShape::Family,
+            id: lock.id().value(),
+            id_literal: lock.id().literal().to_owned(),
+            family: lock.key() == KeyShape::Family,
             member: None,
             database_url: None,
             every: None,
@@ -531,28 +557,20 @@ impl Worker {
         })
     }
 
-    /// The `application_name` the lock session sets: `lockward:PROJECT:CONSTANT HOST/PID`
-    /// (63 bytes at most), so holders can be identified in `pg_stat_activity`.
+    /// The `application_name` the lock session sets, its [`Identity`]
+    /// (`lockward:PROJECT:CONSTANT[/MEMBER] PID@HOST`, 63 bytes at most), so holders can be
+    /// identified in `pg_stat_activity`.
     pub fn application_name(&self) -> &str {
         &self.application_name
+    }
+
+    /// Who the lock session is, as its `application_name` says.
+    pub fn identity(&self) -> &Identity {
+        &self.identity
     }
 
     /// The advisory key the worker takes.
     pub fn key(&self) -> AdvisoryKey {
         self.key
     }
-}
-
-/// Cuts `text` to at most `max` bytes of printable ASCII (what `application_name` keeps).
-fn truncate_ascii(text: &str, max: usize) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_ascii_graphic() || c == ' ' {
-                c
-            } else {
-                '?'
-            }
-        })
-        .take(max)
-        .collect()
 }

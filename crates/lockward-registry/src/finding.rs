@@ -104,12 +104,16 @@ codes! {
     // The page.
     StalePage = "stale-page": "The rendered page on disk differs from what the registry renders.",
     // Work that has not landed.
-    BranchCollision = "branch-collision": "Two other branches took the same id for different constants.",
+    BranchCollision = "branch-collision": "Two branches (the work tree counts as one) took the same id for different constants.",
     BranchRegistryUnreadable = "branch-registry-unreadable": "The registry on another branch could not be read or does not parse; its ids are not reserved.",
     NotAGitRepository = "not-a-git-repository": "The registry is not inside a git repository, so other branches were not read.",
     GitUnavailable = "git-unavailable": "The git command could not be run, so other branches were not read.",
+    // Codes added after the first release, appended so that the SARIF rule indexes of the codes
+    // above stay stable.
     GitFailed = "git-failed": "git could not read the repository (dubious ownership, an unknown repository format), so other branches were not read.",
     UnsupportedConstantsLanguage = "unsupported-constants-language": "Core's constants file is in a language `lockward take` cannot write constants in.",
+    InvalidProjectName = "invalid-project-name": "The project's name has characters other than ASCII letters, digits, `_`, `-` and `.`, or is too long.",
+    GlobOutsideProject = "glob-outside-project": "A `[plugins] manifests` glob reaches outside the registry's directory.",
 }
 
 /// Where in a file a finding or label points: a line and column, and the line's text around it.

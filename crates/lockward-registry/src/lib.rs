@@ -12,6 +12,7 @@
 
 pub mod finding;
 pub mod id;
+mod json;
 pub mod page;
 mod parse;
 pub mod plugin;
@@ -24,6 +25,7 @@ pub use id::{AdvisoryKey, Id, KeyShape};
 pub use parse::{LoadError, Loaded, decode_utf8, is_identifier, parse};
 pub use plugin::{AdmissionReport, AdmittedPlugin, Manifest, Verdict};
 pub use registry::{
-    Block, Core, Kind, Lock, LockView, PluginSettings, Project, Registry, ScanSettings, Source,
+    Block, Core, Kind, Lock, LockView, PluginSettings, Project, Registry, Reservation,
+    ScanSettings, Source,
 };
 pub use source::{Position, SourceFile};

@@ -109,10 +109,23 @@ fn constant_cell(lock: &Lock) -> String {
     } else {
         ""
     };
-    match &lock.constant {
-        Some(constant) => format!("`{constant}`{family}"),
-        None => format!("—{family}"),
+    match (&lock.constant, &lock.site) {
+        (Some(constant), _) => format!("`{constant}`{family}"),
+        (None, Some(site)) => format!("literal at {}{family}", code(site)),
+        (None, None) => format!("—{family}"),
     }
+}
+
+/// `text` as inline code in a table cell, whatever backticks and pipes it holds.
+fn code(text: &str) -> String {
+    let longest_run = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest_run + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{}{pad}{fence}", escape(text))
 }
 
 fn owner_cell(lock: &Lock) -> String {

@@ -96,9 +96,6 @@ pub fn parse(label: &str, text: &str) -> Result<Loaded, Vec<Finding>> {
         findings: Vec::new(),
     };
     let raw = checker.document(document.as_table());
-    let Some(raw) = raw else {
-        return Err(checker.findings);
-    };
     let registry = checker.rules(raw);
     let (errors, warnings): (Vec<Finding>, Vec<Finding>) =
         checker.findings.into_iter().partition(Finding::is_error);
@@ -147,6 +144,7 @@ struct RawLock {
     span: Range<usize>,
     id: Option<Spanned<Id>>,
     constant: Option<Spanned<String>>,
+    site: Option<Spanned<String>>,
     worker: Option<Spanned<String>>,
     plugin: Option<Spanned<String>>,
     retired: Option<Spanned<String>>,
@@ -157,12 +155,16 @@ struct RawLock {
 
 #[derive(Debug)]
 struct RawRegistry {
-    project: Project,
-    core: Core,
+    project: Option<Project>,
+    core: Option<Core>,
     plugins: PluginSettings,
     scan: ScanSettings,
     locks: Vec<RawLock>,
 }
+
+/// The longest project name: it shares PostgreSQL's 63 bytes of `application_name` with the
+/// lock's name and the session's pid and host.
+const MAX_PROJECT_NAME: usize = 32;
 
 const TOP_KEYS: &[&str] = &["project", "core", "plugins", "scan", "lock"];
 const PROJECT_KEYS: &[&str] = &["name", "page"];
@@ -173,6 +175,7 @@ const SCAN_KEYS: &[&str] = &["include", "exclude", "constant_patterns", "keyword
 const LOCK_KEYS: &[&str] = &[
     "id",
     "constant",
+    "site",
     "worker",
     "plugin",
     "retired",
@@ -198,7 +201,9 @@ impl Checker<'_> {
         self.findings.last_mut().expect("just pushed")
     }
 
-    fn document(&mut self, root: &toml_edit::Table) -> Option<RawRegistry> {
+    /// Reads every table, so that every problem is reported in one pass; `[project]` and
+    /// `[core]` are `None` when they are missing or broken (already reported).
+    fn document(&mut self, root: &toml_edit::Table) -> RawRegistry {
         self.unknown_keys(root, TOP_KEYS, "the registry");
         let whole = 0..0;
         let project = self.required_table(root, "project", whole.clone());
@@ -208,7 +213,7 @@ impl Checker<'_> {
             self.unknown_keys(table, PROJECT_KEYS, "[project]");
             let name = self.required_string(table, "name", "[project]")?;
             let page = self.optional_string(table, "page").map(|page| page.value);
-            Some(Project {
+            self.project_name(&name).then_some(Project {
                 name: name.value,
                 page,
             })
@@ -230,13 +235,38 @@ impl Checker<'_> {
         let plugins = self.plugins(root);
         let scan = self.scan(root);
         let locks = self.locks(root);
-        Some(RawRegistry {
-            project: project?,
-            core: core?,
+        RawRegistry {
+            project,
+            core,
             plugins,
             scan,
             locks,
-        })
+        }
+    }
+
+    /// The project's name travels in every lock session's `application_name` and in the page's
+    /// title, so it is kept to characters that need no escaping anywhere.
+    fn project_name(&mut self, name: &Spanned<String>) -> bool {
+        let valid = name.value.len() <= MAX_PROJECT_NAME
+            && name
+                .value
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+        if !valid {
+            self.error(
+                Code::InvalidProjectName,
+                name.span.clone(),
+                format!(
+                    "project name `{}` is not allowed",
+                    name.value.escape_debug()
+                ),
+            )
+            .help = Some(format!(
+                "a project name is 1 to {MAX_PROJECT_NAME} ASCII letters, digits, `_`, `-` or `.` \
+                 (no spaces): it names every lock session in PostgreSQL's application_name"
+            ));
+        }
+        valid
     }
 
     fn required_table<'t>(
@@ -463,6 +493,7 @@ impl Checker<'_> {
     fn plugins(&mut self, root: &toml_edit::Table) -> PluginSettings {
         let mut settings = PluginSettings {
             manifests: Vec::new(),
+            manifest_spans: Vec::new(),
             table: "plugin".to_owned(),
         };
         let Some(table) = root
@@ -474,12 +505,54 @@ impl Checker<'_> {
         self.unknown_keys(table, PLUGINS_KEYS, "[plugins]");
         if let Some(globs) = self.string_list(table, "manifests") {
             self.check_globs(&globs);
+            settings.manifest_spans = table
+                .get("manifests")
+                .and_then(Item::as_array)
+                .into_iter()
+                .flatten()
+                .filter(|value| value.as_str().is_some())
+                .map(|value| value.span().unwrap_or(globs.span.clone()))
+                .collect();
+            for (glob, span) in globs.value.iter().zip(&settings.manifest_spans) {
+                self.inside_project(glob, span.clone());
+            }
             settings.manifests = globs.value;
         }
         if let Some(path) = self.optional_string(table, "table") {
             settings.table = path.value;
         }
         settings
+    }
+
+    /// Manifests are third-party files whose lines findings print: a glob may only find files
+    /// under the registry's directory. (A match that leaves it through a symlink is refused
+    /// where the glob is expanded.)
+    fn inside_project(&mut self, glob: &str, span: Range<usize>) {
+        let absolute = glob.starts_with(['/', '\\'])
+            || (glob.as_bytes().first().is_some_and(u8::is_ascii_alphabetic)
+                && glob.as_bytes().get(1) == Some(&b':'))
+            || std::path::Path::new(glob).is_absolute();
+        let parent = glob.split(['/', '\\']).any(|part| part == "..");
+        if !absolute && !parent {
+            return;
+        }
+        let why = if absolute {
+            "is absolute"
+        } else {
+            "climbs out with `..`"
+        };
+        self.error(
+            Code::GlobOutsideProject,
+            span,
+            format!(
+                "manifest glob `{}` {why}: it would read files outside the registry's directory",
+                glob.escape_debug()
+            ),
+        )
+        .help = Some(
+            "manifest globs are relative to lockward.toml and stay under its directory, e.g. `plugins/*/plugin.toml`"
+                .to_owned(),
+        );
     }
 
     fn scan(&mut self, root: &toml_edit::Table) -> ScanSettings {
@@ -587,6 +660,7 @@ impl Checker<'_> {
         RawLock {
             id: self.integer(table, "id"),
             constant: self.optional_string(table, "constant"),
+            site: self.optional_string(table, "site"),
             worker: self.optional_string(table, "worker"),
             plugin: self.optional_string(table, "plugin"),
             retired: self.optional_string(table, "retired"),
@@ -599,19 +673,21 @@ impl Checker<'_> {
         }
     }
 
-    /// The rules of DESIGN §2 that look across fields and entries.
+    /// The rules of DESIGN §2 that look across fields and entries. Every entry is checked,
+    /// whatever was wrong before it, so that one pass reports every problem.
     fn rules(&mut self, raw: RawRegistry) -> Option<Registry> {
         let mut locks = Vec::with_capacity(raw.locks.len());
         let mut first_by_id: HashMap<i64, Range<usize>> = HashMap::new();
         // (constant name, defining file) → where it was first registered.
         let mut defined: HashMap<(String, String), Range<usize>> = HashMap::new();
+        let constants_file = raw.core.as_ref().map_or("", |core| core.constants.as_str());
         let mut broken = false;
         for entry in raw.locks {
             let Some(id) = entry.id.clone() else {
                 broken = true;
                 continue;
             };
-            if let Some(first) = first_by_id.get(&id.value.value()) {
+            let duplicate = if let Some(first) = first_by_id.get(&id.value.value()) {
                 let label = self.file.label(first.clone(), "first registered here");
                 let message = format!("id {} is registered twice", id.value);
                 let finding = self.error(Code::DuplicateId, id.span.clone(), message);
@@ -620,16 +696,21 @@ impl Checker<'_> {
                     "every id has exactly one entry; take a new one with `lockward take`"
                         .to_owned(),
                 );
-                broken = true;
-                continue;
-            }
-            first_by_id.insert(id.value.value(), id.span.clone());
-            let Some(lock) = self.entry(entry, id, &raw.core) else {
+                true
+            } else {
+                first_by_id.insert(id.value.value(), id.span.clone());
+                false
+            };
+            let Some((lock, constant)) = self.entry(entry, id, raw.core.as_ref()) else {
                 broken = true;
                 continue;
             };
-            if let Some(constant) = &lock.1 {
-                for path in lock.0.defined_in_paths(&raw.core.constants) {
+            if duplicate {
+                broken = true;
+                continue;
+            }
+            if let Some(constant) = &constant {
+                for path in lock.defined_in_paths(constants_file) {
                     let key = (constant.value.clone(), path.to_owned());
                     if let Some(first) = defined.get(&key) {
                         let label = self.file.label(first.clone(), "first registered here");
@@ -646,14 +727,17 @@ impl Checker<'_> {
                     }
                 }
             }
-            locks.push(lock.0);
+            locks.push(lock);
         }
+        let (Some(project), Some(core)) = (raw.project, raw.core) else {
+            return None;
+        };
         if broken {
             return None;
         }
         let mut registry = Registry {
-            project: raw.project,
-            core: raw.core,
+            project,
+            core,
             plugins: raw.plugins,
             scan: raw.scan,
             locks,
@@ -664,48 +748,15 @@ impl Checker<'_> {
         Some(registry)
     }
 
-    /// Checks one entry's fields against each other; returns the lock and its constant's span.
+    /// Checks one entry's fields against each other, reporting every problem; returns the lock
+    /// and its constant's span when there is none.
     fn entry(
         &mut self,
         entry: RawLock,
         id: Spanned<Id>,
-        core: &Core,
+        core: Option<&Core>,
     ) -> Option<(Lock, Option<Spanned<String>>)> {
-        let kinds: Vec<(&str, Range<usize>)> = [
-            ("plugin", entry.plugin.as_ref().map(|s| s.span.clone())),
-            ("retired", entry.retired.as_ref().map(|s| s.span.clone())),
-            ("reserved", entry.reserved.as_ref().map(|s| s.span.clone())),
-            (
-                "defined_in",
-                entry.defined_in.as_ref().map(|s| s.span.clone()),
-            ),
-        ]
-        .into_iter()
-        .filter_map(|(name, span)| Some((name, span?)))
-        .collect();
-        if kinds.len() > 1 {
-            let names: Vec<String> = kinds.iter().map(|(name, _)| format!("`{name}`")).collect();
-            let labels: Vec<_> = kinds[1..]
-                .iter()
-                .map(|(name, span)| self.file.label(span.clone(), format!("`{name}` set here")))
-                .collect();
-            let finding = self.error(
-                Code::ConflictingKinds,
-                kinds[0].1.clone(),
-                format!(
-                    "id {} sets {}, which exclude each other",
-                    id.value,
-                    names.join(" and ")
-                ),
-            );
-            finding.labels = labels;
-            finding.help = Some(
-                "an entry is exactly one of: a constant, an external (defined_in), a handover (plugin), retired or reserved"
-                    .to_owned(),
-            );
-            return None;
-        }
-        let mut ok = true;
+        let mut ok = self.one_kind(&entry, &id);
         if let Some(constant) = &entry.constant
             && !is_identifier(&constant.value)
         {
@@ -720,35 +771,40 @@ impl Checker<'_> {
             );
             ok = false;
         }
+        ok &= self.site(&entry, &id);
         let kind = if let Some(plugin) = &entry.plugin {
-            Kind::Handover {
+            Some(Kind::Handover {
                 plugin: plugin.value.clone(),
-            }
+            })
         } else if let Some(reason) = &entry.retired {
-            Kind::Retired {
+            Some(Kind::Retired {
                 reason: reason.value.clone(),
-            }
+            })
         } else if let Some(reason) = &entry.reserved {
-            Kind::Reserved {
+            Some(Kind::Reserved {
                 reason: reason.value.clone(),
-            }
+            })
         } else if let Some(defined_in) = &entry.defined_in {
-            if entry.constant.is_none() {
+            if entry.constant.is_none() && entry.site.is_none() {
                 self.error(
                     Code::MissingField,
                     entry.span.clone(),
                     format!(
-                        "external id {} needs the `constant` it is defined as",
+                        "external id {} needs the `constant` it is defined as, or the `site` it is written at",
                         id.value
                     ),
+                )
+                .help = Some(
+                    "add `constant = \"NAME\"`; for a literal at a call site, say where: `site = \"PeriodicTask(advisory_lock_id=)\"`"
+                        .to_owned(),
                 );
                 ok = false;
             }
-            Kind::External {
+            Some(Kind::External {
                 defined_in: defined_in.value.clone(),
-            }
+            })
         } else if entry.constant.is_some() {
-            Kind::Constant
+            Some(Kind::Constant)
         } else {
             self.error(
                 Code::MissingField,
@@ -759,9 +815,11 @@ impl Checker<'_> {
                 "give it a `constant` (with `worker`), or `plugin`, `retired`, `reserved` or `defined_in`"
                     .to_owned(),
             );
-            return None;
+            None
         };
-        if matches!(kind, Kind::Constant | Kind::External { .. }) && entry.worker.is_none() {
+        if let Some(kind @ (Kind::Constant | Kind::External { .. })) = &kind
+            && entry.worker.is_none()
+        {
             let what = kind.as_str();
             self.error(
                 Code::MissingWorker,
@@ -789,7 +847,9 @@ impl Checker<'_> {
             );
             ok = false;
         }
-        if kind == Kind::Constant && !core.block.contains(id.value.value()) {
+        if let (Some(Kind::Constant), Some(core)) = (&kind, core)
+            && !core.block.contains(id.value.value())
+        {
             let finding = self.file.finding(
                 Code::ConstantOutsideBlock,
                 Severity::Warning,
@@ -803,20 +863,102 @@ impl Checker<'_> {
                 "legacy ids are allowed; new ids come from the block (`lockward take`)",
             ));
         }
-        ok.then(|| {
+        let kind = kind.filter(|_| ok)?;
+        Some((
+            Lock {
+                id: id.value,
+                kind,
+                constant: entry.constant.as_ref().map(|c| c.value.clone()),
+                site: entry.site.map(|s| s.value),
+                worker: entry.worker.map(|w| w.value),
+                key,
+                source: Source::Registry,
+                span: id.span,
+            },
+            entry.constant,
+        ))
+    }
+
+    /// `plugin`, `retired`, `reserved` and `defined_in` exclude each other.
+    fn one_kind(&mut self, entry: &RawLock, id: &Spanned<Id>) -> bool {
+        let kinds: Vec<(&str, Range<usize>)> = [
+            ("plugin", entry.plugin.as_ref().map(|s| s.span.clone())),
+            ("retired", entry.retired.as_ref().map(|s| s.span.clone())),
+            ("reserved", entry.reserved.as_ref().map(|s| s.span.clone())),
             (
-                Lock {
-                    id: id.value,
-                    kind,
-                    constant: entry.constant.as_ref().map(|c| c.value.clone()),
-                    worker: entry.worker.map(|w| w.value),
-                    key,
-                    source: Source::Registry,
-                    span: id.span,
-                },
-                entry.constant,
+                "defined_in",
+                entry.defined_in.as_ref().map(|s| s.span.clone()),
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(name, span)| Some((name, span?)))
+        .collect();
+        if kinds.len() < 2 {
+            return true;
+        }
+        let names: Vec<String> = kinds.iter().map(|(name, _)| format!("`{name}`")).collect();
+        let labels: Vec<_> = kinds[1..]
+            .iter()
+            .map(|(name, span)| self.file.label(span.clone(), format!("`{name}` set here")))
+            .collect();
+        let finding = self.error(
+            Code::ConflictingKinds,
+            kinds[0].1.clone(),
+            format!(
+                "id {} sets {}, which exclude each other",
+                id.value,
+                names.join(" and ")
+            ),
+        );
+        finding.labels = labels;
+        finding.help = Some(
+            "an entry is exactly one of: a constant, an external (defined_in), a handover (plugin), retired or reserved"
+                .to_owned(),
+        );
+        false
+    }
+
+    /// `site` (where an external written as a literal at a call site is written) belongs to an
+    /// external without a constant.
+    fn site(&mut self, entry: &RawLock, id: &Spanned<Id>) -> bool {
+        let Some(site) = &entry.site else {
+            return true;
+        };
+        let mut ok = true;
+        if entry.defined_in.is_none() {
+            self.error(
+                Code::MissingField,
+                site.span.clone(),
+                format!(
+                    "id {} has a `site` but no `defined_in`: a site is where an external id is written",
+                    id.value
+                ),
             )
-        })
+            .help = Some(
+                "list the files that write the id: `defined_in = [\"path/to/file.py\"]`".to_owned(),
+            );
+            ok = false;
+        }
+        if let Some(constant) = &entry.constant {
+            let label = self
+                .file
+                .label(constant.span.clone(), "`constant` set here");
+            let finding = self.error(
+                Code::ConflictingKinds,
+                site.span.clone(),
+                format!(
+                    "id {} sets both `constant` and `site`, which exclude each other",
+                    id.value
+                ),
+            );
+            finding.labels.push(label);
+            finding.help = Some(
+                "an external is either defined as a constant (`constant`) or written as a literal at a call site (`site`)"
+                    .to_owned(),
+            );
+            ok = false;
+        }
+        ok
     }
 }
 

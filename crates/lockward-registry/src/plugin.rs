@@ -5,7 +5,7 @@
 //! ([`Registry::admit`]) when it loads a plugin, so a plugin that would share a lock with core or
 //! with another plugin is refused before its workers start.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Range;
 
 use crate::finding::{Code, Finding, Severity};
@@ -190,13 +190,9 @@ mod toml {
 }
 
 mod json {
-    //! JSON has no span-keeping parser in our dependencies, so values come from `serde_json` and
-    //! positions from a scan of the text for the same tokens, in order.
-
-    use serde_json::Value;
-
     use super::{RawManifest, malformed};
     use crate::id::Id;
+    use crate::json::{Kind, Value};
     use crate::source::SourceFile;
 
     pub(super) fn manifest(
@@ -204,59 +200,68 @@ mod json {
         table_path: &str,
     ) -> Result<RawManifest, Vec<crate::Finding>> {
         let text = file.text();
-        let root: Value = serde_json::from_str(text).map_err(|error| {
-            let offset = offset_of(text, error.line(), error.column());
+        let root = crate::json::parse(text).map_err(|error| {
             malformed(
                 file,
-                offset..offset,
-                format!("the manifest is not valid JSON: {error}"),
+                error.offset..error.offset,
+                format!("the manifest is not valid JSON: {}", error.message),
             )
         })?;
         let mut table = &root;
         for part in table_path.split('.') {
-            table = table.get(part).ok_or_else(|| {
-                malformed(
-                    file,
-                    0..0,
-                    format!("the manifest has no `{table_path}` object"),
-                )
-            })?;
+            table = &table
+                .member(part)
+                .filter(|member| matches!(member.value.kind, Kind::Object(_)))
+                .ok_or_else(|| {
+                    malformed(
+                        file,
+                        0..0,
+                        format!("the manifest has no `{table_path}` object"),
+                    )
+                })?
+                .value;
         }
-        let name = table
-            .get("name")
-            .and_then(Value::as_str)
-            .filter(|name| !name.trim().is_empty())
-            .ok_or_else(|| {
-                malformed(
+        let name = table.member("name").ok_or_else(|| {
+            malformed(
+                file,
+                table.span.start..table.span.start + 1,
+                format!("`{table_path}` is missing the plugin's `name` string"),
+            )
+        })?;
+        let name_span = name.value.span.clone();
+        let name = match &name.value.kind {
+            Kind::String(name) if !name.trim().is_empty() => name.clone(),
+            _ => {
+                return Err(malformed(
                     file,
-                    0..0,
-                    format!("`{table_path}` is missing the plugin's `name` string"),
-                )
-            })?
-            .to_owned();
-        let name_span = find_key(text, "name").unwrap_or(0..0);
-        let values = table
-            .get("advisory_lock_ids")
-            .and_then(Value::as_array)
-            .ok_or_else(|| {
-                malformed(
-                    file,
-                    name_span.clone(),
-                    format!("`{table_path}` is missing the `advisory_lock_ids` array"),
-                )
-            })?;
-        let mut cursor = find_key(text, "advisory_lock_ids").map_or(0, |span| span.end);
+                    name_span,
+                    "the plugin's `name` must be a non-empty string",
+                ));
+            }
+        };
+        let ids = table.member("advisory_lock_ids").ok_or_else(|| {
+            malformed(
+                file,
+                name_span.clone(),
+                format!("`{table_path}` is missing the `advisory_lock_ids` array"),
+            )
+        })?;
+        let Kind::Array(values) = &ids.value.kind else {
+            return Err(malformed(
+                file,
+                ids.value.span.clone(),
+                format!(
+                    "`advisory_lock_ids` must be an array of integers, found {}",
+                    ids.value.type_name()
+                ),
+            ));
+        };
         let mut ids = Vec::with_capacity(values.len());
         let mut errors = Vec::new();
         for value in values {
-            let span = next_token(text, &mut cursor);
-            match value.as_i64() {
-                Some(id) => ids.push((Id::new(id, text[span.clone()].to_owned()), span)),
-                None => errors.extend(malformed(
-                    file,
-                    span,
-                    format!("advisory lock ids are integers that fit a bigint, found `{value}`"),
-                )),
+            match id(text, value) {
+                Ok(id) => ids.push((id, value.span.clone())),
+                Err(message) => errors.extend(malformed(file, value.span.clone(), message)),
             }
         }
         if errors.is_empty() {
@@ -270,54 +275,53 @@ mod json {
         }
     }
 
-    fn offset_of(text: &str, line: usize, column: usize) -> usize {
-        let start: usize = text
-            .split_inclusive('\n')
-            .take(line.saturating_sub(1))
-            .map(str::len)
-            .sum();
-        (start + column.saturating_sub(1)).min(text.len())
-    }
-
-    fn find_key(text: &str, key: &str) -> Option<std::ops::Range<usize>> {
-        let quoted = format!("\"{key}\"");
-        text.find(&quoted).map(|start| start..start + quoted.len())
-    }
-
-    /// The next array element after `cursor`: skips `[`, `,` and white space.
-    fn next_token(text: &str, cursor: &mut usize) -> std::ops::Range<usize> {
-        let bytes = text.as_bytes();
-        let mut start = *cursor;
-        while start < bytes.len()
-            && matches!(
-                bytes[start],
-                b'[' | b',' | b':' | b' ' | b'\t' | b'\r' | b'\n'
-            )
-        {
-            start += 1;
+    /// An integer that fits a bigint, kept as written.
+    fn id(text: &str, value: &Value) -> Result<Id, String> {
+        let written = &text[value.span.clone()];
+        if value.kind != Kind::Number {
+            return Err(format!(
+                "advisory lock ids are integers, found {}",
+                value.type_name()
+            ));
         }
-        let mut end = start;
-        while end < bytes.len() && !matches!(bytes[end], b',' | b']' | b' ' | b'\t' | b'\r' | b'\n')
-        {
-            end += 1;
+        if written.contains(['.', 'e', 'E']) {
+            return Err(format!("advisory lock ids are integers, found `{written}`"));
         }
-        *cursor = end;
-        start..end
+        written
+            .parse::<i64>()
+            .map(|number| Id::new(number, written))
+            .map_err(|_| {
+                format!("`{written}` does not fit in PostgreSQL's bigint (-2^63 ..= 2^63-1)")
+            })
     }
 }
 
 /// A plugin that passed admission, and the ids its workers may hold.
 #[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// Only admission builds one, so [`AdmittedPlugin::lock`] hands out only ids a registry admitted.
 pub struct AdmittedPlugin {
-    /// The plugin's name.
-    pub name: String,
-    /// Its manifest's path, relative to the registry's directory.
-    pub manifest: String,
-    /// The ids it declared.
-    pub ids: Vec<Id>,
+    name: String,
+    manifest: String,
+    ids: Vec<Id>,
 }
 
 impl AdmittedPlugin {
+    /// The plugin's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its manifest's path, relative to the registry's directory.
+    pub fn manifest(&self) -> &str {
+        &self.manifest
+    }
+
+    /// The ids it declared.
+    pub fn ids(&self) -> &[Id] {
+        &self.ids
+    }
+
     /// The admitted id `value` as a lock a worker can be built from, or `None` when this plugin
     /// did not declare it.
     pub fn lock(&self, value: i64) -> Option<Lock> {
@@ -328,6 +332,7 @@ impl AdmittedPlugin {
                 plugin: self.name.clone(),
             },
             constant: None,
+            site: None,
             worker: None,
             key: KeyShape::Exact,
             source: Source::Registry,
@@ -385,13 +390,16 @@ impl Registry {
         manifest: &Manifest,
         others: &[&Manifest],
     ) -> Result<AdmittedPlugin, Vec<Finding>> {
+        self.admit_against(manifest, &Declared::new(others.iter().copied()))
+    }
+
+    fn admit_against(
+        &self,
+        manifest: &Manifest,
+        declared: &Declared<'_>,
+    ) -> Result<AdmittedPlugin, Vec<Finding>> {
         let mut findings = self.registry_refusals(manifest);
-        for other in others
-            .iter()
-            .filter(|other| other.path() != manifest.path())
-        {
-            findings.extend(self.shared_with(manifest, other));
-        }
+        findings.extend(self.shared(manifest, declared));
         if findings.is_empty() {
             Ok(AdmittedPlugin {
                 name: manifest.name.clone(),
@@ -432,7 +440,7 @@ impl Registry {
                 duplicate_names.push((manifest, first));
             }
         }
-        let mut refused_paths: Vec<&str> = Vec::new();
+        let mut refused_paths: HashSet<&str> = HashSet::new();
         for (manifest, first) in duplicate_names {
             findings.push(
                 manifest
@@ -452,9 +460,9 @@ impl Registry {
             );
             refused_paths.extend([manifest.path(), first.path()]);
         }
+        let declared = Declared::new(&manifests);
         for manifest in &manifests {
-            let others: Vec<&Manifest> = manifests.iter().collect();
-            match self.admit(manifest, &others) {
+            match self.admit_against(manifest, &declared) {
                 Ok(plugin) if !refused_paths.contains(&manifest.path()) => {
                     verdicts.push(Verdict::Admitted(plugin));
                 }
@@ -487,7 +495,11 @@ impl Registry {
                     } else {
                         "external id"
                     };
-                    let constant = lock.constant.as_deref().unwrap_or("?");
+                    let constant = lock
+                        .constant
+                        .as_deref()
+                        .or(lock.site.as_deref())
+                        .unwrap_or("?");
                     Some((
                         Code::PluginCollidesWithCore,
                         format!(
@@ -544,42 +556,46 @@ impl Registry {
         findings
     }
 
-    /// Rule 4: ids `manifest` shares with `other`. Refused unless `manifest` holds the handover
-    /// (then `other` is refused by rule 3, and reporting it twice helps nobody).
-    fn shared_with(&self, manifest: &Manifest, other: &Manifest) -> Vec<Finding> {
+    /// Rule 4: ids `manifest` shares with other manifests. Refused unless `manifest` holds the
+    /// handover (then the others are refused by rule 3, and reporting it twice helps nobody).
+    fn shared(&self, manifest: &Manifest, declared: &Declared<'_>) -> Vec<Finding> {
         let mut findings = Vec::new();
         for (id, span) in &manifest.ids {
-            let Some((_, other_span)) = other.ids.iter().find(|(other_id, _)| other_id == id)
-            else {
-                continue;
-            };
-            let handed_to = match self.lock(id.value()).map(|lock| &lock.kind) {
-                Some(Kind::Handover { plugin }) => Some(plugin.as_str()),
-                _ => None,
-            };
-            if handed_to.is_some() {
+            if matches!(
+                self.lock(id.value()).map(|lock| &lock.kind),
+                Some(Kind::Handover { .. })
+            ) {
                 continue;
             }
-            findings.push(
-                manifest
-                    .id_finding(
-                        Code::PluginIdShared,
-                        span,
-                        format!(
-                            "plugin `{}` declares id {id}, which plugin `{}` also declares ({})",
-                            manifest.name,
-                            other.name,
-                            other.path()
-                        ),
-                    )
-                    .with_label(other.file.label(other_span.clone(), format!("declared by `{}` here", other.name)))
-                    .with_help("two workers on one id skip each other's cycles; give each plugin its own id"),
-            );
+            for &(other, other_span) in declared.by_id.get(&id.value()).into_iter().flatten() {
+                if other.path() == manifest.path() {
+                    continue;
+                }
+                findings.push(
+                    manifest
+                        .id_finding(
+                            Code::PluginIdShared,
+                            span,
+                            format!(
+                                "plugin `{}` declares id {id}, which plugin `{}` also declares ({})",
+                                manifest.name,
+                                other.name,
+                                other.path()
+                            ),
+                        )
+                        .with_label(other.file.label(other_span.clone(), format!("declared by `{}` here", other.name)))
+                        .with_help("two workers on one id skip each other's cycles; give each plugin its own id"),
+                );
+            }
         }
         findings
     }
 
     fn unused_handovers(&self, manifests: &[Manifest]) -> Vec<Finding> {
+        let declared: HashSet<(&str, i64)> = manifests
+            .iter()
+            .flat_map(|m| m.ids.iter().map(|(id, _)| (m.name.as_str(), id.value())))
+            .collect();
         self.locks
             .iter()
             .filter_map(|lock| {
@@ -589,10 +605,7 @@ impl Registry {
                 if lock.source != Source::Registry {
                     return None;
                 }
-                let declared = manifests
-                    .iter()
-                    .any(|m| &m.name == plugin && m.ids.iter().any(|(id, _)| *id == lock.id));
-                (!declared).then(|| {
+                (!declared.contains(&(plugin.as_str(), lock.id.value()))).then(|| {
                     self.file
                         .finding(
                             Code::UnusedHandover,
@@ -604,6 +617,24 @@ impl Registry {
                 })
             })
             .collect()
+    }
+}
+
+/// Which manifests declare each id, so that rule 4 costs a lookup per id instead of a pass over
+/// every other manifest.
+struct Declared<'m> {
+    by_id: HashMap<i64, Vec<(&'m Manifest, &'m Range<usize>)>>,
+}
+
+impl<'m> Declared<'m> {
+    fn new(manifests: impl IntoIterator<Item = &'m Manifest>) -> Self {
+        let mut by_id: HashMap<i64, Vec<(&'m Manifest, &'m Range<usize>)>> = HashMap::new();
+        for manifest in manifests {
+            for (id, span) in &manifest.ids {
+                by_id.entry(id.value()).or_default().push((manifest, span));
+            }
+        }
+        Self { by_id }
     }
 }
 

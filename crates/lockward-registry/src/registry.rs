@@ -63,6 +63,16 @@ pub struct PluginSettings {
     pub manifests: Vec<String>,
     /// Dotted path of the table holding `name` and `advisory_lock_ids` (default `plugin`).
     pub table: String,
+    /// Where each of `manifests` is written in the registry file.
+    pub(crate) manifest_spans: Vec<std::ops::Range<usize>>,
+}
+
+impl PluginSettings {
+    /// The byte range of the `index`th manifest glob in the registry file, for findings about
+    /// what it matched.
+    pub fn manifest_span(&self, index: usize) -> Option<std::ops::Range<usize>> {
+        self.manifest_spans.get(index).cloned()
+    }
 }
 
 /// `[scan]`.
@@ -144,27 +154,73 @@ impl std::fmt::Display for Source {
     }
 }
 
-/// One registered id.
+/// One registered id. Only a validated [`Registry`] hands them out, and nothing changes one
+/// after validation: its fields are read through the methods of the same names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lock {
-    /// The id, as written.
-    pub id: Id,
-    /// What kind of entry it is.
-    pub kind: Kind,
-    /// The constant's name, for constants and externals (and optionally others).
-    pub constant: Option<String>,
-    /// The background worker that holds it.
-    pub worker: Option<String>,
-    /// Exact bigint key or a family.
-    pub key: KeyShape,
-    /// Where the entry came from.
-    pub source: Source,
+    pub(crate) id: Id,
+    pub(crate) kind: Kind,
+    pub(crate) constant: Option<String>,
+    pub(crate) site: Option<String>,
+    pub(crate) worker: Option<String>,
+    pub(crate) key: KeyShape,
+    pub(crate) source: Source,
     /// Byte range of the entry's `id` value in the registry file (empty for entries not from
     /// the file).
-    pub span: std::ops::Range<usize>,
+    pub(crate) span: std::ops::Range<usize>,
 }
 
 impl Lock {
+    /// The id, as written.
+    pub fn id(&self) -> &Id {
+        &self.id
+    }
+
+    /// What kind of entry it is.
+    pub fn kind(&self) -> &Kind {
+        &self.kind
+    }
+
+    /// The constant's name, for constants and externals (and optionally others).
+    pub fn constant(&self) -> Option<&str> {
+        self.constant.as_deref()
+    }
+
+    /// For an external written as a literal at a call site rather than defined as a constant:
+    /// how it is written there (`PeriodicTask(advisory_lock_id=)`).
+    pub fn site(&self) -> Option<&str> {
+        self.site.as_deref()
+    }
+
+    /// The background worker that holds it.
+    pub fn worker(&self) -> Option<&str> {
+        self.worker.as_deref()
+    }
+
+    /// Exact bigint key or a family.
+    pub fn key(&self) -> KeyShape {
+        self.key
+    }
+
+    /// Where the entry came from.
+    pub fn source(&self) -> &Source {
+        &self.source
+    }
+
+    /// Byte range of the entry's `id` value in the registry file (empty for entries not from
+    /// the file: reservations found on other branches, plugins' own ids).
+    pub fn span(&self) -> std::ops::Range<usize> {
+        self.span.clone()
+    }
+
+    /// Whether `other` is the same lock: the same id, kind and owner (where and how each was
+    /// written does not matter, nor what else its entry says).
+    pub fn same_lock(&self, other: &Lock) -> bool {
+        self.id.value() == other.id.value()
+            && self.kind.as_str() == other.kind.as_str()
+            && self.owner() == other.owner()
+    }
+
     /// `core`, `plugin:NAME`, or `None` (retired and reserved ids have no owner).
     pub fn owner(&self) -> Option<String> {
         match &self.kind {
@@ -306,14 +362,41 @@ impl Registry {
             .then(|| Id::styled_like(next, block.start.literal()))
     }
 
-    /// Adds reservations found elsewhere (another branch's registry). Ids already registered
-    /// here are skipped: the registry on this branch is the authority.
-    pub fn add_reservations(&mut self, reservations: impl IntoIterator<Item = Lock>) {
-        for lock in reservations {
-            if self.by_id.contains_key(&lock.id.value()) {
+    /// Adds reservations found elsewhere (another branch's registry) as `reserved` entries with
+    /// source `branch NAME`. Ids already registered here are skipped (the registry on this
+    /// branch is the authority), and so are later reservations of an id already added.
+    pub fn add_reservations(&mut self, reservations: impl IntoIterator<Item = Reservation>) {
+        let mut added = std::collections::HashSet::new();
+        for reservation in reservations {
+            let value = reservation.id.value();
+            if self.by_id.contains_key(&value) || !added.insert(value) {
                 continue;
             }
-            self.locks.push(lock);
+            self.locks.push(Lock {
+                id: reservation.id,
+                kind: Kind::Reserved {
+                    reason: reservation.reason,
+                },
+                constant: reservation.constant,
+                site: None,
+                worker: reservation.worker,
+                key: reservation.key,
+                source: Source::Branch(reservation.branch),
+                span: 0..0,
+            });
+        }
+        self.reindex();
+    }
+
+    /// Carries over the reservations `old` had from other branches (after an edit re-parsed the
+    /// file), skipping ids registered here now.
+    pub(crate) fn keep_reservations_of(&mut self, old: &Registry) {
+        for lock in &old.locks {
+            if matches!(lock.source, Source::Branch(_))
+                && !self.by_id.contains_key(&lock.id.value())
+            {
+                self.locks.push(lock.clone());
+            }
         }
         self.reindex();
     }
@@ -329,6 +412,24 @@ impl Registry {
     }
 }
 
+/// An id that work which has not landed took: what [`Registry::add_reservations`] turns into a
+/// `reserved` entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reservation {
+    /// The id, as written on the branch.
+    pub id: Id,
+    /// What it is reserved for.
+    pub reason: String,
+    /// The constant the branch gave it, if any.
+    pub constant: Option<String>,
+    /// The worker the branch gave it, if any.
+    pub worker: Option<String>,
+    /// Exact bigint key or a family.
+    pub key: KeyShape,
+    /// The branch it was found on.
+    pub branch: String,
+}
+
 /// The `list --format json` view of one entry.
 #[derive(Debug, Clone, Serialize)]
 pub struct LockView<'a> {
@@ -340,6 +441,9 @@ pub struct LockView<'a> {
     pub kind: &'static str,
     /// The constant's name.
     pub constant: Option<&'a str>,
+    /// For an external written as a literal at a call site: how it is written there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub site: Option<&'a str>,
     /// `core`, `plugin:NAME` or null.
     pub owner: Option<String>,
     /// The worker that holds it.
@@ -362,6 +466,7 @@ impl Registry {
                 literal: lock.id.literal(),
                 kind: lock.kind.as_str(),
                 constant: lock.constant.as_deref(),
+                site: lock.site.as_deref(),
                 owner: lock.owner(),
                 worker: lock.worker.as_deref(),
                 defined_in: lock.defined_in(self),

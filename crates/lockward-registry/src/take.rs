@@ -352,12 +352,7 @@ fn reparse(old: &Registry, text: &str) -> Result<Registry, EditError> {
     let mut registry = parse(old.file().path(), text)
         .map_err(EditError::Rejected)?
         .registry;
-    registry.add_reservations(
-        old.locks()
-            .iter()
-            .filter(|lock| matches!(lock.source, Source::Branch(_)))
-            .cloned(),
-    );
+    registry.keep_reservations_of(old);
     Ok(registry)
 }
 

@@ -89,12 +89,12 @@ fn finding(code: Code, severity: Severity, path: &str, at: &Location, message: S
 impl<'a> Checker<'a> {
     /// `finding`, with a label on the registry entry it is about.
     fn about(&self, finding: Finding, lock: &Lock) -> Finding {
-        if lock.source != Source::Registry || lock.span.is_empty() {
+        if *lock.source() != Source::Registry || lock.span().is_empty() {
             return finding;
         }
         let label = self
             .registry
-            .label(lock, format!("id {} is registered here", lock.id));
+            .label(lock, format!("id {} is registered here", lock.id()));
         finding.with_label(label)
     }
 
@@ -155,7 +155,7 @@ impl<'a> Checker<'a> {
     ) -> Option<&'a Lock> {
         let lock = self.entry(key);
         let id = match (lock, key) {
-            (Some(lock), _) => lock.id.value(),
+            (Some(lock), _) => lock.id().value(),
             (None, SiteKey::Bigint(value) | SiteKey::Pair(value)) => value,
         };
         self.report.sites.push(Site {
@@ -183,15 +183,15 @@ impl<'a> Checker<'a> {
             // A wrong value where the entry says it is defined stands in for the definition; one
             // elsewhere (a test's copy) leaves the entry's own file to be checked.
             if self.is_home(path, registered) {
-                self.mismatched.insert(registered.id.value());
+                self.mismatched.insert(registered.id().value());
             }
             let message = format!(
                 "`{name}` is {value} here, but the registry gives it id {}",
-                registered.id
+                registered.id()
             );
             let help = format!(
                 "set `{name}` to {}: the registry is the authority",
-                registered.id
+                registered.id()
             );
             let finding = finding(
                 Code::ConstantValueMismatch,
@@ -228,11 +228,11 @@ impl<'a> Checker<'a> {
         if self.kind_findings(path, at, lock, Written::Literal) {
             return;
         }
-        match &lock.constant {
+        match lock.constant() {
             Some(registered) if registered != name => {
                 let message = format!(
                     "id {} is defined here as `{name}`, but registered as `{registered}`",
-                    lock.id
+                    lock.id()
                 );
                 let help = format!("one id has one name: use `{registered}` instead of `{name}`");
                 let finding = finding(
@@ -246,7 +246,7 @@ impl<'a> Checker<'a> {
                 self.emit(at, finding);
             }
             _ => {
-                self.found.insert(lock.id.value());
+                self.found.insert(lock.id().value());
             }
         }
     }
@@ -257,15 +257,15 @@ impl<'a> Checker<'a> {
         let named: Vec<&'a Lock> = registry
             .locks()
             .iter()
-            .filter(|lock| lock.constant.as_deref() == Some(name))
+            .filter(|lock| lock.constant() == Some(name))
             .collect();
-        if named.is_empty() || named.iter().any(|lock| lock.id.value() == value) {
+        if named.is_empty() || named.iter().any(|lock| lock.id().value() == value) {
             return None;
         }
         named
             .iter()
             .find(|lock| lock.defined_in(self.registry).contains(&path))
-            .or_else(|| named.iter().find(|lock| lock.kind == Kind::Constant))
+            .or_else(|| named.iter().find(|lock| *lock.kind() == Kind::Constant))
             .or_else(|| named.first())
             .copied()
     }
@@ -323,7 +323,7 @@ impl<'a> Checker<'a> {
         if self.kind_findings(path, at, lock, written) || written == Written::ByName {
             return;
         }
-        self.found.insert(lock.id.value());
+        self.found.insert(lock.id().value());
     }
 
     fn defined_here(&self, path: &str, name: &str) -> bool {
@@ -343,7 +343,7 @@ impl<'a> Checker<'a> {
             return self
                 .registry
                 .lock_by_constant(name)
-                .map(|lock| lock.id.clone());
+                .map(|lock| lock.id().clone());
         };
         if let Some(&(value, _)) = definitions.iter().find(|(_, file)| *file == path) {
             return Some(value.clone());
@@ -360,9 +360,9 @@ impl<'a> Checker<'a> {
             .registry
             .locks()
             .iter()
-            .find(|lock| lock.constant.as_deref() == Some(name) && self.is_home(path, lock));
+            .find(|lock| lock.constant() == Some(name) && self.is_home(path, lock));
         if let Some(lock) = listing {
-            return Some(lock.id.clone());
+            return Some(lock.id().clone());
         }
         one(definitions
             .iter()
@@ -420,8 +420,8 @@ impl<'a> Checker<'a> {
     /// Findings that depend on the entry's kind alone; returns whether one applied (then the
     /// site needs no further checks).
     fn kind_findings(&mut self, path: &str, at: &Location, lock: &Lock, written: Written) -> bool {
-        let id = &lock.id;
-        match &lock.kind {
+        let id = &lock.id();
+        match &lock.kind() {
             Kind::Retired { reason } => {
                 let message = format!("id {id} is retired ({reason}) but still used here");
                 let help = "retired ids are never reused: remove this use, or take a new id with `lockward take`";
@@ -432,7 +432,7 @@ impl<'a> Checker<'a> {
             }
             Kind::Reserved { reason } => {
                 if written == Written::Literal {
-                    let by = match &lock.source {
+                    let by = match &lock.source() {
                         Source::Registry => String::new(),
                         Source::Branch(branch) => format!(" on branch {branch}"),
                     };
@@ -471,7 +471,7 @@ impl<'a> Checker<'a> {
             }
             Kind::Constant if written == Written::Literal && !self.is_home(path, lock) => {
                 let constants = &self.registry.core().constants;
-                let name = lock.constant.as_deref().unwrap_or("its constant");
+                let name = lock.constant().unwrap_or("its constant");
                 let message = format!(
                     "id {id} (`{name}`) is written as a literal outside core's constants file `{constants}`"
                 );
@@ -492,20 +492,25 @@ impl<'a> Checker<'a> {
                 if written == Written::Literal && !self.is_home(path, lock) =>
             {
                 let name = lock
-                    .constant
-                    .as_deref()
+                    .constant()
                     .map_or_else(String::new, |n| format!(" (`{n}`)"));
                 let message = format!(
                     "id {id}{name} is used in `{path}`, which its registry entry does not list"
                 );
-                let help = format!(
-                    "add \"{path}\" to the entry's defined_in, or use the id through its constant from {}",
-                    defined_in
-                        .iter()
-                        .map(|f| format!("`{f}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
+                let files = defined_in
+                    .iter()
+                    .map(|f| format!("`{f}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let help = if lock.constant().is_some() {
+                    format!(
+                        "add \"{path}\" to the entry's defined_in, or use the id through its constant from {files}"
+                    )
+                } else {
+                    format!(
+                        "add \"{path}\" to the entry's defined_in (it lists {files}), or take an id of its own for this site with `lockward take`"
+                    )
+                };
                 let finding = finding(Code::UndeclaredSite, Severity::Error, path, at, message);
                 let finding = self.about(finding.with_help(help), lock);
                 self.emit(at, finding);
@@ -528,7 +533,7 @@ impl<'a> Checker<'a> {
                 {
                     let named_entry = self
                         .entry(SiteKey::Bigint(value.value()))
-                        .and_then(|l| l.constant.as_ref());
+                        .and_then(|l| l.constant());
                     if named_entry.is_none() && self.registry.locks_named(name).next().is_none() {
                         by_value
                             .entry(value.value())
@@ -585,15 +590,15 @@ impl<'a> Checker<'a> {
         let constants = normalise(&self.registry.core().constants).to_owned();
         let constants_exist = root.join(&constants).is_file();
         for lock in self.registry.locks() {
-            let id = lock.id.value();
+            let id = lock.id().value();
             if self.found.contains(&id)
                 || self.mismatched.contains(&id)
-                || lock.source != Source::Registry
+                || *lock.source() != Source::Registry
             {
                 continue;
             }
-            let name = lock.constant.as_deref();
-            match &lock.kind {
+            let name = lock.constant();
+            match &lock.kind() {
                 Kind::Constant => {
                     let name = name.unwrap_or("?");
                     let why = if !constants_exist {
@@ -605,9 +610,9 @@ impl<'a> Checker<'a> {
                     };
                     let message = format!(
                         "registered constant `{name}` ({}) is not defined in `{constants}`, {why}",
-                        lock.id
+                        lock.id()
                     );
-                    let help = format!("define `{name}` = {} in `{constants}`", lock.id);
+                    let help = format!("define `{name}` = {} in `{constants}`", lock.id());
                     let finding = Finding::file(
                         Code::ConstantMissing,
                         Severity::Error,
@@ -618,10 +623,11 @@ impl<'a> Checker<'a> {
                     self.report.findings.push(finding);
                 }
                 Kind::External { defined_in } => {
-                    let what = name.map_or_else(
-                        || format!("id {}", lock.id),
-                        |n| format!("`{n}` ({})", lock.id),
-                    );
+                    let what = match (name, lock.site()) {
+                        (Some(n), _) => format!("`{n}` ({})", lock.id()),
+                        (None, Some(site)) => format!("id {} (written at `{site}`)", lock.id()),
+                        (None, None) => format!("id {}", lock.id()),
+                    };
                     let absent: Vec<&str> = defined_in
                         .iter()
                         .map(|f| normalise(f))

@@ -1,10 +1,12 @@
 //! Where each plugin lives: the directory of its manifest, found during the walk.
 //!
-//! Admission (in the registry crate) is the authority on manifests; the scan only needs each
-//! plugin's name and directory, so it reads no more of a manifest than that.
+//! Admission (in the registry crate) is the authority on manifests, and its parser is the only
+//! one: the scan takes each plugin's name, ids and directory from it.
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use lockward_registry::PluginSettings;
+use lockward_registry::{Manifest, PluginSettings};
+
+use crate::PluginDir;
 
 /// The `[plugins] manifests` globs, relative to the registry's directory; `None` when there are
 /// none (or none parse: the registry's own rules report bad globs).
@@ -21,44 +23,17 @@ pub(crate) fn manifest_globs(settings: &PluginSettings) -> Option<GlobSet> {
     any.then(|| builder.build().ok()).flatten()
 }
 
-/// The plugin name a manifest declares at `table.name`, and the integers of
-/// `table.advisory_lock_ids` (TOML, or JSON by extension). A malformed manifest gives `None`
-/// or fewer ids: admission reports it; the scan only needs what is readable.
-pub(crate) fn manifest(path: &str, text: &str, table: &str) -> Option<(String, Vec<i64>)> {
-    let keys: Vec<&str> = table.split('.').filter(|key| !key.is_empty()).collect();
-    let json = std::path::Path::new(path)
-        .extension()
-        .is_some_and(|extension| extension.eq_ignore_ascii_case("json"));
-    if json {
-        let document: serde_json::Value = serde_json::from_str(text).ok()?;
-        let mut value = &document;
-        for key in &keys {
-            value = value.get(key)?;
-        }
-        let name = value.get("name")?.as_str()?.to_owned();
-        let ids = value
-            .get("advisory_lock_ids")
-            .and_then(serde_json::Value::as_array)
-            .map(|ids| ids.iter().filter_map(serde_json::Value::as_i64).collect())
-            .unwrap_or_default();
-        return Some((name, ids));
-    }
-    let document: toml_edit::DocumentMut = text.parse().ok()?;
-    let mut item = document.as_item();
-    for key in &keys {
-        item = item.get(key)?;
-    }
-    let name = item.get("name")?.as_str()?.to_owned();
-    let ids = item
-        .get("advisory_lock_ids")
-        .and_then(toml_edit::Item::as_array)
-        .map(|ids| {
-            ids.iter()
-                .filter_map(toml_edit::Value::as_integer)
-                .collect()
-        })
-        .unwrap_or_default();
-    Some((name, ids))
+/// The plugin a manifest at `path` (relative to the registry's directory) declares, with its
+/// directory, read by the registry's own manifest parser. A malformed manifest gives `None`:
+/// admission reports it, and its code is then held to the registry like core's.
+pub(crate) fn plugin(path: &str, text: &str, table: &str) -> Option<PluginDir> {
+    let manifest = Manifest::parse(path, text, table).ok()?;
+    let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir).to_owned();
+    Some(PluginDir {
+        ids: manifest.ids.iter().map(|(id, _)| id.value()).collect(),
+        name: manifest.name,
+        dir,
+    })
 }
 
 #[cfg(test)]
@@ -68,16 +43,17 @@ mod tests {
     #[test]
     fn names_and_ids_come_from_the_configured_table() {
         let toml = "[tool.harbor.plugin]\nname = \"billing\"\nadvisory_lock_ids = [1_001_002]\n";
-        let billing = Some(("billing".to_owned(), vec![1_001_002]));
+        let billing = plugin("p/pyproject.toml", toml, "tool.harbor.plugin").expect("valid");
         assert_eq!(
-            manifest("p/pyproject.toml", toml, "tool.harbor.plugin"),
-            billing
+            (billing.name.as_str(), billing.dir.as_str()),
+            ("billing", "p")
         );
-        let json = r#"{"plugin": {"name": "search", "advisory_lock_ids": [2, "x"]}}"#;
+        assert_eq!(billing.ids, [1_001_002]);
+        let json = r#"{"plugin": {"name": "search", "advisory_lock_ids": [2]}}"#;
         assert_eq!(
-            manifest("p/plugin.json", json, "plugin"),
-            Some(("search".to_owned(), vec![2]))
+            plugin("p/plugin.json", json, "plugin").expect("valid").ids,
+            [2]
         );
-        assert_eq!(manifest("p/plugin.toml", "[plugin]\n", "plugin"), None);
+        assert_eq!(plugin("p/plugin.toml", "[plugin]\n", "plugin"), None);
     }
 }

@@ -263,12 +263,8 @@ impl Shared<'_> {
         let Ok(text) = std::fs::read_to_string(path) else {
             return;
         };
-        if let Some((name, ids)) = plugins::manifest(relative, &text, table) {
-            let dir = relative
-                .rsplit_once('/')
-                .map_or("", |(dir, _)| dir)
-                .to_owned();
-            lock(&self.plugins).push(PluginDir { name, dir, ids });
+        if let Some(plugin) = plugins::plugin(relative, &text, table) {
+            lock(&self.plugins).push(plugin);
         }
     }
 }

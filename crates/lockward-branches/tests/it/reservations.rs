@@ -1,23 +1,20 @@
-use lockward_registry::{Code, Id, KeyShape, Kind, Lock, Severity, Source};
+use lockward_registry::{Code, Id, KeyShape, Reservation, Severity, Source};
 use tempfile::TempDir;
 
 use crate::{BASE, Repo, constant, current, git};
 
-fn reserved(id: i64, literal: &str, name: &str, worker: &str, branch: &str) -> Lock {
-    Lock {
+fn reserved(id: i64, literal: &str, name: &str, worker: &str, branch: &str) -> Reservation {
+    Reservation {
         id: Id::new(id, literal),
-        kind: Kind::Reserved {
-            reason: format!("{name} ({worker}) on branch {branch}"),
-        },
+        reason: format!("{name} ({worker}) on branch {branch}"),
         constant: Some(name.to_owned()),
         worker: Some(worker.to_owned()),
         key: KeyShape::Exact,
-        source: Source::Branch(branch.to_owned()),
-        span: 0..0,
+        branch: branch.to_owned(),
     }
 }
 
-fn literals(locks: &[Lock]) -> Vec<&str> {
+fn literals(locks: &[Reservation]) -> Vec<&str> {
     locks.iter().map(|lock| lock.id.literal()).collect()
 }
 
@@ -73,7 +70,7 @@ fn next_free_id_skips_ids_reserved_by_branches() {
 
     assert_eq!(registry.next_free_id([]).unwrap().literal(), "1_001_006");
     assert_eq!(
-        registry.lock(1_001_005).unwrap().source,
+        *registry.lock(1_001_005).unwrap().source(),
         Source::Branch("feature/dunning".into())
     );
 }
@@ -176,10 +173,7 @@ fn a_local_branch_is_named_before_its_remote_tracking_copy() {
 
     assert_eq!(found.findings, []);
     assert_eq!(found.locks.len(), 1);
-    assert_eq!(
-        found.locks[0].source,
-        Source::Branch("feature/dunning".into())
-    );
+    assert_eq!(found.locks[0].branch, "feature/dunning");
 }
 
 /// A label as a reader checks it: path, line, column, source line, message.
@@ -453,10 +447,8 @@ fn a_handover_on_a_branch_is_reserved_and_collides_with_a_constant() {
          billing on branch feature/billing and ADVISORY_LOCK_DUNNING on branch feature/dunning"
     );
     assert_eq!(
-        found.locks[0].kind,
-        Kind::Reserved {
-            reason: "handover to plugin billing on branch feature/billing".into()
-        }
+        found.locks[0].reason,
+        "handover to plugin billing on branch feature/billing"
     );
 }
 

@@ -41,8 +41,8 @@ pub(crate) fn run(global: &Global, format: &FormatArg) -> anyhow::Result<Outcome
             .zip(registry.locks())
             .map(|(view, lock)| Listed {
                 view,
-                reason: match &lock.kind {
-                    Kind::Retired { reason } | Kind::Reserved { reason } => Some(reason),
+                reason: match lock.kind() {
+                    Kind::Retired { reason } | Kind::Reserved { reason } => Some(reason.as_str()),
                     _ => None,
                 },
             })
@@ -62,7 +62,7 @@ pub(crate) fn run(global: &Global, format: &FormatArg) -> anyhow::Result<Outcome
     ]];
     for (Listed { view, reason }, lock) in listing.locks.iter().zip(registry.locks()) {
         let detail = reason.or(view.worker).unwrap_or("").to_owned();
-        let family = if lock.key == lockward_registry::KeyShape::Family {
+        let family = if lock.key() == lockward_registry::KeyShape::Family {
             " (family)"
         } else {
             ""
@@ -70,7 +70,11 @@ pub(crate) fn run(global: &Global, format: &FormatArg) -> anyhow::Result<Outcome
         rows.push([
             view.literal.to_owned(),
             format!("{}{family}", view.kind),
-            view.constant.unwrap_or("-").to_owned(),
+            match (view.constant, view.site) {
+                (Some(constant), _) => constant.to_owned(),
+                (None, Some(site)) => format!("literal at {site}"),
+                (None, None) => "-".to_owned(),
+            },
             view.owner.clone().unwrap_or_else(|| "-".to_owned()),
             detail,
             view.source.clone(),

@@ -22,10 +22,10 @@ pub(crate) fn run(global: &Global, format: &FormatArg) -> anyhow::Result<Outcome
             .iter()
             .map(|verdict| match verdict {
                 Verdict::Admitted(plugin) => json!({
-                    "name": plugin.name,
-                    "manifest": plugin.manifest,
+                    "name": plugin.name(),
+                    "manifest": plugin.manifest(),
                     "admitted": true,
-                    "ids": plugin.ids.iter().map(lockward_registry::Id::value).collect::<Vec<_>>(),
+                    "ids": plugin.ids().iter().map(lockward_registry::Id::value).collect::<Vec<_>>(),
                 }),
                 Verdict::Refused { name, manifest } => json!({
                     "name": name,
@@ -51,10 +51,10 @@ pub(crate) fn run(global: &Global, format: &FormatArg) -> anyhow::Result<Outcome
             rows.push(match verdict {
                 Verdict::Admitted(plugin) => [
                     "admitted".to_owned(),
-                    plugin.name.clone(),
-                    plugin.manifest.clone(),
+                    plugin.name().to_owned(),
+                    plugin.manifest().to_owned(),
                     plugin
-                        .ids
+                        .ids()
                         .iter()
                         .map(ToString::to_string)
                         .collect::<Vec<_>>()

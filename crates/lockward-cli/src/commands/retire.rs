@@ -39,8 +39,8 @@ pub(crate) fn run(global: &Global, args: &RetireArgs) -> anyhow::Result<Outcome>
         if !args.force {
             if json {
                 output::print_json(&json!({
-                    "id": lock.id.value(),
-                    "literal": lock.id.literal(),
+                    "id": lock.id().value(),
+                    "literal": lock.id().literal(),
                     "retired": false,
                     "uses": uses,
                 }))?;
@@ -68,30 +68,30 @@ pub(crate) fn run(global: &Global, args: &RetireArgs) -> anyhow::Result<Outcome>
     changes.extend(page_change(&project, &retired.registry, next_free.as_ref()));
     let report = |written: &[String]| {
         json!({
-            "id": lock.id.value(),
-            "literal": lock.id.literal(),
+            "id": lock.id().value(),
+            "literal": lock.id().literal(),
             "retired": true,
             "written": written,
         })
     };
     if args.dry_run {
-        return preview(&project, &changes, &lock.id, json.then(|| report(&[])));
+        return preview(&project, &changes, lock.id(), json.then(|| report(&[])));
     }
     let written = relative(&project, &project_lock.write_all(&changes)?);
     stderrln!("retired {}: wrote {}", describe(lock), written.join(", "));
     if json {
         output::print_json(&report(&written))?;
     } else {
-        output::print(&format!("{}\n", lock.id))?;
+        output::print(&format!("{}\n", lock.id()))?;
     }
     Ok(Outcome::Clean)
 }
 
 /// `1_001_001 (ADVISORY_LOCK_INVOICE_ROLLUP)`, or the id alone.
 fn describe(lock: &Lock) -> String {
-    match &lock.constant {
-        Some(constant) => format!("{} ({constant})", lock.id),
-        None => lock.id.to_string(),
+    match lock.constant() {
+        Some(constant) => format!("{} ({constant})", lock.id()),
+        None => lock.id().to_string(),
     }
 }
 
@@ -117,7 +117,7 @@ fn still_in_use(project: &Project, lock: &Lock) -> anyhow::Result<Vec<Use>> {
     };
     let report = lockward_scan::scan(&project.registry, &project.location.root, &options);
     let mut uses: Vec<Use> = report
-        .uses_of(lock.id.value())
+        .uses_of(lock.id().value())
         .map(|site| Use {
             path: site.path.clone(),
             line: site.line,
@@ -135,7 +135,7 @@ fn still_in_use(project: &Project, lock: &Lock) -> anyhow::Result<Vec<Use>> {
         if let Some((_, span)) = manifest
             .ids
             .iter()
-            .find(|(id, _)| id.value() == lock.id.value())
+            .find(|(id, _)| id.value() == lock.id().value())
         {
             let text = read_if_exists(&project.location.resolve(manifest.path()))?;
             let line = text.map_or(0, |text| {

@@ -27,12 +27,13 @@ use crate::{Outcome, UsageError};
 #[derive(Debug, clap::Args)]
 pub(crate) struct RunArgs {
     /// The registered lock to elect on: a constant's name from the registry, e.g.
-    /// `ADVISORY_LOCK_INVOICE_ROLLUP` (never a bare id). With `--plugin`, an id handed over to
-    /// that plugin, as written or by its constant.
+    /// `ADVISORY_LOCK_INVOICE_ROLLUP` (never a bare id). With `--plugin`, an id of that plugin:
+    /// one handed over to it (as written or by its constant), or one of its own that its
+    /// manifest declares outside core's block.
     #[arg(long, value_name = "CONSTANT")]
     pub(crate) lock: String,
-    /// The plugin whose handed-over id `--lock` names; the plugin must be admitted (see
-    /// `lockward plugins`) and must declare the id in its manifest.
+    /// The plugin whose id `--lock` names; the plugin must be admitted (see `lockward plugins`)
+    /// and must declare the id in its manifest.
     #[arg(long, value_name = "NAME")]
     pub(crate) plugin: Option<String>,
     /// For a family lock (`key = "family"`): the member n of `pg_try_advisory_lock(id, n)`.
@@ -169,15 +170,15 @@ fn resolve(project: &Project, args: &RunArgs) -> anyhow::Result<(WorkerBuilder, 
                 args.lock
             ))
         })?,
-        Some(plugin) => handover(project, plugin, &args.lock)?,
+        Some(plugin) => &plugin_lock(project, plugin, &args.lock)?,
     };
-    let name = match (&lock.constant, &lock.kind) {
-        (Some(constant), _) => constant.clone(),
-        (None, Kind::Handover { plugin }) => format!("{plugin}.{}", lock.id.value()),
-        (None, _) => lock.id.literal().to_owned(),
+    let name = match (lock.constant(), lock.kind()) {
+        (Some(constant), _) => constant.to_owned(),
+        (None, Kind::Handover { plugin }) => format!("{plugin}.{}", lock.id().value()),
+        (None, _) => lock.id().literal().to_owned(),
     };
     let mut builder = Worker::builder_for(registry, lock).map_err(|e| UsageError(e.to_string()))?;
-    match (lock.key, args.member) {
+    match (lock.key(), args.member) {
         (KeyShape::Family, Some(member)) => builder = builder.member(member),
         (KeyShape::Family, None) => {
             return Err(UsageError(format!(
@@ -197,51 +198,55 @@ fn resolve(project: &Project, args: &RunArgs) -> anyhow::Result<(WorkerBuilder, 
         builder,
         LockName {
             name,
-            id: lock.id.value(),
+            id: lock.id().value(),
         },
     ))
 }
 
-/// The id `target` that the registry hands over to `plugin`, which must be admitted and declare
-/// it.
-fn handover<'a>(project: &'a Project, plugin: &str, target: &str) -> anyhow::Result<&'a Lock> {
+/// The id `target` of `plugin`, which must be admitted and declare it: an id the registry hands
+/// over to it, or one of the plugin's own outside core's block.
+fn plugin_lock(project: &Project, plugin: &str, target: &str) -> anyhow::Result<Lock> {
     let registry = &project.registry;
-    let lock = take::find_lock(registry, target).map_err(|e| UsageError(e.to_string()))?;
-    match &lock.kind {
-        Kind::Handover { plugin: owner } if owner == plugin => {}
-        Kind::Handover { plugin: owner } => {
+    let registered = take::find_lock(registry, target);
+    match registered.as_ref().map(|lock| lock.kind()) {
+        Ok(Kind::Handover { plugin: owner }) if owner == plugin => {}
+        Ok(Kind::Handover { plugin: owner }) => {
             return Err(UsageError(format!(
-                "id {} is handed over to plugin `{owner}`, not `{plugin}`",
-                lock.id
+                "id {target} is handed over to plugin `{owner}`, not `{plugin}`"
             ))
             .into());
         }
-        kind => {
+        Ok(kind) => {
             return Err(UsageError(format!(
-                "id {} is a {} entry, not a handover to plugin `{plugin}`",
-                lock.id,
+                "id {target} is a {} entry, not a handover to plugin `{plugin}`",
                 kind.as_str()
             ))
             .into());
         }
+        Err(_) if take::parse_id(target).is_some() => {}
+        Err(error) => return Err(UsageError(error.to_string()).into()),
     }
     let report = registry.admit_all(project.manifests.clone());
     let admitted = report
         .admitted()
-        .find(|admitted| admitted.name == plugin)
+        .find(|admitted| admitted.name() == plugin)
         .ok_or_else(|| {
             UsageError(format!(
                 "plugin `{plugin}` is not admitted (`lockward plugins` says why)"
             ))
         })?;
-    if admitted.lock(lock.id.value()).is_none() {
-        return Err(UsageError(format!(
-            "plugin `{plugin}` does not declare id {} in {}",
-            lock.id, admitted.manifest
+    let id = registered.as_ref().map_or_else(
+        |_| take::parse_id(target).unwrap_or_default(),
+        |lock| lock.id().value(),
+    );
+    let own = admitted.lock(id).ok_or_else(|| {
+        UsageError(format!(
+            "plugin `{plugin}` does not declare id {target} in {}",
+            admitted.manifest()
         ))
-        .into());
-    }
-    Ok(lock)
+    })?;
+    // A handover's entry says more than the manifest (its constant, whether it is a family).
+    Ok(registered.map_or(own, Lock::clone))
 }
 
 /// Runs the command for one led cycle and stops it when the cycle is cancelled.

@@ -124,7 +124,7 @@ fn known_plugin(project: &Project, plugin: &str) -> anyhow::Result<()> {
         .registry
         .locks()
         .iter()
-        .filter_map(|lock| match &lock.kind {
+        .filter_map(|lock| match lock.kind() {
             Kind::Handover { plugin } => Some(plugin.as_str()),
             _ => None,
         });

@@ -271,7 +271,9 @@ impl Worker {
 
     /// Whether an `application_name` is this worker's (on any host).
     fn is_replica(&self, application_name: &str) -> bool {
-        application_name.split(' ').next() == Some(self.identity.as_str())
+        application_name
+            .parse::<crate::Identity>()
+            .is_ok_and(|holder| holder.same_worker(&self.identity))
     }
 
     pub(super) fn claimant(&self) -> ledger::Claimant<'_> {
@@ -345,7 +347,7 @@ impl Worker {
                     holder_application_name = %holder.application_name,
                     holder_pid = holder.pid,
                     holder_addr = ?holder.client_addr,
-                    expected = %self.identity,
+                    expected = %self.identity.worker(),
                     "lock collision: a different worker holds this worker's advisory lock"
                 );
                 metrics::counter!("lockward_worker_cycles_skipped_total", "lock" => lock.clone())

@@ -118,10 +118,11 @@ impl Session {
             Mode::Session if worker.settings.ledger => {
                 let mut params = key_params(&worker.key);
                 params.extend(who.params(start));
-                let row = self
-                    .client
-                    .query_one(&self.statements.acquire, &refs(&params))
-                    .await?;
+                let params = refs(&params);
+                let ((), row) = tokio::try_join!(
+                    self.say_since(worker),
+                    self.client.query_one(&self.statements.acquire, &params)
+                )?;
                 let (got, token): (bool, Option<i64>) = (row.get(0), row.get(1));
                 return Ok(match (got, token) {
                     (false, _) => Acquired::NotTaken,
@@ -131,10 +132,11 @@ impl Session {
             }
             Mode::Session => {
                 let params = key_params(&worker.key);
-                let row = self
-                    .client
-                    .query_one(&self.statements.acquire, &refs(&params))
-                    .await?;
+                let params = refs(&params);
+                let ((), row) = tokio::try_join!(
+                    self.say_since(worker),
+                    self.client.query_one(&self.statements.acquire, &params)
+                )?;
                 row.get(0)
             }
             Mode::Transaction => self.begin_and_try_lock(worker).await?,
@@ -149,6 +151,28 @@ impl Session {
             Some(token) => Acquired::Taken(Some(token)),
             None => Acquired::AlreadyRun,
         })
+    }
+
+    /// Session mode: sets the session's `application_name` to its identity with the time of
+    /// this attempt to take the lock, sent just before the attempt (pipelined: no extra round
+    /// trip), so that `lockward live` shows when a held lock was taken. PostgreSQL records it
+    /// nowhere, and the session's own activity times move with every liveness probe. (Not in
+    /// transaction mode: a session-level `SET` would outlive the transaction on a pooled server
+    /// connection; there the transaction's start is the time.)
+    async fn say_since(&self, worker: &Worker) -> Result<(), tokio_postgres::Error> {
+        let Some(name) = worker
+            .identity
+            .clone()
+            .since(SystemTime::now())
+            .application_name()
+        else {
+            return Ok(());
+        };
+        // An identity is percent-encoded ASCII without quotes: safe inside a literal.
+        self.client
+            .simple_query(&format!("SET application_name = '{name}'"))
+            .await
+            .map(drop)
     }
 
     /// Ends the hold: in session mode unlocks (recording `outcome` in the ledger in the same

@@ -127,3 +127,69 @@ fn a_keepalive_that_would_never_declare_the_peer_dead_is_refused() {
         .unwrap_err();
     assert!(matches!(error, Error::Setting(_)), "{error}");
 }
+
+/// `billing`'s manifest as a host would admit it: the handover 7_000_004 and an id of its own.
+fn admitted_billing(registry: &lockward_registry::Registry) -> lockward_registry::AdmittedPlugin {
+    let manifest = lockward_registry::Manifest::parse(
+        "plugins/billing/plugin.toml",
+        "[plugin]\nname = \"billing\"\nadvisory_lock_ids = [7_000_004, 9_100_001]\n",
+        "plugin",
+    )
+    .expect("valid manifest");
+    registry.admit(&manifest, &[]).expect("admitted")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_is_built_and_leads_on_an_admitted_plugins_ids() {
+    // `AdmittedPlugin::lock` built a lock with an empty span, and `builder_for` compared whole
+    // locks with the registry's entry: `NotInRegistry` for the plugin's own handover.
+    let registry = registry();
+    let billing = admitted_billing(&registry);
+    let db = TestDb::new().await;
+    let admin = db.connect().await;
+    for (id, name) in [
+        (7_000_004, "billing.7000004"),
+        (9_100_001, "billing.9100001"),
+    ] {
+        let lock = billing.lock(id).expect("declared");
+        let builder = Worker::builder_for(&registry, &lock)
+            .unwrap_or_else(|error| panic!("{id}: {error}"))
+            .database_url(db.url())
+            .every(Duration::from_millis(200));
+        let log = Log::default();
+        let worker = start(builder, &log, 0, Duration::from_secs(30));
+        wait_for("a job to start", Duration::from_secs(10), || {
+            !log.runs().is_empty()
+        })
+        .await;
+        let holders = lockward_pg::holders(&admin, AdvisoryKey::Bigint(id))
+            .await
+            .unwrap();
+        assert_eq!(holders.len(), 1, "{id}");
+        assert!(
+            holders[0]
+                .application_name
+                .starts_with(&format!("lockward:pgtest:{name} ")),
+            "{}",
+            holders[0].application_name
+        );
+        worker.shut_down().await;
+    }
+}
+
+#[test]
+fn a_lock_that_is_not_the_registrys_entry_is_refused() {
+    let registry = registry();
+    // Another registry's entry of the same id, as another kind.
+    let other = lockward_registry::parse(
+        "lockward.toml",
+        "[project]\nname = \"other\"\n[core]\nconstants = \"x.rs\"\n\
+         block = { start = 7_000_001, end = 7_000_999 }\n\
+         [[lock]]\nid = 7_000_001\nplugin = \"billing\"\n",
+    )
+    .expect("valid")
+    .registry;
+    let foreign = other.lock(7_000_001).expect("registered");
+    let error = Worker::builder_for(&registry, foreign).unwrap_err();
+    assert!(matches!(error, Error::NotInRegistry(_)), "{error}");
+}

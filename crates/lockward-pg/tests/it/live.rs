@@ -100,7 +100,7 @@ async fn live_rows_map_every_key_form_to_the_registry_with_holders_waiters_and_f
     let observer = db.connect().await;
     let rollup = session(
         &db,
-        "lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP host-a/101",
+        "lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP 101@host-a",
     )
     .await;
     rollup.hold("pg_advisory_lock(1001001)").await;
@@ -110,7 +110,7 @@ async fn live_rows_map_every_key_form_to_the_registry_with_holders_waiters_and_f
     retired.hold("pg_advisory_lock(1001003)").await;
     let member = session(
         &db,
-        "lockward:harbor:ADVISORY_LOCK_RELOAD_BASE/3 host-a/102",
+        "lockward:harbor:ADVISORY_LOCK_RELOAD_BASE/3 102@host-a",
     )
     .await;
     member.hold("pg_advisory_lock(1001004, 3)").await;
@@ -126,7 +126,7 @@ async fn live_rows_map_every_key_form_to_the_registry_with_holders_waiters_and_f
     // The same worker on another host queues first, then a different worker.
     let same_worker = session(
         &db,
-        "lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP host-b/201",
+        "lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP 201@host-b",
     )
     .await;
     let same_worker_pid = same_worker.pid;
@@ -206,9 +206,9 @@ async fn live_rows_map_every_key_form_to_the_registry_with_holders_waiters_and_f
 async fn one_worker_on_many_hosts_waiting_for_its_own_lock_is_not_flagged() {
     let db = TestDb::new().await;
     let observer = db.connect().await;
-    let leader = session(&db, "lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP host-a/1").await;
+    let leader = session(&db, "lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP 1@host-a").await;
     leader.hold("pg_advisory_lock(1001001)").await;
-    let follower = session(&db, "lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP host-b/2").await;
+    let follower = session(&db, "lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP 2@host-b").await;
     let follower_pid = follower.pid;
     follower
         .wait_for("pg_advisory_lock(1001001)", &observer)
@@ -225,7 +225,7 @@ async fn one_worker_on_many_hosts_waiting_for_its_own_lock_is_not_flagged() {
 async fn a_lockward_worker_holding_another_constants_id_is_a_foreign_holder() {
     let db = TestDb::new().await;
     let observer = db.connect().await;
-    let stray = session(&db, "lockward:harbor:ADVISORY_LOCK_RELOAD_BASE host-a/1").await;
+    let stray = session(&db, "lockward:harbor:ADVISORY_LOCK_RELOAD_BASE 1@host-a").await;
     stray.hold("pg_advisory_lock(1001001)").await;
 
     let snapshot = live::snapshot(&observer, &registry()).await.unwrap();
@@ -318,4 +318,61 @@ async fn a_refused_read_of_pg_locks_says_what_the_server_said_once() {
         std::error::Error::source(&error).is_none(),
         "the message already holds the cause; a source would repeat it in a chain"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lockward_workers_hold_shows_when_it_was_taken_not_its_last_probe() {
+    // `since` was the session's last state change, which every liveness probe moves: `(0s)`.
+    use crate::support::{Log, ROLLUP_ID, rollup, start, wait_for};
+    let db = TestDb::new().await;
+    let observer = db.connect().await;
+    let registry = crate::support::registry();
+    let log = Log::default();
+    let worker = start(
+        rollup(&db.url(), Duration::from_millis(500)),
+        &log,
+        0,
+        Duration::from_secs(20),
+    );
+    wait_for("the job to start", Duration::from_secs(10), || {
+        !log.runs().is_empty()
+    })
+    .await;
+    let since = || async {
+        let snapshot = live::snapshot(&observer, &registry).await.unwrap();
+        let lock = snapshot
+            .locks
+            .iter()
+            .find(|lock| lock.id == Some(ROLLUP_ID))
+            .expect("the rollup lock is held")
+            .clone();
+        lock.holder.expect("a holder").since.expect("a since")
+    };
+    let first = since().await;
+    // Several liveness probes (every 200 ms), and more than a second, later, the hold began at
+    // the same moment.
+    tokio::time::sleep(Duration::from_millis(1_300)).await;
+    let second = since().await;
+    assert_eq!(first, second);
+    assert!(first.contains('.') && first.ends_with('Z'), "{first}");
+    let cycle = log.runs()[0].cycle;
+    let cycle_ms = cycle
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis();
+    let since_ms: f64 = observer
+        .query_one(
+            "SELECT extract(epoch FROM $1::text::timestamptz)::float8 * 1000",
+            &[&first],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    #[allow(clippy::cast_precision_loss)]
+    let cycle_ms = cycle_ms as f64;
+    assert!(
+        since_ms >= cycle_ms,
+        "taken at {first}, before its cycle began"
+    );
+    worker.shut_down().await;
 }

@@ -158,7 +158,7 @@ fn malformed_manifests_are_refused_and_the_others_still_admitted() {
     assert_eq!(
         report
             .admitted()
-            .map(|p| p.name.as_str())
+            .map(lockward_registry::AdmittedPlugin::name)
             .collect::<Vec<_>>(),
         ["shipping"]
     );
@@ -202,7 +202,7 @@ fn a_host_admits_one_plugin_at_load_against_those_already_loaded() {
     let exports = manifest("shared-b.toml").expect("parses");
     let alone = registry.admit(&reports, &[]).expect("alone it is fine");
     assert_eq!(
-        alone.lock(7_500_001).map(|lock| lock.id.value()),
+        alone.lock(7_500_001).map(|lock| lock.id().value()),
         Some(7_500_001)
     );
     assert!(alone.lock(1).is_none());
@@ -210,4 +210,60 @@ fn a_host_admits_one_plugin_at_load_against_those_already_loaded() {
         .admit(&exports, &[&reports])
         .expect_err("shares an id with reports");
     assert_eq!(refusal[0].code, Code::PluginIdShared);
+}
+
+#[test]
+fn json_manifest_ids_point_at_the_plugins_own_array() {
+    // Positions were found by searching the text for `"advisory_lock_ids"`, so an earlier key of
+    // that name (here under `meta`) took the findings.
+    let text = r#"{"meta":{"advisory_lock_ids":[5]},"plugin":{"name":"search","advisory_lock_ids":[1_001_001]}}"#;
+    let error = Manifest::parse("plugins/search/plugin.json", text, "plugin")
+        .expect_err("`1_001_001` is not a JSON number");
+    assert_eq!(error.len(), 1);
+    let text = r#"{"meta":{"advisory_lock_ids":[5]},"plugin":{"name":"search","advisory_lock_ids":[1001001]}}"#;
+    let manifest = Manifest::parse("plugins/search/plugin.json", text, "plugin").expect("valid");
+    let (id, span) = &manifest.ids[0];
+    assert_eq!(id.value(), 1_001_001);
+    assert_eq!(&text[span.clone()], "1001001");
+    assert_eq!(span.start, text.rfind("1001001").expect("written"));
+    let report = registry().admit_all(vec![(manifest.path().to_owned(), Ok(manifest))]);
+    let collision = report
+        .findings
+        .iter()
+        .find(|f| f.code == Code::PluginCollidesWithCore)
+        .expect("1_001_001 is core's");
+    assert_eq!(
+        collision.column(),
+        Some(text.rfind("1001001").expect("written") + 1)
+    );
+}
+
+#[test]
+fn json_manifests_are_parsed_strictly_with_positions() {
+    for (text, column) in [
+        (
+            r#"{"plugin": {"name": "a", "advisory_lock_ids": [1, 2,]}}"#,
+            53,
+        ),
+        (
+            r#"{"plugin": {"name": "a", "name": "b", "advisory_lock_ids": []}}"#,
+            26,
+        ),
+        (
+            r#"{"plugin": {"name": "a", "advisory_lock_ids": [1.5]}}"#,
+            48,
+        ),
+        (
+            r#"{"plugin": {"name": "a", "advisory_lock_ids": [9223372036854775808]}}"#,
+            48,
+        ),
+    ] {
+        let errors = Manifest::parse("plugins/a/plugin.json", text, "plugin").expect_err(text);
+        assert_eq!(errors[0].code, Code::MalformedManifest, "{text}");
+        assert_eq!(
+            (errors[0].line(), errors[0].column()),
+            (Some(1), Some(column)),
+            "{text}: {errors:?}"
+        );
+    }
 }

@@ -137,7 +137,7 @@ fn a_valid_registry_exposes_every_kind_and_keeps_literals() {
     let kinds: Vec<&str> = registry
         .locks()
         .iter()
-        .map(|lock| lock.kind.as_str())
+        .map(|lock| lock.kind().as_str())
         .collect();
     assert_eq!(
         kinds,
@@ -149,14 +149,14 @@ fn a_valid_registry_exposes_every_kind_and_keeps_literals() {
     let rollup = registry
         .lock_by_constant("ADVISORY_LOCK_INVOICE_ROLLUP")
         .expect("registered");
-    assert_eq!(rollup.id.literal(), "1_001_001");
+    assert_eq!(rollup.id().literal(), "1_001_001");
     assert_eq!(rollup.owner().as_deref(), Some("core"));
     assert_eq!(
-        registry.lock(0x6E69_7374).expect("reserved").id.literal(),
+        registry.lock(0x6E69_7374).expect("reserved").id().literal(),
         "0x6E697374"
     );
     assert_eq!(
-        registry.family(1_001_004).expect("family").key,
+        registry.family(1_001_004).expect("family").key(),
         KeyShape::Family
     );
     assert!(
@@ -166,7 +166,7 @@ fn a_valid_registry_exposes_every_kind_and_keeps_literals() {
     assert_eq!(registry.locks_named("_CATALOG_LOCK_KEY").count(), 2);
     assert_eq!(registry.core_constant_count(), 2);
     assert_eq!(
-        registry.lock(1_001_002).map(|lock| lock.kind.clone()),
+        registry.lock(1_001_002).map(|lock| lock.kind().clone()),
         Some(Kind::Handover {
             plugin: "billing".to_owned()
         })

@@ -169,12 +169,12 @@ fn load(text: &str) -> Registry {
 /// What an entry is, without where it sits in the file.
 fn summary(lock: &Lock) -> (i64, String, Kind, Option<String>, Option<String>, KeyShape) {
     (
-        lock.id.value(),
-        lock.id.literal().to_owned(),
-        lock.kind.clone(),
-        lock.constant.clone(),
-        lock.worker.clone(),
-        lock.key,
+        lock.id().value(),
+        lock.id().literal().to_owned(),
+        lock.kind().clone(),
+        lock.constant().map(str::to_owned),
+        lock.worker().map(str::to_owned),
+        lock.key(),
     )
 }
 
@@ -238,13 +238,13 @@ proptest! {
             .registry
             .locks()
             .iter()
-            .filter(|lock| lock.id != taken.id)
+            .filter(|lock| *lock.id() != taken.id)
             .map(summary)
             .collect();
         prop_assert_eq!(before, after);
         let new = taken.registry.lock(taken.id.value()).expect("the taken id is registered");
-        prop_assert_eq!(new.worker.as_deref(), Some("the \"new\" worker # not a comment"));
-        prop_assert_eq!(new.kind.as_str(), if handover { "handover" } else { "constant" });
+        prop_assert_eq!(new.worker(), Some("the \"new\" worker # not a comment"));
+        prop_assert_eq!(new.kind().as_str(), if handover { "handover" } else { "constant" });
         prop_assert_eq!(taken.constants_text.is_some(), !handover);
     }
 
@@ -266,7 +266,7 @@ proptest! {
             Err(error) => return Err(TestCaseError::fail(error.to_string())),
         };
         let new = taken.registry.lock(taken.id.value()).expect("the taken id is registered");
-        prop_assert_eq!(new.worker.as_deref(), Some(worker.as_str()));
+        prop_assert_eq!(new.worker(), Some(worker.as_str()));
 
         let id = lockward_registry::Id::plain(7);
         for (path, text) in [
@@ -299,24 +299,24 @@ proptest! {
         let live: Vec<&Lock> = registry
             .locks()
             .iter()
-            .filter(|lock| !matches!(lock.kind, Kind::Retired { .. }))
+            .filter(|lock| !matches!(lock.kind(), Kind::Retired { .. }))
             .collect();
         prop_assume!(!live.is_empty());
         let lock = live[pick.index(live.len())];
         let retired = take::retire(&registry, lock, "no longer needed").expect("retire");
         let others = |registry: &Registry| -> Vec<_> {
-            registry.locks().iter().filter(|other| other.id != lock.id).map(summary).collect()
+            registry.locks().iter().filter(|other| other.id() != lock.id()).map(summary).collect()
         };
         prop_assert_eq!(others(&registry), others(&retired.registry));
-        let now = retired.registry.lock(lock.id.value()).expect("still registered");
-        prop_assert_eq!(&now.kind, &Kind::Retired { reason: "no longer needed".to_owned() });
-        prop_assert_eq!(&now.constant, &lock.constant);
+        let now = retired.registry.lock(lock.id().value()).expect("still registered");
+        prop_assert_eq!(now.kind(), &Kind::Retired { reason: "no longer needed".to_owned() });
+        prop_assert_eq!(now.constant(), lock.constant());
         // Every line of the file is kept except the entry's `plugin`/`reserved`/`defined_in`
         // line, and one line is added.
         let old_lines: Vec<&str> = generated.text.lines().collect();
         let new_lines: Vec<&str> = retired.registry_text.lines().collect();
         let dropped = usize::from(matches!(
-            lock.kind,
+            lock.kind(),
             Kind::Handover { .. } | Kind::Reserved { .. } | Kind::External { .. }
         ));
         prop_assert_eq!(new_lines.len(), old_lines.len() + 1 - dropped);
