@@ -811,10 +811,12 @@ impl Checker<'_> {
                 id.span.clone(),
                 format!("id {} does not say what it is", id.value),
             )
-            .help = Some(
+            .help = Some(if entry.site.is_some() {
+                "an id written at a call site is an external: list the files that write it in `defined_in`".to_owned()
+            } else {
                 "give it a `constant` (with `worker`), or `plugin`, `retired`, `reserved` or `defined_in`"
-                    .to_owned(),
-            );
+                    .to_owned()
+            });
             None
         };
         if let Some(kind @ (Kind::Constant | Kind::External { .. })) = &kind
@@ -918,27 +920,13 @@ impl Checker<'_> {
         false
     }
 
-    /// `site` (where an external written as a literal at a call site is written) belongs to an
-    /// external without a constant.
+    /// `site` says how an external without a constant is written at its call site (and stays,
+    /// like `constant`, as the record of what a retired id was); it is no alternative to a
+    /// constant's name.
     fn site(&mut self, entry: &RawLock, id: &Spanned<Id>) -> bool {
         let Some(site) = &entry.site else {
             return true;
         };
-        let mut ok = true;
-        if entry.defined_in.is_none() {
-            self.error(
-                Code::MissingField,
-                site.span.clone(),
-                format!(
-                    "id {} has a `site` but no `defined_in`: a site is where an external id is written",
-                    id.value
-                ),
-            )
-            .help = Some(
-                "list the files that write the id: `defined_in = [\"path/to/file.py\"]`".to_owned(),
-            );
-            ok = false;
-        }
         if let Some(constant) = &entry.constant {
             let label = self
                 .file
@@ -956,9 +944,9 @@ impl Checker<'_> {
                 "an external is either defined as a constant (`constant`) or written as a literal at a call site (`site`)"
                     .to_owned(),
             );
-            ok = false;
+            return false;
         }
-        ok
+        true
     }
 }
 

@@ -1351,16 +1351,46 @@ fn a_site_belongs_to_an_external_without_a_constant() {
         "site = \"PeriodicTask(advisory_lock_id=)\"",
         "site = \"PeriodicTask(advisory_lock_id=)\"\nconstant = \"BQ_LOCK_ID\"",
     );
-    project.edit(
+    project.write(
         "lockward.toml",
-        "retired = \"merged into the invoice rollup\"",
-        "retired = \"merged into the invoice rollup\"\nsite = \"somewhere\"",
+        &format!(
+            "{}\n[[lock]]\nid = 9_001_043\nsite = \"PeriodicTask(advisory_lock_id=)\"\nworker = \"w\"\n",
+            project.read("lockward.toml")
+        ),
     );
     let run = project.run(&["check", "--format", "json"]);
     assert_eq!(run.code, 1, "{run:?}");
     let codes = codes(&run);
     assert!(codes.contains(&"conflicting-kinds".to_owned()), "{codes:?}");
     assert!(codes.contains(&"missing-field".to_owned()), "{codes:?}");
+}
+
+#[test]
+fn retiring_a_call_site_external_keeps_its_site_as_the_record() {
+    // The retired entry kept `site` and lost `defined_in`, which the registry then refused.
+    let project = TestProject::harbor();
+    project.edit(
+        "services/worker/background_task.py",
+        "advisory_lock_id=9_001_042",
+        "advisory_lock_id=lock_id",
+    );
+    let run = project.run(&["retire", "9_001_042", "--reason", "the task is gone"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let registry = project.read("lockward.toml");
+    assert!(
+        registry.contains("retired = \"the task is gone\""),
+        "{registry}"
+    );
+    let list = project.run(&["list", "--format", "json"]);
+    let retired = list.json()["locks"]
+        .as_array()
+        .expect("locks")
+        .iter()
+        .find(|lock| lock["id"] == 9_001_042)
+        .expect("still listed")
+        .clone();
+    assert_eq!(retired["kind"], "retired");
+    assert_eq!(retired["site"], "PeriodicTask(advisory_lock_id=)");
 }
 
 #[test]
