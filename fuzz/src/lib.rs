@@ -113,9 +113,9 @@ pub fn take_edits(bytes: &[u8]) {
             .expect("the retired registry parses");
         let now = again
             .registry
-            .lock(lock.id.value())
+            .lock(lock.id().value())
             .expect("still registered");
-        assert_eq!(now.kind.as_str(), "retired");
+        assert_eq!(now.kind().as_str(), "retired");
         assert_eq!(again.registry.locks().len(), registry.locks().len());
     }
 }
