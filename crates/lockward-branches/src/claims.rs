@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
 use lockward_registry::{
-    Code, Finding, Kind, Label, Lock, Registry, Reservation, Severity, SourceFile,
+    Code, Finding, Id, KeyShape, Kind, Label, Lock, Registry, Reservation, Severity, SourceFile,
 };
 
 use crate::git::{Branch, Lookup};
@@ -15,8 +15,13 @@ enum Parsed {
         registry: Box<Registry>,
         file: SourceFile,
     },
-    /// Why it cannot be used, and the parse errors (paths relative to no branch yet).
-    Unreadable { why: String, errors: Vec<Finding> },
+    /// Why it cannot be used, the parse errors (paths relative to no branch yet), and the ids
+    /// its `[[lock]]` tables record all the same (`None` when they cannot be known).
+    Unreadable {
+        why: String,
+        errors: Vec<Finding>,
+        ids: Option<Vec<Id>>,
+    },
 }
 
 /// An id found on one branch.
@@ -36,6 +41,14 @@ pub(crate) struct Sides<'a> {
     pub(crate) branches: &'a [Branch],
 }
 
+/// What the other branches take: reservations, what is wrong with them, and the branches whose
+/// ids cannot be known (their registry is not TOML, not UTF-8 or not a file).
+pub(crate) struct Taken {
+    pub(crate) reservations: Vec<Reservation>,
+    pub(crate) findings: Vec<Finding>,
+    pub(crate) unknown: Vec<String>,
+}
+
 /// The reservations the branches make, and what is wrong with them. `lookups` holds the
 /// registry file on each branch; `at_fork` reads it where a branch forked from the current
 /// commit, asked only for a branch that holds an id of the current registry for another
@@ -45,7 +58,7 @@ pub(crate) fn reservations(
     lookups: Vec<Lookup>,
     current: &Registry,
     mut at_fork: impl FnMut(&Branch) -> Option<Lookup>,
-) -> (Vec<Reservation>, Vec<Finding>) {
+) -> Taken {
     let file_name = sides.file_name;
     let mut by_blob: HashMap<String, Rc<Parsed>> = HashMap::new();
     let mut findings = Vec::new();
@@ -56,6 +69,7 @@ pub(crate) fn reservations(
             Lookup::NotAFile(kind) => Rc::new(Parsed::Unreadable {
                 why: format!("it is a {kind}, not a file"),
                 errors: Vec::new(),
+                ids: None,
             }),
             Lookup::Blob { oid, bytes } => Rc::clone(
                 by_blob
@@ -63,9 +77,7 @@ pub(crate) fn reservations(
                     .or_insert_with(|| Rc::new(parse(file_name, bytes))),
             ),
         };
-        if let Parsed::Unreadable { why, errors } = &*parsed {
-            findings.push(unreadable(file_name, &branch.name, why, errors));
-        }
+        findings.extend(unreadable(file_name, &branch.name, &parsed));
         parsed_per_branch.push((index, branch.name.as_str(), parsed));
     }
 
@@ -86,6 +98,34 @@ pub(crate) fn reservations(
 
     let mut forks: HashMap<usize, Option<Box<Registry>>> = HashMap::new();
     let mut locks = Vec::with_capacity(claims.len());
+    // A registry that breaks a rule still takes the ids it records: they stay reserved, or a
+    // branch written before a rule existed would hand its ids back out.
+    let mut unknown = Vec::new();
+    let mut recorded = BTreeMap::new();
+    for (_, branch, parsed) in &parsed_per_branch {
+        let Parsed::Unreadable { why, ids, .. } = &**parsed else {
+            continue;
+        };
+        let Some(ids) = ids else {
+            unknown.push(format!(
+                "the registry on branch {branch} cannot be read ({why}), so the ids it takes are \
+                 not known"
+            ));
+            continue;
+        };
+        for id in ids {
+            if current.lock(id.value()).is_none() && !claims.contains_key(&id.value()) {
+                recorded.entry(id.value()).or_insert_with(|| Reservation {
+                    id: id.clone(),
+                    reason: format!("id {id} on branch {branch}, whose registry does not parse"),
+                    constant: None,
+                    worker: None,
+                    key: KeyShape::Exact,
+                    branch: (*branch).to_owned(),
+                });
+            }
+        }
+    }
     for (&id, claims) in &claims {
         let Some(here) = current.lock(id) else {
             findings.extend(collision(file_name, claims));
@@ -121,7 +161,13 @@ pub(crate) fn reservations(
             &others,
         ));
     }
-    (locks, findings)
+    locks.extend(recorded.into_values());
+    locks.sort_by_key(|lock| lock.id.value());
+    Taken {
+        reservations: locks,
+        findings,
+        unknown,
+    }
 }
 
 fn parse(file_name: &str, bytes: Vec<u8>) -> Parsed {
@@ -131,6 +177,7 @@ fn parse(file_name: &str, bytes: Vec<u8>) -> Parsed {
             return Parsed::Unreadable {
                 why: "it is not UTF-8".to_owned(),
                 errors: vec![error],
+                ids: None,
             };
         }
     };
@@ -142,7 +189,11 @@ fn parse(file_name: &str, bytes: Vec<u8>) -> Parsed {
         Err(errors) => {
             let count = errors.iter().filter(|error| error.is_error()).count();
             let why = format!("{count} error{} in it", if count == 1 { "" } else { "s" });
-            Parsed::Unreadable { why, errors }
+            Parsed::Unreadable {
+                why,
+                errors,
+                ids: lockward_registry::recorded_ids(&text),
+            }
         }
     }
 }
@@ -152,15 +203,20 @@ fn on_branch(branch: &str, path: &str) -> String {
     format!("{branch}:{path}")
 }
 
-fn unreadable(file_name: &str, branch: &str, why: &str, errors: &[Finding]) -> Finding {
+fn unreadable(file_name: &str, branch: &str, parsed: &Parsed) -> Option<Finding> {
+    let Parsed::Unreadable { why, errors, ids } = parsed else {
+        return None;
+    };
+    let consequence = if ids.is_some() {
+        "the ids its `[[lock]]` tables record are still reserved here, and nothing else in it is"
+    } else {
+        "the ids it takes are not known here, and `lockward take` refuses to pick one"
+    };
     let mut finding = Finding::file(
         Code::BranchRegistryUnreadable,
         Severity::Warning,
         file_name,
-        format!(
-            "the registry on branch {branch} does not parse ({why}), so the ids it takes are \
-             not reserved here"
-        ),
+        format!("the registry on branch {branch} does not parse ({why}); {consequence}"),
     )
     .with_help(format!(
         "fix {file_name} on that branch, or delete the branch if it is abandoned"
@@ -173,7 +229,7 @@ fn unreadable(file_name: &str, branch: &str, why: &str, errors: &[Finding]) -> F
             message: error.message.clone(),
         })
         .collect();
-    finding
+    Some(finding)
 }
 
 /// What a branch took an id for, when two branches can disagree about it: a constant's name or

@@ -59,10 +59,11 @@ pub struct Reservations {
     pub findings: Vec<Finding>,
     /// How many other branches were looked at.
     pub branches_read: usize,
-    /// Git's message, when git is installed but could not read the repository: the ids other
-    /// branches took are unknown, so `lockward take` must not pick one. `None` when the branches
-    /// were read, outside a git repository, and when git is not installed (a repository with
-    /// branches has git).
+    /// Why the ids other branches took are not all known, so that `lockward take` must not pick
+    /// one: git's message when git is installed but could not read the repository, or the
+    /// branches whose registry is not TOML (a registry that only breaks a rule still reserves the
+    /// ids it records). `None` when every branch was read, outside a git repository, and when git
+    /// is not installed (a repository with branches has git).
     pub unreadable: Option<String>,
 }
 
@@ -83,11 +84,11 @@ pub fn read(registry_path: &Path, current: &Registry) -> Reservations {
         _ => Path::new("."),
     };
     match read_from_git(dir, &file_name, current) {
-        Ok((branches_read, locks, findings)) => Reservations {
-            locks,
-            findings,
+        Ok((branches_read, taken)) => Reservations {
+            locks: taken.reservations,
+            findings: taken.findings,
             branches_read,
-            unreadable: None,
+            unreadable: (!taken.unknown.is_empty()).then(|| taken.unknown.join("; ")),
         },
         Err(GitError::NotARepository) => Reservations {
             findings: vec![Finding::file(
@@ -130,11 +131,11 @@ fn read_from_git(
     dir: &Path,
     file_name: &str,
     current: &Registry,
-) -> Result<(usize, Vec<Reservation>, Vec<Finding>), GitError> {
+) -> Result<(usize, claims::Taken), GitError> {
     let repo = Repo::discover(dir)?;
     let (here, branches) = repo.branches()?;
     let lookups = repo.read_file(&branches, file_name)?;
-    let (locks, findings) = claims::reservations(
+    let taken = claims::reservations(
         &claims::Sides {
             file_name,
             here: here.as_deref(),
@@ -144,5 +145,5 @@ fn read_from_git(
         current,
         |branch| repo.read_file_at_fork(branch, file_name),
     );
-    Ok((branches.len(), locks, findings))
+    Ok((branches.len(), taken))
 }

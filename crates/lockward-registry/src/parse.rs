@@ -110,6 +110,34 @@ pub fn parse(label: &str, text: &str) -> Result<Loaded, Vec<Finding>> {
     }
 }
 
+/// The `id` of every `[[lock]]` table of a registry text, whatever else is wrong with it: what a
+/// registry that breaks a rule (another branch's, written before a rule existed) still records,
+/// so that its ids stay taken. `None` when the text is not TOML, or has no `[[lock]]` array of
+/// tables where one should be, and so its ids cannot be known.
+pub fn recorded_ids(text: &str) -> Option<Vec<Id>> {
+    let document = toml_edit::Document::parse(text).ok()?;
+    let Some(item) = document.as_table().get("lock") else {
+        return Some(Vec::new());
+    };
+    let tables = item.as_array_of_tables()?;
+    let mut ids = Vec::new();
+    for table in tables {
+        let Some(item) = table.get("id") else {
+            continue;
+        };
+        let Some(Value::Integer(formatted)) = item.as_value() else {
+            return None;
+        };
+        let literal = text
+            .get(item_span(item))
+            .map(str::trim)
+            .filter(|literal| !literal.is_empty())
+            .map_or_else(|| formatted.value().to_string(), str::to_owned);
+        ids.push(Id::new(*formatted.value(), literal));
+    }
+    Some(ids)
+}
+
 fn syntax_error(file: &SourceFile, error: &toml_edit::TomlError) -> Finding {
     let span = error.span().unwrap_or(0..0);
     let message = error.message().trim_end().to_owned();

@@ -328,9 +328,10 @@ fn a_branch_whose_registry_does_not_parse_is_a_warning_naming_the_branch() {
     assert_eq!(finding.severity, Severity::Warning);
     assert_eq!(
         finding.message,
-        "the registry on branch feature/broken does not parse (1 error in it), so the ids it \
-         takes are not reserved here"
+        "the registry on branch feature/broken does not parse (1 error in it); the ids it \
+         takes are not known here, and `lockward take` refuses to pick one"
     );
+    assert!(found.unreadable.is_some(), "take must not pick an id");
     assert_eq!(finding.labels.len(), 1);
     assert_eq!(finding.labels[0].path, "feature/broken:lockward.toml");
     assert_eq!(finding.labels[0].line(), Some(BASE.lines().count() + 4));
@@ -358,6 +359,32 @@ fn a_branch_whose_registry_is_not_utf8_is_a_warning_naming_the_branch() {
             .contains("feature/latin1 does not parse (it is not UTF-8)")
     );
     assert_eq!(found.locks, []);
+}
+
+#[test]
+fn a_branch_registry_that_breaks_a_rule_still_reserves_the_ids_it_records() {
+    // Written before a rule existed (here: a project name with a space), the branch's registry
+    // no longer validates; its ids must stay taken, or `take` would hand them out again.
+    let repo = Repo::new();
+    let text = BASE.replacen("name = \"harbor\"", "name = \"my harbor\"", 1)
+        + &constant("1_001_007", "ADVISORY_LOCK_OLD", "old");
+    assert!(text.contains("my harbor"), "the fixture names its project");
+    repo.git(&["checkout", "--quiet", "-b", "feature/old", "main"]);
+    std::fs::write(repo.registry_path(), text).unwrap();
+    repo.commit("an old registry");
+    repo.git(&["checkout", "--quiet", "main"]);
+
+    let found = repo.read();
+
+    assert_eq!(found.findings.len(), 1, "{:#?}", found.findings);
+    assert_eq!(found.findings[0].code, Code::BranchRegistryUnreadable);
+    assert!(
+        found.findings[0].message.contains("still reserved here"),
+        "{}",
+        found.findings[0].message
+    );
+    assert_eq!(literals(&found.locks), ["1_001_007"]);
+    assert_eq!(found.unreadable, None, "its ids are known: take may go on");
 }
 
 #[test]

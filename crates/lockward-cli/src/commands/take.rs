@@ -22,8 +22,8 @@ pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
     let project = super::load_locked(global, &lock)?;
     if let Some(message) = &project.branches_unreadable {
         return Err(UsageError(format!(
-            "cannot take an id: git cannot read this repository, so the ids other branches took \
-             are unknown and the next free id could be one of them\n{message}"
+            "cannot take an id: the ids other branches took are not all known, and the next free \
+             id could be one of them\n{message}"
         ))
         .into());
     }

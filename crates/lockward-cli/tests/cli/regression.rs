@@ -994,8 +994,9 @@ fn take_refuses_when_git_cannot_read_the_other_branches() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{stderr}");
         assert!(
-            stderr.contains("error: cannot take an id: git cannot read this repository")
-                && stderr.contains("detected dubious ownership"),
+            stderr.contains(
+                "error: cannot take an id: the ids other branches took are not all known"
+            ) && stderr.contains("detected dubious ownership"),
             "{stderr}"
         );
     }
@@ -1010,7 +1011,7 @@ fn take_refuses_when_git_cannot_read_the_other_branches() {
     assert_eq!(run.stdout, "");
     assert!(
         run.stderr
-            .contains("error: cannot take an id: git cannot read this repository")
+            .contains("error: cannot take an id: the ids other branches took are not all known")
             && run
                 .stderr
                 .contains("Expected git repo version <= 1, found 99"),
