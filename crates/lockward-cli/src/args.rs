@@ -156,14 +156,19 @@ pub(crate) enum Command {
     ///
     /// SIGTERM, Ctrl-C (SIGINT) or a hangup (SIGHUP) stops lockward: a running COMMAND gets
     /// SIGTERM (SIGKILL after `--grace`, or at once on a second signal), the lock is released,
-    /// and lockward exits 0. (A lockward killed with SIGKILL cannot signal COMMAND: it runs on,
-    /// while the server frees the lock.)
+    /// and lockward exits 0. However lockward itself dies (SIGKILL, a crash), the kernel
+    /// SIGKILLs COMMAND at once, before another host can lead (Linux's `PR_SET_PDEATHSIG`):
+    /// COMMAND is started through the hidden `lockward __exec`, which sets it and then becomes
+    /// COMMAND. Processes COMMAND started and left behind are not covered by it.
     ///
     /// Logs at info level by default (`-v` for debug, `LOCKWARD_LOG` for a full filter). Exits
     /// 2, running nothing, when the lock is not a registered constant (or an admitted plugin's
     /// handover), a duration or the URL is malformed, or the registry is invalid. An unreachable
     /// database is not an error: each cycle is skipped and retried with backoff.
     Run(crate::commands::run::RunArgs),
+    /// What `lockward run` starts in place of COMMAND, so that COMMAND dies with it (internal).
+    #[command(name = crate::commands::run::child::EXEC, hide = true)]
+    Exec(crate::commands::run::child::ExecArgs),
 }
 
 #[derive(Debug, clap::Args)]

@@ -51,6 +51,10 @@ pub(crate) struct UsageError(pub(crate) String);
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Exec(args) = &cli.command {
+        // In the child `lockward run` starts: nothing but becoming the command.
+        return commands::run::child::exec(args);
+    }
     // `run` is a long-lived supervisor: each cycle led and each exit status is worth a line.
     let long_lived = u8::from(matches!(cli.command, Command::Run(_)));
     init_logging(cli.global.verbose.saturating_add(long_lived));
@@ -77,6 +81,7 @@ fn run(cli: &Cli) -> anyhow::Result<Outcome> {
         Command::Retire(args) => commands::retire::run(global, args),
         Command::Live(args) => commands::live::run(global, args),
         Command::Run(args) => commands::run::run(global, args),
+        Command::Exec(_) => unreachable!("handled before logging starts"),
     }
 }
 

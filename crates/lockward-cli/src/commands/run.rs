@@ -23,6 +23,8 @@ use crate::args::Global;
 use crate::project::Project;
 use crate::{Outcome, UsageError};
 
+pub(crate) mod child;
+
 /// Arguments of `lockward run`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct RunArgs {
@@ -265,9 +267,8 @@ impl Supervisor {
     /// the child is killed on drop.
     async fn cycle(&self, cycle: &Cycle) -> Result<(), JobError> {
         let started = Instant::now();
-        let mut child = self
-            .command(cycle)
-            .spawn()
+        let mut child = child::spawn(self.command(cycle))
+            .await
             .map_err(|error| format!("cannot start `{}`: {error}", self.shown))?;
         let pid = child.id();
         tracing::info!(pid, command = %self.shown, fencing_token = cycle.fencing_token(), "command started");
@@ -287,11 +288,11 @@ impl Supervisor {
     }
 
     /// The command with the cycle in its environment, in a process group of its own so that a
-    /// signal reaches whatever it started too.
+    /// signal reaches whatever it started too, started through [`child::exec`] so that it dies
+    /// with lockward.
     fn command(&self, cycle: &Cycle) -> Command {
-        let mut command = Command::new(&self.command[0]);
+        let mut command = child::command(&self.command);
         command
-            .args(&self.command[1..])
             .stdin(Stdio::null())
             .process_group(0)
             .kill_on_drop(true);

@@ -586,3 +586,70 @@ fn an_unknown_constant_a_bare_id_and_a_family_without_member_are_refused_with_ex
     );
     refuse(&["--lock", LOCK, "--grace", "soon"], "invalid value 'soon'");
 }
+
+/// The parent of process `pid`, from `/proc/PID/stat`.
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, fields) = stat.rsplit_once(") ")?;
+    fields.split(' ').nth(1)?.parse().ok()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sigkilled_leader_takes_its_command_with_it_and_the_next_leader_does_not_overlap() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let mut first = Runner::start(&project, &db, &[], &["beat"]);
+    let mut second = Runner::start(&project, &db, &[], &["beat"]);
+    assert!(
+        eventually(Duration::from_secs(15), || count(&project, "beat") >= 1),
+        "the command never started; stderr:\n{}\n{}",
+        first.stderr(),
+        second.stderr()
+    );
+    let command = events(&project)[0].pid;
+    let parent = parent_of(command).expect("the command runs");
+    let (leader, next) = if parent == first.child.id() {
+        (&mut first, &mut second)
+    } else {
+        assert_eq!(parent, second.child.id(), "the command is lockward's child");
+        (&mut second, &mut first)
+    };
+
+    leader.signal(Signal::KILL);
+    let killed = Instant::now();
+    leader.child.wait().expect("wait for the killed lockward");
+    let gone = eventually(Duration::from_secs(1), || !running(command));
+    eprintln!(
+        "the command was gone {:?} after SIGKILL of its lockward",
+        killed.elapsed()
+    );
+    assert!(
+        gone,
+        "the command {command} outlived its SIGKILLed lockward by 1 s"
+    );
+
+    let next_started = || {
+        events(&project)
+            .iter()
+            .find(|event| event.kind == "start" && event.pid != command)
+            .map(|event| event.at)
+    };
+    assert!(
+        eventually(Duration::from_secs(15), || next_started().is_some()),
+        "no other host took over; stderr:\n{}",
+        next.stderr()
+    );
+    assert_eq!(next.stop_with(Signal::TERM, Duration::from_secs(15)), 0);
+    let takeover = next_started().expect("the next leader started");
+    let last_beat = events(&project)
+        .iter()
+        .filter(|event| event.pid == command)
+        .map(|event| event.at)
+        .max()
+        .expect("the first command's events");
+    assert!(
+        last_beat < takeover,
+        "the first command was still running {} ms after the next leader's command started",
+        (last_beat - takeover) / 1_000_000
+    );
+}
