@@ -161,7 +161,9 @@ pub(crate) enum Command {
     /// COMMAND is started through the hidden `lockward __exec`, which sets it and then becomes
     /// COMMAND. Processes COMMAND started and left behind are not covered by it.
     ///
-    /// Logs at info level by default (`-v` for debug, `LOCKWARD_LOG` for a full filter). Exits
+    /// Logs at info level by default (`-v` for debug, `LOCKWARD_LOG` for a full filter), each
+    /// line starting with the UTC time to the millisecond; a warning that repeats every cycle is
+    /// written once, then summed up at most every 10 s (`N more like this ...`). Exits
     /// 2, running nothing, when the lock is not a registered constant (or an admitted plugin's
     /// handover), a duration or the URL is malformed, or the registry is invalid. An unreachable
     /// database is not an error: each cycle is skipped and retried with backoff.

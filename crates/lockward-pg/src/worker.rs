@@ -3,6 +3,8 @@
 
 mod run;
 mod session;
+mod shown;
+mod throttle;
 
 pub(crate) use session::Param;
 
