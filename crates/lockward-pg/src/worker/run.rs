@@ -217,6 +217,12 @@ impl Worker {
             Err(_) => Err("the job was aborted after the cancel grace".to_owned()),
         };
         let commit = result.is_ok() && !token.is_cancelled();
+        // Without a ledger nothing records that this cycle ran: a host reaching the lock after a
+        // short job released it would run the cycle again. A rolled-back transaction undid the
+        // cycle, so it may run again, as with the ledger.
+        if !token.is_cancelled() && (self.settings.mode == Mode::Session || commit) {
+            self.hold_until_late_hosts_tried(session, start, stop).await;
+        }
         // In transaction mode a rolled-back cycle leaves no ledger row: its writes vanished
         // with it, and a host reaching the lock later in the cycle may run it.
         let outcome = match (&result, token.is_cancelled()) {
@@ -243,6 +249,28 @@ impl Worker {
             (Err(error), _) => Outcome::Failed { error, held },
         };
         (report(fencing_token, outcome), keep)
+    }
+
+    /// Keeps the lock until the hold past the boundary is over (see
+    /// [`super::WorkerBuilder::hold_at_least`]), or the worker stops, or the session ends.
+    async fn hold_until_late_hosts_tried(
+        &self,
+        session: &Session,
+        start: SystemTime,
+        stop: &CancellationToken,
+    ) {
+        let hold = self.settings.hold_at_least.unwrap_or_default();
+        let Ok(left) = (start + hold).duration_since(SystemTime::now()) else {
+            return;
+        };
+        if left.is_zero() {
+            return;
+        }
+        tokio::select! {
+            () = tokio::time::sleep(left) => {}
+            () = stop.cancelled() => {}
+            () = session.closed.cancelled() => {}
+        }
     }
 
     /// A skipped cycle: who holds the lock, and is it us (another replica) or someone else?
