@@ -139,7 +139,9 @@ pub(crate) enum Command {
     /// multiple of `--every`, the same on every host) each one tries the registered advisory
     /// lock on its own dedicated connection; the one that gets it runs COMMAND, waits for it to
     /// exit and releases the lock; the others skip the cycle. With `--ledger`, a cycle that ran
-    /// is never run again, even by a host that reaches the lock later in the same cycle.
+    /// is never run again, even by a host that reaches the lock later in the same cycle. Without
+    /// it, the lock is kept after a short COMMAND until half the period (at most 1 s) past the
+    /// boundary, so that a host reaching the lock that late finds it taken.
     ///
     /// COMMAND runs in a process group of its own, with stdin closed, stdout and stderr
     /// inherited, and the cycle in its environment: `LOCKWARD_LOCK` (the constant),

@@ -231,21 +231,35 @@ async fn contention(db: &TestDb) {
         "16 contending workers, session mode, no-op job, 3 s per period (without the ledger \
          the lock is held for half the period, at most 1 s, past the boundary):"
     );
-    for ledger in [false, true] {
+    for contender in [Contender::NoHold, Contender::Default, Contender::Ledger] {
         for every in [50, 20, 10, 5].map(Duration::from_millis) {
-            contend(db, every, ledger).await;
+            contend(db, every, contender).await;
         }
     }
 }
 
-async fn contend(db: &TestDb, every: Duration, ledger: bool) {
+/// How the contending workers are set up.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Contender {
+    /// No ledger, and the lock released as soon as the job returns: the reference.
+    NoHold,
+    /// No ledger, the default hold.
+    Default,
+    /// The ledger (no hold).
+    Ledger,
+}
+
+async fn contend(db: &TestDb, every: Duration, contender: Contender) {
     let led: Arc<Mutex<Vec<SystemTime>>> = Arc::default();
     let stop = CancellationToken::new();
     let mut tasks = Vec::new();
     for _ in 0..16 {
         let sink = led.clone();
-        let worker = builder(&db.url(), every)
-            .ledger(ledger)
+        let mut worker = builder(&db.url(), every).ledger(contender == Contender::Ledger);
+        if contender == Contender::NoHold {
+            worker = worker.hold_at_least(Duration::ZERO);
+        }
+        let worker = worker
             .on_cycle(move |report| {
                 if matches!(report.outcome, Outcome::Led { .. }) {
                     sink.lock().unwrap().push(report.start);
@@ -278,8 +292,12 @@ async fn contend(db: &TestDb, every: Duration, ledger: bool) {
     distinct.dedup();
     let cycles = (to.duration_since(from).unwrap().as_secs_f64() / every.as_secs_f64()).floor();
     println!(
-        "  {} every {every:>5?}: {:>4.0} led cycles/s, {:>5.1}% of cycles led, {} led twice",
-        if ledger { "ledger   " } else { "no ledger" },
+        "  {:<19} every {every:>5?}: {:>4.0} led cycles/s, {:>5.1}% of cycles led, {} led twice",
+        match contender {
+            Contender::NoHold => "no ledger, no hold",
+            Contender::Default => "no ledger (default)",
+            Contender::Ledger => "ledger",
+        },
         count(distinct.len()) / 3.0,
         100.0 * count(distinct.len()) / cycles,
         led.len() - distinct.len()
