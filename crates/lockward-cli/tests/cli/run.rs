@@ -802,3 +802,21 @@ fn a_warning_repeated_every_cycle_is_written_once_then_summed_up() {
         "{stderr}"
     );
 }
+
+#[test]
+fn the_command_is_not_started_when_the_lockward_that_spawned_it_is_already_gone() {
+    let project = TestProject::harbor();
+    let marker = project.path().join("ran");
+    let script = format!("touch {}", marker.display());
+    // This test process, not pid 1, is the parent: as if lockward had died and the process had
+    // been handed to another one before it could ask to die with its parent.
+    let orphaned = project.run(&["__exec", "--parent", "1", "--", "sh", "-c", &script]);
+    assert_eq!(orphaned.code, 126, "{}", orphaned.stderr);
+    assert!(orphaned.stderr.contains("is gone"), "{}", orphaned.stderr);
+    assert!(!marker.exists(), "the command ran");
+
+    let parent = std::process::id().to_string();
+    let adopted = project.run(&["__exec", "--parent", &parent, "--", "sh", "-c", &script]);
+    assert_eq!(adopted.code, 0, "{}", adopted.stderr);
+    assert!(marker.exists(), "the command did not run");
+}

@@ -47,6 +47,11 @@ pub(crate) fn exec(args: &ExecArgs) -> ExitCode {
     // lockward may have died before the request above was made: the kernel would then never
     // send the signal, and this process has already been handed to another parent.
     if rustix::process::getppid() != Pid::from_raw(args.parent) {
+        stderrln!(
+            "lockward: lockward run (pid {}) is gone: `{}` is not started",
+            args.parent,
+            args.command[0].to_string_lossy()
+        );
         return ExitCode::from(126);
     }
     let error = std::process::Command::new(&args.command[0])
