@@ -374,7 +374,7 @@ impl Worker {
                 tracing::debug!(
                     holder = holder
                         .as_ref()
-                        .map(|holder| holder.application_name.as_str()),
+                        .map(|holder| tracing::field::display(&holder.application_name)),
                     holder_pid = holder.as_ref().map(|holder| holder.pid),
                     "skipped: another replica leads"
                 );
@@ -397,7 +397,7 @@ impl Worker {
                     tracing::error!(
                         holder_application_name = %holder.application_name,
                         holder_pid = holder.pid,
-                        holder_addr = holder.client_addr.as_deref(),
+                        holder_addr = holder.client_addr.as_ref().map(tracing::field::display),
                         expected = %self.identity,
                         "lock collision: a different worker holds this worker's advisory lock"
                     );
