@@ -159,7 +159,7 @@ pub(crate) enum Command {
     /// SIGTERM, Ctrl-C (SIGINT) or a hangup (SIGHUP) stops lockward: a running COMMAND gets
     /// SIGTERM (SIGKILL after `--grace`, or at once on a second signal), the lock is released,
     /// and lockward exits 0. However lockward itself dies (SIGKILL, a crash), the kernel
-    /// SIGKILLs COMMAND at once, before another host can lead (Linux's `PR_SET_PDEATHSIG`):
+    /// SIGKILLs COMMAND as it exits, long before another host can lead (`PR_SET_PDEATHSIG`):
     /// COMMAND is started through the hidden `lockward __exec`, which sets it and then becomes
     /// COMMAND. Processes COMMAND started and left behind are not covered by it.
     ///
