@@ -141,7 +141,9 @@ pub(crate) enum Command {
     /// multiple of `--every`, the same on every host) each one tries the registered advisory
     /// lock on its own dedicated connection; the one that gets it runs COMMAND, waits for it to
     /// exit and releases the lock; the others skip the cycle. With `--ledger`, a cycle that ran
-    /// is never run again, even by a host that reaches the lock later in the same cycle.
+    /// is never run again, even by a host that reaches the lock later in the same cycle. Without
+    /// it, the lock is kept after a short COMMAND until half the period (at most 1 s) past the
+    /// boundary, so that a host reaching the lock that late finds it taken.
     ///
     /// COMMAND runs in a process group of its own, with stdin closed, stdout and stderr
     /// inherited, and the cycle in its environment: `LOCKWARD_LOCK` (the constant),
@@ -158,14 +160,21 @@ pub(crate) enum Command {
     ///
     /// SIGTERM, Ctrl-C (SIGINT) or a hangup (SIGHUP) stops lockward: a running COMMAND gets
     /// SIGTERM (SIGKILL after `--grace`, or at once on a second signal), the lock is released,
-    /// and lockward exits 0. (A lockward killed with SIGKILL cannot signal COMMAND: it runs on,
-    /// while the server frees the lock.)
+    /// and lockward exits 0. However lockward itself dies (SIGKILL, a crash), the kernel
+    /// SIGKILLs COMMAND as it exits, long before another host can lead (`PR_SET_PDEATHSIG`):
+    /// COMMAND is started through the hidden `lockward __exec`, which sets it and then becomes
+    /// COMMAND. Processes COMMAND started and left behind are not covered by it.
     ///
-    /// Logs at info level by default (`-v` for debug, `LOCKWARD_LOG` for a full filter). Exits
+    /// Logs at info level by default (`-v` for debug, `LOCKWARD_LOG` for a full filter), each
+    /// line starting with the UTC time to the millisecond; a warning that repeats every cycle is
+    /// written once, then summed up at most every 10 s (`N more like this ...`). Exits
     /// 2, running nothing, when the lock is not a registered constant (or an admitted plugin's
     /// handover), a duration or the URL is malformed, or the registry is invalid. An unreachable
     /// database is not an error: each cycle is skipped and retried with backoff.
     Run(crate::commands::run::RunArgs),
+    /// What `lockward run` starts in place of COMMAND, so that COMMAND dies with it (internal).
+    #[command(name = crate::commands::run::child::EXEC, hide = true)]
+    Exec(crate::commands::run::child::ExecArgs),
 }
 
 #[derive(Debug, clap::Args)]

@@ -53,9 +53,17 @@ pub(crate) struct UsageError(pub(crate) String);
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // `run` is a long-lived supervisor: each cycle led and each exit status is worth a line.
-    let long_lived = u8::from(matches!(cli.command, Command::Run(_)));
-    init_logging(cli.global.verbose.saturating_add(long_lived));
+    if let Command::Exec(args) = &cli.command {
+        // In the child `lockward run` starts: nothing but becoming the command.
+        return commands::run::child::exec(args);
+    }
+    // `run` is a long-lived supervisor: each cycle led and each exit status is worth a line, and
+    // its lines are read beside other hosts' and the command's own, so they carry the time.
+    let long_lived = matches!(cli.command, Command::Run(_));
+    init_logging(
+        cli.global.verbose.saturating_add(u8::from(long_lived)),
+        long_lived,
+    );
     match run(&cli) {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,
         Ok(Outcome::Findings) => ExitCode::from(1),
@@ -79,6 +87,7 @@ fn run(cli: &Cli) -> anyhow::Result<Outcome> {
         Command::Retire(args) => commands::retire::run(global, args),
         Command::Live(args) => commands::live::run(global, args),
         Command::Run(args) => commands::run::run(global, args),
+        Command::Exec(_) => unreachable!("handled before logging starts"),
     }
 }
 
@@ -100,7 +109,9 @@ fn message(error: &anyhow::Error) -> String {
     message
 }
 
-fn init_logging(verbose: u8) {
+/// Logs on stderr. `timed`: each line starts with the UTC time, RFC 3339 to the millisecond
+/// (`run`); the other commands finish in moments and are read at the terminal, without it.
+fn init_logging(verbose: u8, timed: bool) {
     let default = match verbose {
         0 => "warn",
         1 => "info",
@@ -108,16 +119,32 @@ fn init_logging(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_env("LOCKWARD_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         // On a write error the subscriber would say so with `eprintln!`, which panics when
         // stderr is closed: a log line nobody can read is dropped instead.
         .log_internal_errors(false)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_target(false)
-        .without_time()
-        .init();
+        .with_target(false);
+    if timed {
+        logs.with_timer(Rfc3339Millis).init();
+    } else {
+        logs.without_time().init();
+    }
+}
+
+/// `2026-12-01T10:00:00.050Z`: the same on every host, whatever its time zone.
+struct Rfc3339Millis;
+
+impl tracing_subscriber::fmt::time::FormatTime for Rfc3339Millis {
+    fn format_time(&self, w: &mut tracing_subscriber::fmt::format::Writer<'_>) -> std::fmt::Result {
+        write!(
+            w,
+            "{}",
+            humantime::format_rfc3339_millis(std::time::SystemTime::now())
+        )
+    }
 }
 
 #[cfg(test)]

@@ -4,11 +4,13 @@
 //!    `SELECT 1` round trip on a connection to the same server with the same settings;
 //! 2. the takeover time after the leader's process is SIGKILLed: from the kill to the job
 //!    starting on another process;
-//! 3. the cycle rate 16 contending workers sustain: led cycles per second, and the share of
-//!    cycles that found a leader, as the period shrinks.
+//! 3. the cycle rate 16 contending workers sustain: led cycles per second, the share of cycles
+//!    that found a leader, and the cycles led twice (by a worker that reached the lock after the
+//!    leader released it), as the period shrinks.
 //!
 //! `cargo bench -p lockward-pg --bench cycle` (the PostgreSQL of the test harness:
-//! `LOCKWARD_TEST_DATABASE_URL`, `DATABASE_URL`, 127.0.0.1:5432 or a throwaway cluster).
+//! `LOCKWARD_TEST_DATABASE_URL`, `DATABASE_URL`, 127.0.0.1:5432 or a throwaway cluster);
+//! `-- cost`, `-- takeover` or `-- contention` runs that part alone.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
@@ -52,11 +54,23 @@ fn main() {
         runtime.block_on(leader_process(&url));
         return;
     }
+    let parts = ["cost", "takeover", "contention"];
+    let chosen: Vec<&str> = parts
+        .into_iter()
+        .filter(|part| args.iter().any(|arg| arg == part))
+        .collect();
+    let runs = |part: &str| chosen.is_empty() || chosen.contains(&part);
     runtime.block_on(async {
         let db = TestDb::new().await;
-        cycle_cost(&db).await;
-        takeover(&db).await;
-        contention(&db).await;
+        if runs("cost") {
+            cycle_cost(&db).await;
+        }
+        if runs("takeover") {
+            takeover(&db).await;
+        }
+        if runs("contention") {
+            contention(&db).await;
+        }
     });
 }
 
@@ -102,9 +116,11 @@ async fn cycle_cost(db: &TestDb) {
             baseline.push(started.elapsed());
         }
         // Led cycles: one worker, a 5 ms period, the no-op job; the hold time runs from
-        // sending the try-lock to the unlock's answer.
+        // sending the try-lock to the unlock's answer. No hold past the boundary: what is
+        // measured is the cost of the round trips.
         let sink = held.clone();
         let worker = builder(&db.url(), Duration::from_millis(5))
+            .hold_at_least(Duration::ZERO)
             .on_cycle(move |report| {
                 if let Outcome::Led { held } = report.outcome {
                     sink.lock().unwrap().push(held);
@@ -211,22 +227,39 @@ async fn takeover(db: &TestDb) {
 }
 
 async fn contention(db: &TestDb) {
-    println!("16 contending workers, session mode, no-op job, 3 s per period:");
-    for ledger in [false, true] {
+    println!(
+        "16 contending workers, session mode, no-op job, 3 s per period (without the ledger \
+         the lock is held for half the period, at most 1 s, past the boundary):"
+    );
+    for contender in [Contender::NoHold, Contender::Default, Contender::Ledger] {
         for every in [50, 20, 10, 5].map(Duration::from_millis) {
-            contend(db, every, ledger).await;
+            contend(db, every, contender).await;
         }
     }
 }
 
-async fn contend(db: &TestDb, every: Duration, ledger: bool) {
+/// How the contending workers are set up.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Contender {
+    /// No ledger, and the lock released as soon as the job returns: the reference.
+    NoHold,
+    /// No ledger, the default hold.
+    Default,
+    /// The ledger (no hold).
+    Ledger,
+}
+
+async fn contend(db: &TestDb, every: Duration, contender: Contender) {
     let led: Arc<Mutex<Vec<SystemTime>>> = Arc::default();
     let stop = CancellationToken::new();
     let mut tasks = Vec::new();
     for _ in 0..16 {
         let sink = led.clone();
-        let worker = builder(&db.url(), every)
-            .ledger(ledger)
+        let mut worker = builder(&db.url(), every).ledger(contender == Contender::Ledger);
+        if contender == Contender::NoHold {
+            worker = worker.hold_at_least(Duration::ZERO);
+        }
+        let worker = worker
             .on_cycle(move |report| {
                 if matches!(report.outcome, Outcome::Led { .. }) {
                     sink.lock().unwrap().push(report.start);
@@ -259,8 +292,12 @@ async fn contend(db: &TestDb, every: Duration, ledger: bool) {
     distinct.dedup();
     let cycles = (to.duration_since(from).unwrap().as_secs_f64() / every.as_secs_f64()).floor();
     println!(
-        "  {} every {every:>5?}: {:>4.0} led cycles/s, {:>5.1}% of cycles led, {} led twice",
-        if ledger { "ledger   " } else { "no ledger" },
+        "  {:<19} every {every:>5?}: {:>4.0} led cycles/s, {:>5.1}% of cycles led, {} led twice",
+        match contender {
+            Contender::NoHold => "no ledger, no hold",
+            Contender::Default => "no ledger (default)",
+            Contender::Ledger => "ledger",
+        },
         count(distinct.len()) / 3.0,
         100.0 * count(distinct.len()) / cycles,
         led.len() - distinct.len()

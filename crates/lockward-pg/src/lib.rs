@@ -27,7 +27,9 @@
 //!   cycle's leader, hands the job a fencing token that rises at every acquisition, and makes a
 //!   cycle run at most once even when a second host reaches the lock later in the same cycle. In
 //!   transaction mode the claim commits or rolls back with the job's writes, so only a committed
-//!   cycle counts as run: one that failed or was lost may run again on another host.
+//!   cycle counts as run: one that failed or was lost may run again on another host. Without it,
+//!   a job that returns early keeps the lock for half the period, at most 1 s, past the boundary,
+//!   which turns away hosts less late than that ([`WorkerBuilder::hold_at_least`]).
 //! - **Collisions made loud.** A skipped cycle looks the holder up (`pg_locks` ⋈
 //!   `pg_stat_activity`, see [`holders`]); a holder whose `application_name` is not this
 //!   worker's is logged as an error and counted ([`Outcome::Collision`]).

@@ -3,6 +3,8 @@
 
 mod run;
 mod session;
+mod shown;
+mod throttle;
 
 pub(crate) use session::Param;
 
@@ -225,6 +227,8 @@ struct Settings {
     cancel_grace: Duration,
     backoff: (Duration, Duration),
     on_cycle: Option<Hook>,
+    /// `None`: `default_hold`.
+    hold_at_least: Option<Duration>,
 }
 
 impl Default for Settings {
@@ -239,6 +243,7 @@ impl Default for Settings {
             cancel_grace: Duration::from_secs(10),
             backoff: (Duration::from_millis(100), Duration::from_secs(10)),
             on_cycle: None,
+            hold_at_least: None,
         }
     }
 }
@@ -343,6 +348,22 @@ impl WorkerBuilder {
         self
     }
 
+    /// How long past the cycle's boundary a job that returned early keeps the lock, so that hosts
+    /// reaching the lock late in the cycle find it taken rather than run the cycle again
+    /// (ShedLock's `lockAtLeastFor`). Default: without the ledger, half the period, at most 1 s;
+    /// with the ledger, zero (the ledger turns late hosts away). Must be shorter than the period.
+    /// A host later than the hold runs the cycle again: the ledger is the guarantee that does not
+    /// depend on timing.
+    ///
+    /// The hold ends early when the worker shuts down or the lock session ends. In transaction
+    /// mode the commit, and with it the job's writes, waits for it; a job that failed is rolled
+    /// back at once (its cycle may run again elsewhere, as with the ledger).
+    #[must_use]
+    pub fn hold_at_least(mut self, hold: Duration) -> Self {
+        self.settings.hold_at_least = Some(hold);
+        self
+    }
+
     /// Calls `hook` with every cycle's report (after the lock is released).
     #[must_use]
     pub fn on_cycle(mut self, hook: impl Fn(&CycleReport) + Send + Sync + 'static) -> Self {
@@ -362,7 +383,17 @@ impl WorkerBuilder {
         if every.is_zero() {
             return Err(Error::Setting("the period must not be zero".to_owned()));
         }
-        let settings = self.settings;
+        let mut settings = self.settings;
+        let hold = settings
+            .hold_at_least
+            .unwrap_or_else(|| default_hold(every, settings.ledger));
+        if hold >= every {
+            return Err(Error::Setting(format!(
+                "hold_at_least ({hold:?}) must be shorter than the period ({every:?}): the lock \
+                 would still be held at the next boundary"
+            )));
+        }
+        settings.hold_at_least = Some(hold);
         if settings.probe_interval.is_zero() || settings.probe_timeout.is_zero() {
             return Err(Error::Setting(
                 "probe interval and timeout must not be zero".to_owned(),
@@ -572,5 +603,20 @@ impl Worker {
     /// The advisory key the worker takes.
     pub fn key(&self) -> AdvisoryKey {
         self.key
+    }
+}
+
+/// How long a worker holds the lock past the boundary by default: without the ledger, half the
+/// period, at most 1 s; with it, zero.
+///
+/// A host reaches the lock late in a cycle by its clock's skew, its wake-up delay, a reconnect or
+/// a slow link; 1 s covers NTP-synchronised hosts with ample room, and half the period leaves the
+/// other half for the release and the next boundary. A host later than that runs the cycle
+/// again: the ledger is the guarantee that does not depend on timing.
+fn default_hold(every: Duration, ledger: bool) -> Duration {
+    if ledger {
+        Duration::ZERO
+    } else {
+        (every / 2).min(Duration::from_secs(1))
     }
 }

@@ -23,6 +23,8 @@ use crate::args::Global;
 use crate::project::Project;
 use crate::{Outcome, UsageError};
 
+pub(crate) mod child;
+
 /// Arguments of `lockward run`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct RunArgs {
@@ -104,9 +106,9 @@ pub(crate) fn run(global: &Global, args: &RunArgs) -> anyhow::Result<Outcome> {
     runtime.block_on(async {
         tracing::info!(
             lock = %supervisor.lock_name,
-            application_name = worker.application_name(),
+            application_name = %worker.application_name(),
             command = %supervisor.shown,
-            every = ?args.every,
+            every = %humantime::format_duration(args.every),
             "lockward run: electing a leader each cycle"
         );
         // The command runs in a process group of its own, so a hangup (the terminal or the ssh
@@ -270,9 +272,8 @@ impl Supervisor {
     /// the child is killed on drop.
     async fn cycle(&self, cycle: &Cycle) -> Result<(), JobError> {
         let started = Instant::now();
-        let mut child = self
-            .command(cycle)
-            .spawn()
+        let mut child = child::spawn(self.command(cycle))
+            .await
             .map_err(|error| format!("cannot start `{}`: {error}", self.shown))?;
         let pid = child.id();
         tracing::info!(pid, command = %self.shown, fencing_token = cycle.fencing_token(), "command started");
@@ -282,21 +283,22 @@ impl Supervisor {
         };
         let took = started.elapsed();
         if status.success() {
-            tracing::info!(pid, ?took, "command exited with status 0");
+            tracing::info!(pid, took = %shown_duration(took), "command exited with status 0");
             Ok(())
         } else {
             let error = format!("`{}` {}", self.shown, describe(status));
-            tracing::error!(pid, ?took, "command {}", describe(status));
+            // The worker logs the failure (and sums it up when it repeats every cycle).
+            tracing::info!(pid, took = %shown_duration(took), "command {}", describe(status));
             Err(error.into())
         }
     }
 
     /// The command with the cycle in its environment, in a process group of its own so that a
-    /// signal reaches whatever it started too.
+    /// signal reaches whatever it started too, started through [`child::exec`] so that it dies
+    /// with lockward.
     fn command(&self, cycle: &Cycle) -> Command {
-        let mut command = Command::new(&self.command[0]);
+        let mut command = child::command(&self.command);
         command
-            .args(&self.command[1..])
             .stdin(Stdio::null())
             .process_group(0)
             .kill_on_drop(true);
@@ -332,7 +334,7 @@ impl Supervisor {
             "the lock was lost"
         };
         signal_group(pid, Signal::TERM);
-        tracing::warn!(pid, grace = ?self.grace, "{why}: sent SIGTERM to the command");
+        tracing::warn!(pid, grace = %humantime::format_duration(self.grace), "{why}: sent SIGTERM to the command");
         let deadline = tokio::time::Instant::now() + self.grace;
         let mut killed = false;
         let exited = tokio::select! {
@@ -354,18 +356,18 @@ impl Supervisor {
                 };
             if !gone {
                 signal_group(pid, Signal::KILL);
-                tracing::warn!(pid, grace = ?self.grace, "processes the command started did not exit within the grace: sent SIGKILL");
+                tracing::warn!(pid, grace = %humantime::format_duration(self.grace), "processes the command started did not exit within the grace: sent SIGKILL");
             }
             status
         } else {
             signal_group(pid, Signal::KILL);
-            tracing::warn!(pid, grace = ?self.grace, "the command did not exit within the grace: sent SIGKILL");
+            tracing::warn!(pid, grace = %humantime::format_duration(self.grace), "the command did not exit within the grace: sent SIGKILL");
             child.wait().await
         };
         let took = started.elapsed();
         match status {
             Ok(status) => {
-                tracing::warn!(pid, ?took, "command {} ({why})", describe(status));
+                tracing::warn!(pid, took = %shown_duration(took), "command {} ({why})", describe(status));
                 format!("{why}: `{}` {}", self.shown, describe(status))
             }
             Err(error) => format!("{why}: waiting for `{}`: {error}", self.shown),
@@ -442,6 +444,13 @@ fn shown(command: &[OsString]) -> String {
         .map(|part| part.to_string_lossy().into_owned())
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// How long the command ran, to the millisecond: `1s 234ms`.
+fn shown_duration(took: Duration) -> humantime::FormattedDuration {
+    humantime::format_duration(Duration::from_millis(
+        u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
+    ))
 }
 
 /// `500ms`, `30s`, `1m`, `1h`, `1h 30m` (humantime's syntax); zero is refused.

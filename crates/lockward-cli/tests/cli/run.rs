@@ -7,9 +7,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use lockward_pg::testing::TestDb;
 use rustix::process::{Pid, Signal, kill_process};
@@ -27,6 +28,17 @@ struct Runner {
 impl Runner {
     /// `lockward run --lock LOCK --every EVERY --database-url URL EXTRA... -- sh job.sh LOG JOB...`
     fn start(project: &TestProject, db: &TestDb, extra: &[&str], job: &[&str]) -> Self {
+        Self::start_with(project, &db.url(), "300ms", extra, job)
+    }
+
+    /// The same with the database URL and the period given.
+    fn start_with(
+        project: &TestProject,
+        url: &str,
+        every: &str,
+        extra: &[&str],
+        job: &[&str],
+    ) -> Self {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let stderr = project.path().join(format!("lockward-{n}.stderr"));
@@ -34,8 +46,15 @@ impl Runner {
             Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/fixtures/run/job.sh");
         let log = log_path(project);
         let child = Command::new(env!("CARGO_BIN_EXE_lockward"))
-            .args(["run", "--lock", LOCK, "--every", "300ms", "--database-url"])
-            .arg(db.url())
+            .args([
+                "run",
+                "--lock",
+                LOCK,
+                "--every",
+                every,
+                "--database-url",
+                url,
+            ])
             .args(extra)
             .arg("--")
             .arg("sh")
@@ -585,4 +604,219 @@ fn an_unknown_constant_a_bare_id_and_a_family_without_member_are_refused_with_ex
         "handed over to plugin `billing`, not `shipping`",
     );
     refuse(&["--lock", LOCK, "--grace", "soon"], "invalid value 'soon'");
+}
+
+/// The parent of process `pid`, from `/proc/PID/stat`.
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, fields) = stat.rsplit_once(") ")?;
+    fields.split(' ').nth(1)?.parse().ok()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sigkilled_leader_takes_its_command_with_it_and_the_next_leader_does_not_overlap() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let mut first = Runner::start(&project, &db, &[], &["beat"]);
+    let mut second = Runner::start(&project, &db, &[], &["beat"]);
+    assert!(
+        eventually(Duration::from_secs(15), || count(&project, "beat") >= 1),
+        "the command never started; stderr:\n{}\n{}",
+        first.stderr(),
+        second.stderr()
+    );
+    let command = events(&project)[0].pid;
+    let parent = parent_of(command).expect("the command runs");
+    let (leader, next) = if parent == first.child.id() {
+        (&mut first, &mut second)
+    } else {
+        assert_eq!(parent, second.child.id(), "the command is lockward's child");
+        (&mut second, &mut first)
+    };
+
+    leader.signal(Signal::KILL);
+    let killed = Instant::now();
+    leader.child.wait().expect("wait for the killed lockward");
+    let gone = eventually(Duration::from_secs(1), || !running(command));
+    eprintln!(
+        "the command was gone {:?} after SIGKILL of its lockward",
+        killed.elapsed()
+    );
+    assert!(
+        gone,
+        "the command {command} outlived its SIGKILLed lockward by 1 s"
+    );
+
+    let next_started = || {
+        events(&project)
+            .iter()
+            .find(|event| event.kind == "start" && event.pid != command)
+            .map(|event| event.at)
+    };
+    assert!(
+        eventually(Duration::from_secs(15), || next_started().is_some()),
+        "no other host took over; stderr:\n{}",
+        next.stderr()
+    );
+    assert_eq!(next.stop_with(Signal::TERM, Duration::from_secs(15)), 0);
+    let takeover = next_started().expect("the next leader started");
+    let last_beat = events(&project)
+        .iter()
+        .filter(|event| event.pid == command)
+        .map(|event| event.at)
+        .max()
+        .expect("the first command's events");
+    assert!(
+        last_beat < takeover,
+        "the first command was still running {} ms after the next leader's command started",
+        (last_beat - takeover) / 1_000_000
+    );
+}
+
+/// The time `line` starts with: UTC, RFC 3339 to the millisecond, then a space.
+fn timestamp_of(line: &str) -> Option<SystemTime> {
+    let stamp = line.get(..24)?;
+    let shaped = stamp.ends_with('Z')
+        && stamp.as_bytes()[10] == b'T'
+        && stamp.as_bytes()[19] == b'.'
+        && line.as_bytes().get(24) == Some(&b' ');
+    shaped
+        .then(|| humantime::parse_rfc3339(stamp).ok())
+        .flatten()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_logs_carry_the_utc_time_to_the_millisecond_and_values_in_their_display_form() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let before = SystemTime::now() - Duration::from_secs(1);
+    let mut runner = Runner::start(&project, &db, &["--ledger"], &["work", "0.02"]);
+    assert!(
+        eventually(Duration::from_secs(15), || count(&project, "end") >= 2),
+        "the command did not run twice; stderr:\n{}",
+        runner.stderr()
+    );
+    assert_eq!(runner.stop_with(Signal::TERM, Duration::from_secs(15)), 0);
+    let after = SystemTime::now() + Duration::from_secs(1);
+
+    let stderr = runner.stderr();
+    for line in stderr.lines() {
+        let at = timestamp_of(line).unwrap_or_else(|| panic!("no timestamp: {line}"));
+        assert!(before <= at && at <= after, "not now: {line}");
+    }
+    let cycle = stderr
+        .split("cycle=")
+        .nth(1)
+        .and_then(|rest| rest.get(..24))
+        .expect("a cycle's span");
+    assert!(
+        humantime::parse_rfc3339(cycle).is_ok(),
+        "cycle={cycle}: {stderr}"
+    );
+    assert!(stderr.contains("key=1001001"), "{stderr}");
+    assert!(stderr.contains("fencing_token=1 "), "{stderr}");
+    for debug in ["SystemTime", "tv_sec", "Some(", "None", "Bigint(", "\""] {
+        assert!(!stderr.contains(debug), "`{debug}` in the logs:\n{stderr}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_session_open_that_fails_is_logged_and_the_first_success_is_not_a_reestablishment()
+{
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    // A port nothing listens on yet.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let url = db.url_via(SocketAddr::from(([127, 0, 0, 1], port)));
+    let mut runner = Runner::start_with(&project, &url, "300ms", &[], &["work", "0.02"]);
+    assert!(
+        eventually(Duration::from_secs(10), || runner
+            .stderr()
+            .contains("could not open the lock session")),
+        "stderr:\n{}",
+        runner.stderr()
+    );
+
+    // Now the server answers on that port.
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        .await
+        .expect("bind the port");
+    let server = db.server_addr();
+    tokio::spawn(async move {
+        while let Ok((mut client, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                if let Ok(mut upstream) = tokio::net::TcpStream::connect(server).await {
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+                }
+            });
+        }
+    });
+    assert!(
+        eventually(Duration::from_secs(20), || count(&project, "end") >= 1),
+        "the command never ran; stderr:\n{}",
+        runner.stderr()
+    );
+    assert_eq!(runner.stop_with(Signal::TERM, Duration::from_secs(15)), 0);
+    let stderr = runner.stderr();
+    assert!(stderr.contains("lock session established"), "{stderr}");
+    assert!(!stderr.contains("re-established"), "{stderr}");
+}
+
+#[test]
+fn a_warning_repeated_every_cycle_is_written_once_then_summed_up() {
+    let project = TestProject::harbor();
+    let mut runner = Runner::start_with(
+        &project,
+        "postgres://nobody@127.0.0.1:1/none",
+        "1ms",
+        &[],
+        &["work", "0"],
+    );
+    assert!(
+        eventually(Duration::from_secs(10), || runner
+            .stderr()
+            .contains("no lock session: cycle skipped")),
+        "stderr:\n{}",
+        runner.stderr()
+    );
+    // A thousand cycles a second, each without a session.
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(runner.stop_with(Signal::TERM, Duration::from_secs(15)), 0);
+
+    let stderr = runner.stderr();
+    let warnings = stderr
+        .lines()
+        .filter(|line| line.contains(" WARN "))
+        .count();
+    assert!(warnings < 10, "{warnings} warnings:\n{stderr}");
+    let summed: u64 = stderr
+        .lines()
+        .filter_map(|line| line.split("left_out=").nth(1))
+        .map(|count| count.trim().parse::<u64>().expect("a count"))
+        .sum();
+    assert!(
+        summed > 100 && stderr.contains("more like this in the last"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_command_is_not_started_when_the_lockward_that_spawned_it_is_already_gone() {
+    let project = TestProject::harbor();
+    let marker = project.path().join("ran");
+    let script = format!("touch {}", marker.display());
+    // This test process, not pid 1, is the parent: as if lockward had died and the process had
+    // been handed to another one before it could ask to die with its parent.
+    let orphaned = project.run(&["__exec", "--parent", "1", "--", "sh", "-c", &script]);
+    assert_eq!(orphaned.code, 126, "{}", orphaned.stderr);
+    assert!(orphaned.stderr.contains("is gone"), "{}", orphaned.stderr);
+    assert!(!marker.exists(), "the command ran");
+
+    let parent = std::process::id().to_string();
+    let adopted = project.run(&["__exec", "--parent", &parent, "--", "sh", "-c", &script]);
+    assert_eq!(adopted.code, 0, "{}", adopted.stderr);
+    assert!(marker.exists(), "the command did not run");
 }

@@ -10,7 +10,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 use super::session::{Acquired, Session};
-use super::{Cycle, CycleReport, JobError, Mode, Outcome, Worker};
+use super::throttle::{Repeated, Throttle};
+use super::{Cycle, CycleReport, JobError, Mode, Outcome, Worker, shown};
 use crate::{Error, ledger, schedule};
 
 impl Worker {
@@ -57,23 +58,29 @@ impl Worker {
     {
         let mut session: Option<Session> = None;
         let mut backoff = Backoff::new(self.settings.backoff);
-        tracing::info!(application_name = %self.application_name, key = ?self.key, every = ?self.every, "worker started");
+        let mut throttle = Throttle::default();
+        tracing::info!(application_name = %self.application_name, key = %self.lock_key, every = %shown::duration(self.every), "worker started");
         // The first session is opened before the first boundary, so that every host competes
         // for the lock on equal terms. Later sessions are reopened at a boundary: a worker that
         // just lost its session then comes second to a healthy replica.
-        if let Ok(opened) = backoff.attempt(|| Session::open(self)).await {
-            session = Some(opened);
+        match backoff.attempt(|| Session::open(self)).await {
+            Ok(opened) => session = Some(opened),
+            Err(error) => {
+                tracing::warn!(%error, "could not open the lock session: retrying at the next cycle boundaries");
+            }
         }
         loop {
             let start = schedule::next_boundary(SystemTime::now(), self.every);
             tokio::select! {
                 () = stop.cancelled() => break,
                 due = schedule::sleep_until(start, self.every) => if !due {
-                    tracing::warn!(cycle = ?start, "the cycle's boundary is no longer the next one (the wall clock stepped, or the worker woke a period late): skipped");
+                    if throttle.admit(Repeated::Boundary, || shown::time(start).to_string()) {
+                        tracing::warn!(cycle = %shown::time(start), "the cycle's boundary is no longer the next one (the wall clock stepped, or the worker woke a period late): skipped");
+                    }
                     continue;
                 },
             }
-            let span = tracing::info_span!("lockward.cycle", lock = %self.name, id = %self.id_literal, cycle = ?start);
+            let span = tracing::info_span!("lockward.cycle", lock = %self.name, id = %self.id_literal, cycle = %shown::time(start));
             let report = async {
                 if session.as_ref().is_some_and(Session::is_closed) {
                     session = None;
@@ -99,11 +106,12 @@ impl Worker {
             }
             .instrument(span.clone())
             .await;
-            span.in_scope(|| self.record(&report));
+            span.in_scope(|| self.record(&report, &mut throttle));
             if let Some(hook) = &self.settings.on_cycle {
                 hook(&report);
             }
         }
+        throttle.flush();
         tracing::info!(application_name = %self.application_name, "worker stopped");
     }
 
@@ -209,6 +217,12 @@ impl Worker {
             Err(_) => Err("the job was aborted after the cancel grace".to_owned()),
         };
         let commit = result.is_ok() && !token.is_cancelled();
+        // Without a ledger nothing records that this cycle ran: a host reaching the lock after a
+        // short job released it would run the cycle again. A rolled-back transaction undid the
+        // cycle, so it may run again, as with the ledger.
+        if !token.is_cancelled() && (self.settings.mode == Mode::Session || commit) {
+            self.hold_until_late_hosts_tried(session, start, stop).await;
+        }
         // In transaction mode a rolled-back cycle leaves no ledger row: its writes vanished
         // with it, and a host reaching the lock later in the cycle may run it.
         let outcome = match (&result, token.is_cancelled()) {
@@ -235,6 +249,28 @@ impl Worker {
             (Err(error), _) => Outcome::Failed { error, held },
         };
         (report(fencing_token, outcome), keep)
+    }
+
+    /// Keeps the lock until the hold past the boundary is over (see
+    /// [`super::WorkerBuilder::hold_at_least`]), or the worker stops, or the session ends.
+    async fn hold_until_late_hosts_tried(
+        &self,
+        session: &Session,
+        start: SystemTime,
+        stop: &CancellationToken,
+    ) {
+        let hold = self.settings.hold_at_least.unwrap_or_default();
+        let Ok(left) = (start + hold).duration_since(SystemTime::now()) else {
+            return;
+        };
+        if left.is_zero() {
+            return;
+        }
+        tokio::select! {
+            () = tokio::time::sleep(left) => {}
+            () = stop.cancelled() => {}
+            () = session.closed.cancelled() => {}
+        }
     }
 
     /// A skipped cycle: who holds the lock, and is it us (another replica) or someone else?
@@ -297,43 +333,53 @@ impl Worker {
         if let Ok(joined) = tokio::time::timeout(self.settings.cancel_grace, &mut handle).await {
             return joined;
         }
-        tracing::warn!(grace = ?self.settings.cancel_grace, "the cancelled job did not return in time: aborted");
+        tracing::warn!(grace = %shown::duration(self.settings.cancel_grace), "the cancelled job did not return in time: aborted");
         handle.abort();
         handle.await
     }
 
-    /// Logs the cycle's end and updates the metrics.
-    fn record(&self, report: &CycleReport) {
+    /// Logs the cycle's end (a warning that repeats every cycle through `throttle`) and updates
+    /// the metrics.
+    fn record(&self, report: &CycleReport, throttle: &mut Throttle) {
+        throttle.summarize_due(Instant::now());
         let lock = self.name.clone();
         match &report.outcome {
             Outcome::Led { held } => {
-                tracing::info!(fencing_token = ?report.fencing_token, ?held, "led the cycle");
+                tracing::info!(fencing_token = report.fencing_token, held = %shown::duration(*held), "led the cycle");
                 metrics::counter!("lockward_worker_cycles_led_total", "lock" => lock.clone())
                     .increment(1);
                 metrics::histogram!("lockward_worker_hold_seconds", "lock" => lock)
                     .record(held.as_secs_f64());
             }
             Outcome::Failed { error, held } => {
-                tracing::error!(%error, ?held, "the job failed");
+                if throttle.admit(Repeated::Failed, || error.clone()) {
+                    tracing::error!(%error, held = %shown::duration(*held), "the job failed");
+                }
                 metrics::counter!("lockward_worker_cycles_failed_total", "lock" => lock.clone())
                     .increment(1);
                 metrics::histogram!("lockward_worker_hold_seconds", "lock" => lock)
                     .record(held.as_secs_f64());
             }
             Outcome::Lost { reason, held } => {
-                tracing::error!(%reason, ?held, "lost the lock mid-cycle");
+                tracing::error!(%reason, held = %shown::duration(*held), "lost the lock mid-cycle");
                 metrics::counter!("lockward_worker_cycles_lost_total", "lock" => lock.clone())
                     .increment(1);
                 metrics::histogram!("lockward_worker_hold_seconds", "lock" => lock)
                     .record(held.as_secs_f64());
             }
             Outcome::ShutDown { held } => {
-                tracing::info!(?held, "shut down mid-cycle: job cancelled, lock released");
+                tracing::info!(held = %shown::duration(*held), "shut down mid-cycle: job cancelled, lock released");
                 metrics::histogram!("lockward_worker_hold_seconds", "lock" => lock)
                     .record(held.as_secs_f64());
             }
             Outcome::Skipped { holder } => {
-                tracing::debug!(holder = ?holder, "skipped: another replica leads");
+                tracing::debug!(
+                    holder = holder
+                        .as_ref()
+                        .map(|holder| tracing::field::display(&holder.application_name)),
+                    holder_pid = holder.as_ref().map(|holder| holder.pid),
+                    "skipped: another replica leads"
+                );
                 metrics::counter!("lockward_worker_cycles_skipped_total", "lock" => lock)
                     .increment(1);
             }
@@ -343,19 +389,31 @@ impl Worker {
                     .increment(1);
             }
             Outcome::Collision { holder } => {
-                tracing::error!(
-                    holder_application_name = %holder.application_name,
-                    holder_pid = holder.pid,
-                    holder_addr = ?holder.client_addr,
-                    expected = %self.identity.worker(),
-                    "lock collision: a different worker holds this worker's advisory lock"
-                );
+                let detail = || {
+                    format!(
+                        "held by `{}` (pid {}), expected `{}`",
+                        holder.application_name,
+                        holder.pid,
+                        self.identity.worker()
+                    )
+                };
+                if throttle.admit(Repeated::Collision, detail) {
+                    tracing::error!(
+                        holder_application_name = %holder.application_name,
+                        holder_pid = holder.pid,
+                        holder_addr = holder.client_addr.as_ref().map(tracing::field::display),
+                        expected = %self.identity.worker(),
+                        "lock collision: a different worker holds this worker's advisory lock"
+                    );
+                }
                 metrics::counter!("lockward_worker_cycles_skipped_total", "lock" => lock.clone())
                     .increment(1);
                 metrics::counter!("lockward_worker_collisions_total", "lock" => lock).increment(1);
             }
             Outcome::Unavailable { error } => {
-                tracing::warn!(%error, "no lock session: cycle skipped");
+                if throttle.admit(Repeated::Unavailable, || error.clone()) {
+                    tracing::warn!(%error, "no lock session: cycle skipped");
+                }
                 metrics::counter!("lockward_worker_cycles_unavailable_total", "lock" => lock)
                     .increment(1);
             }
@@ -374,6 +432,9 @@ enum End<T> {
 
 /// Exponential reconnection backoff with jitter; attempts before `not_before` are refused.
 struct Backoff {
+    /// Whether a session was ever opened: the first one after failures is "established", later
+    /// ones "re-established".
+    opened: bool,
     min: Duration,
     max: Duration,
     next: Duration,
@@ -384,6 +445,7 @@ struct Backoff {
 impl Backoff {
     fn new((min, max): (Duration, Duration)) -> Self {
         Self {
+            opened: false,
             min,
             max,
             next: min,
@@ -401,9 +463,12 @@ impl Backoff {
         }
         match connect().await {
             Ok(value) => {
-                if self.not_before.is_some() {
-                    tracing::info!("lock session re-established");
+                match (self.opened, self.not_before.is_some()) {
+                    (true, true) => tracing::info!("lock session re-established"),
+                    (false, true) => tracing::info!("lock session established"),
+                    (_, false) => {}
                 }
+                self.opened = true;
                 self.next = self.min;
                 self.not_before = None;
                 Ok(value)

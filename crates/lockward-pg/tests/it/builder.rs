@@ -193,3 +193,26 @@ fn a_lock_that_is_not_the_registrys_entry_is_refused() {
     let error = Worker::builder_for(&registry, foreign).unwrap_err();
     assert!(matches!(error, Error::NotInRegistry(_)), "{error}");
 }
+
+#[test]
+fn a_hold_past_the_boundary_as_long_as_the_period_is_refused() {
+    let builder = Worker::builder(&registry(), "ADVISORY_LOCK_ROLLUP")
+        .unwrap()
+        .database_url("postgres://u@127.0.0.1/db")
+        .every(Duration::from_millis(500));
+    let error = builder
+        .clone()
+        .hold_at_least(Duration::from_millis(500))
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(error, Error::Setting(ref text) if text.contains("must be shorter than the period")),
+        "{error}"
+    );
+    assert!(
+        builder
+            .hold_at_least(Duration::from_millis(499))
+            .build()
+            .is_ok()
+    );
+}
