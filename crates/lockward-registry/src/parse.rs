@@ -35,13 +35,27 @@ pub enum LoadError {
         source: std::io::Error,
     },
     /// The file was read but breaks the format or its rules; every problem is listed.
-    #[error("{path}: the registry has {} problem(s)", findings.len())]
+    #[error("{path}: the registry has {}", tally(findings))]
     Invalid {
         /// The path as given.
         path: String,
         /// Every problem found, in file order.
         findings: Vec<Finding>,
     },
+}
+
+/// `1 error`, `2 errors and 1 warning`: what an invalid registry's findings are.
+fn tally(findings: &[Finding]) -> String {
+    let count = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    let errors = findings.iter().filter(|finding| finding.is_error()).count();
+    match findings.len() - errors {
+        0 => count(errors, "error"),
+        warnings => format!(
+            "{} and {}",
+            count(errors, "error"),
+            count(warnings, "warning")
+        ),
+    }
 }
 
 impl Registry {
@@ -1047,5 +1061,37 @@ mod tests {
         assert!(!is_identifier("1ABC"));
         assert!(!is_identifier("A-B"));
         assert!(!is_identifier(""));
+    }
+
+    #[test]
+    fn an_invalid_registry_counts_its_errors_and_warnings_in_words() {
+        let text = "[project]\nname = \"x\"\n[core]\nconstants = \"x.rs\"\n\
+                    block = { start = 10, end = 20 }\n\
+                    [[lock]]\nid = 5\nconstant = \"A_LOCK_ID\"\nworker = \"w\"\n\
+                    [[lock]]\nid = 5\nretired = \"r\"\n";
+        let findings = parse("lockward.toml", text).expect_err("a duplicate id");
+        let error = LoadError::Invalid {
+            path: "lockward.toml".to_owned(),
+            findings,
+        };
+        assert_eq!(
+            error.to_string(),
+            "lockward.toml: the registry has 1 error and 1 warning"
+        );
+    }
+
+    #[test]
+    fn a_registry_that_breaks_a_rule_still_says_which_ids_it_records() {
+        let text = "[project]\nname = \"my app\"\n[[lock]]\nid = 0x10\n[[lock]]\nid = 7\n";
+        assert!(parse("lockward.toml", text).is_err());
+        let ids = recorded_ids(text).expect("TOML");
+        let ids: Vec<&str> = ids.iter().map(Id::literal).collect();
+        assert_eq!(ids, ["0x10", "7"]);
+        assert_eq!(recorded_ids("[[lock]]\nid = \n"), None, "not TOML");
+        assert_eq!(
+            recorded_ids("[[lock]]\nid = \"5\"\n"),
+            None,
+            "an id that is not one"
+        );
     }
 }

@@ -90,12 +90,15 @@ pub(crate) fn walk(registry: &Registry, root: &Path, options: &ScanOptions) -> W
     // Excludes become ignore rules. Includes do not: an override that whitelists a path would
     // win over `.gitignore`, and files git ignores are never read.
     let mut overrides = OverrideBuilder::new(root);
+    // A glob the registry's own rules let through but the walk cannot use is the registry's
+    // problem: the finding names the registry file.
+    let registry_path = registry.file().path();
     for glob in &settings.exclude {
         if let Err(error) = overrides.add(&format!("!{glob}")) {
             errors.push(Finding::file(
                 Code::InvalidGlob,
                 Severity::Error,
-                "",
+                registry_path,
                 format!("[scan] glob `{glob}` does not parse: {error}"),
             ));
         }
@@ -107,11 +110,11 @@ pub(crate) fn walk(registry: &Registry, root: &Path, options: &ScanOptions) -> W
         Err(error) => errors.push(Finding::file(
             Code::InvalidGlob,
             Severity::Error,
-            "",
+            registry_path,
             format!("[scan] globs do not parse: {error}"),
         )),
     }
-    let include = include_globs(&settings.include, &mut errors);
+    let include = include_globs(&settings.include, registry_path, &mut errors);
     let names = names(settings);
     let shared = Shared {
         root,
@@ -301,7 +304,11 @@ fn word_ends(bytes: &[u8], end: usize, matched: &[u8]) -> bool {
 }
 
 /// `[scan] include` as gitignore-style globs: one without a `/` matches a file name anywhere.
-fn include_globs(include: &[String], errors: &mut Vec<Finding>) -> Option<globset::GlobSet> {
+fn include_globs(
+    include: &[String],
+    registry_path: &str,
+    errors: &mut Vec<Finding>,
+) -> Option<globset::GlobSet> {
     if include.is_empty() {
         return None;
     }
@@ -334,7 +341,7 @@ fn include_globs(include: &[String], errors: &mut Vec<Finding>) -> Option<globse
             Err(error) => errors.push(Finding::file(
                 Code::InvalidGlob,
                 Severity::Error,
-                "",
+                registry_path,
                 format!("[scan] glob `{glob}` does not parse: {error}"),
             )),
         }

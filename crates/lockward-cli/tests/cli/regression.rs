@@ -121,6 +121,52 @@ fn escape_bytes_in_a_plugin_name_reach_no_diagnostic_or_annotation() {
     }
 }
 
+/// A branch whose registry broke a rule (one added after it was written, say) was only a
+/// warning, and its ids were not reserved: `take` handed them out again. Now they stay reserved;
+/// and a branch whose registry is not even TOML makes `take` refuse, since its ids are unknown.
+#[test]
+fn take_keeps_the_ids_of_a_branch_whose_registry_no_longer_validates() {
+    let project = harbor_with_a_branch();
+    git_in(&project, &["checkout", "-q", "feature/dunning"]);
+    project.edit("lockward.toml", "name = \"harbor\"", "name = \"my harbor\"");
+    git_in(
+        &project,
+        &["commit", "-q", "-am", "a name a later rule refuses"],
+    );
+    git_in(&project, &["checkout", "-q", "main"]);
+    let run = project.run(&[
+        "take",
+        "ADVISORY_LOCK_EXPORT",
+        "--worker",
+        "export",
+        "--dry-run",
+    ]);
+    assert!(
+        run.stdout.starts_with("1_001_008\n"),
+        "1_001_007 is feature/dunning's: {}",
+        run.stdout
+    );
+
+    git_in(&project, &["checkout", "-q", "feature/dunning"]);
+    project.edit("lockward.toml", "name = \"my harbor\"", "name = harbor");
+    git_in(&project, &["commit", "-q", "-am", "not TOML"]);
+    git_in(&project, &["checkout", "-q", "main"]);
+    let run = project.run(&["take", "ADVISORY_LOCK_EXPORT", "--worker", "export"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("the ids other branches took are not all known")
+            && run.stderr.contains("branch feature/dunning cannot be read"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        project.run(&["check"]).code,
+        0,
+        "check still passes: a warning"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Crashes, terminal output and wording.
 
