@@ -179,8 +179,18 @@ pub enum EditError {
     },
     /// The edited registry does not pass its rules (a bug in the edit, or a registry that did
     /// not parse to begin with).
-    #[error("the edited registry would break its rules: {}", .0.first().map_or("", |f| f.message.as_str()))]
+    #[error("the edited registry would break its rules: {}", first_error(.0))]
     Rejected(Vec<Finding>),
+}
+
+/// The message of the first finding at error level (the findings come sorted by position, with
+/// the warnings among them: a legacy id outside the block is not what broke the edit).
+fn first_error(findings: &[Finding]) -> &str {
+    findings
+        .iter()
+        .find(|finding| finding.is_error())
+        .or(findings.first())
+        .map_or("", |finding| finding.message.as_str())
 }
 
 /// Takes the next free id for `request`: the registry's new text with the entry appended, and
@@ -1102,6 +1112,27 @@ fn lines_with_offsets(text: &str) -> impl Iterator<Item = (Range<usize>, &str)> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rejected_edit_names_the_error_not_a_warning_before_it() {
+        let file = crate::SourceFile::new("lockward.toml", "id = 5\nid = 6\n");
+        let warning = file.finding(
+            crate::Code::ConstantOutsideBlock,
+            crate::Severity::Warning,
+            0..6,
+            "a legacy id",
+        );
+        let error = file.finding(
+            crate::Code::DuplicateId,
+            crate::Severity::Error,
+            7..13,
+            "twice",
+        );
+        assert_eq!(
+            EditError::Rejected(vec![warning, error]).to_string(),
+            "the edited registry would break its rules: twice"
+        );
+    }
 
     const REGISTRY: &str = "\
 # lockward.toml: the advisory lock ids of harbor.
