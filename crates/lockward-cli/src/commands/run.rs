@@ -83,7 +83,7 @@ pub(crate) fn run(global: &Global, args: &RunArgs) -> anyhow::Result<Outcome> {
     let fits = builder.max_cancel_grace();
     if fits.is_none_or(|limit| args.grace + REAP_MARGIN > limit) {
         let bound = Keepalive::default().bound();
-        let detection = bound - PARTITION_MARGIN - fits.unwrap_or_default();
+        let detection = bound.saturating_sub(PARTITION_MARGIN + fits.unwrap_or_default());
         let limit = fits
             .and_then(|limit| limit.checked_sub(REAP_MARGIN))
             .unwrap_or_default();
