@@ -41,9 +41,12 @@ pub enum Mode {
 /// the lock session with `SET tcp_keepalives_idle / tcp_keepalives_interval /
 /// tcp_keepalives_count / tcp_user_timeout` (the last = idle + interval × count), so that the
 /// server drops a leader it can no longer reach — and the lock with it — within
-/// **idle + interval × count** (default 5 s + 3 × 1 s = 8 s) instead of the operating system's
-/// default of hours. Another host then takes the lock at the next cycle. (PostgreSQL 12 or later;
-/// the values are whole seconds.)
+/// **idle + interval × count** (default 5 s + 3 × 1 s = 8 s) of the last packet it had from it,
+/// instead of the operating system's default of hours. Another host then takes the lock at the
+/// next cycle. Set at the session's open in both modes, so a transaction-mode session has it
+/// outside its lock transaction too. The cancel grace must fit in this bound
+/// ([`WorkerBuilder::max_cancel_grace`]). (PostgreSQL 12 or later; the values are whole
+/// seconds.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Keepalive {
     /// Silence before the first keepalive probe.
@@ -94,7 +97,7 @@ impl Cycle {
 
     /// Cancelled when the lock is lost (the lock session closed, was terminated, or went silent)
     /// or the worker shuts down. A job stops its work when it fires; one that does not is
-    /// aborted after the worker's cancel grace.
+    /// aborted after the worker's cancel grace (at its next `.await`).
     pub fn token(&self) -> &CancellationToken {
         &self.token
     }
