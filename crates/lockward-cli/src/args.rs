@@ -153,10 +153,13 @@ pub(crate) enum Command {
     ///
     /// When the lock is lost while COMMAND runs (the lock session closed, terminated with
     /// `pg_terminate_backend`, or silent for 3 s), its process group gets SIGTERM at once and
-    /// SIGKILL after `--grace`. The lock is already gone by then: another host may start its
-    /// cycle while this one's command winds down, so a command that writes should check the
-    /// fencing token. Each exit status is logged on stderr; a command that fails or cannot be
-    /// started fails its cycle only, and the schedule goes on.
+    /// SIGKILL after `--grace`. After a silent partition the server still holds the lock, and
+    /// frees it 8 s after this host's last packet: the grace is capped (3 s) so that the command
+    /// is dead by then. A terminated session (`pg_terminate_backend`) frees the lock at once,
+    /// and another host may start its cycle while this one's command winds down: no setting
+    /// prevents that, so a command that writes should check the fencing token (`--ledger`).
+    /// Each exit status is logged on stderr; a command that fails or cannot be started fails its
+    /// cycle only, and the schedule goes on.
     ///
     /// SIGTERM, Ctrl-C (SIGINT) or a hangup (SIGHUP) stops lockward: a running COMMAND gets
     /// SIGTERM (SIGKILL after `--grace`, or at once on a second signal), the lock is released,

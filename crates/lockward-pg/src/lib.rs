@@ -59,7 +59,9 @@ pub use connect::connect;
 pub use error::Error;
 pub use holder::{Holder, holders};
 pub use identity::{APPLICATION_NAME_MAX, Identity, ParseIdentityError};
-pub use worker::{Cycle, CycleReport, JobError, Keepalive, Mode, Outcome, Worker, WorkerBuilder};
+pub use worker::{
+    Cycle, CycleReport, JobError, Keepalive, Mode, Outcome, PARTITION_MARGIN, Worker, WorkerBuilder,
+};
 
 /// Resolves on SIGTERM or Ctrl-C (SIGINT): the usual `shutdown` for [`Worker::run`].
 ///

@@ -43,9 +43,12 @@ pub enum Mode {
 /// the lock session with `SET tcp_keepalives_idle / tcp_keepalives_interval /
 /// tcp_keepalives_count / tcp_user_timeout` (the last = idle + interval × count), so that the
 /// server drops a leader it can no longer reach — and the lock with it — within
-/// **idle + interval × count** (default 5 s + 3 × 1 s = 8 s) instead of the operating system's
-/// default of hours. Another host then takes the lock at the next cycle. (PostgreSQL 12 or later;
-/// the values are whole seconds.)
+/// **idle + interval × count** (default 5 s + 3 × 1 s = 8 s) of the last packet it had from it,
+/// instead of the operating system's default of hours. Another host then takes the lock at the
+/// next cycle. Set at the session's open in both modes, so a transaction-mode session has it
+/// outside its lock transaction too. The cancel grace must fit in this bound
+/// ([`WorkerBuilder::max_cancel_grace`]). (PostgreSQL 12 or later; the values are whole
+/// seconds.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Keepalive {
     /// Silence before the first keepalive probe.
@@ -73,6 +76,11 @@ impl Keepalive {
     }
 }
 
+/// How long before the server can free a partitioned leader's lock its job must be gone (see
+/// [`WorkerBuilder::max_cancel_grace`]): room for the abort or the kill to take effect, and for
+/// the keepalive counting from a packet a little earlier than the last probe's answer.
+pub const PARTITION_MARGIN: Duration = Duration::from_secs(1);
+
 /// A job's view of the cycle it runs: when it started, the cancellation token, the fencing token
 /// (with the ledger) and the transaction (in [`Mode::Transaction`]).
 #[derive(Clone)]
@@ -91,7 +99,7 @@ impl Cycle {
 
     /// Cancelled when the lock is lost (the lock session closed, was terminated, or went silent)
     /// or the worker shuts down. A job stops its work when it fires; one that does not is
-    /// aborted after the worker's cancel grace.
+    /// aborted after the worker's cancel grace (at its next `.await`).
     pub fn token(&self) -> &CancellationToken {
         &self.token
     }
@@ -240,7 +248,7 @@ impl Default for Settings {
             probe_timeout: Duration::from_secs(2),
             connect_timeout: Duration::from_secs(5),
             keepalive: Keepalive::default(),
-            cancel_grace: Duration::from_secs(10),
+            cancel_grace: Duration::from_secs(4),
             backoff: (Duration::from_millis(100), Duration::from_secs(10)),
             on_cycle: None,
             hold_at_least: None,
@@ -333,11 +341,36 @@ impl WorkerBuilder {
         self
     }
 
-    /// How long a cancelled job has to return before its task is aborted (default 10 s).
+    /// How long a cancelled job has to return before its task is aborted (default 4 s).
+    ///
+    /// After a silent partition the server frees the lock within the keepalive bound of the
+    /// last packet it had from the leader, and another host may take it then: the job must be
+    /// gone before that. [`build`](Self::build) therefore refuses a grace longer than
+    /// [`max_cancel_grace`](Self::max_cancel_grace) (4 s with the default probe and keepalive).
     #[must_use]
     pub fn cancel_grace(mut self, grace: Duration) -> Self {
         self.settings.cancel_grace = grace;
         self
+    }
+
+    /// The longest cancel grace that ends before the server can free the lock of a leader it
+    /// no longer hears from: the keepalive bound, less the loss detection (probe interval +
+    /// timeout) and [`PARTITION_MARGIN`]. `None` when the probe alone does not fit.
+    ///
+    /// The bound is counted from the last packet the server had from the leader, the answer to
+    /// its last probe; the loss is told at most interval + timeout after that probe. A job
+    /// aborted within the grace has then stopped at least the margin before the lock can go to
+    /// another host. (An abort takes effect at the job's next `.await`: a job that blocks a
+    /// thread, or ignores its token without awaiting, runs on; nothing on the client side can
+    /// stop it. Neither can any setting prevent an overlap when the lock session is
+    /// terminated (`pg_terminate_backend`): the server frees the lock at once. A store the job
+    /// writes to should check [`Cycle::fencing_token`].)
+    pub fn max_cancel_grace(&self) -> Option<Duration> {
+        let settings = &self.settings;
+        settings
+            .keepalive
+            .bound()
+            .checked_sub(settings.probe_interval + settings.probe_timeout + PARTITION_MARGIN)
     }
 
     /// Reconnection backoff: the first retry after `min`, doubling (with jitter) up to `max`
@@ -371,7 +404,29 @@ impl WorkerBuilder {
         self
     }
 
+    /// Why `what` (a cancel grace) does not fit in the time a partitioned leader has, with the
+    /// figures and what to change.
+    fn grace_misfit(&self, what: &str) -> String {
+        let settings = &self.settings;
+        let bound = settings.keepalive.bound();
+        let detection = settings.probe_interval + settings.probe_timeout;
+        let room = match self.max_cancel_grace() {
+            Some(limit) => format!("which leaves at most {limit:?} for the grace"),
+            None => "which leaves no time for a grace at all".to_owned(),
+        };
+        format!(
+            "{what} does not fit before the server frees the lock of a partitioned leader: the \
+             server drops a silent lock session within the keepalive bound of {bound:?} \
+             (idle + interval x count), the worker tells the loss within the probe's interval + \
+             timeout ({detection:?}), and the job must be gone {PARTITION_MARGIN:?} before the \
+             server can free the lock, {room}; shorten the grace or the probe, or raise the \
+             keepalive"
+        )
+    }
+
     /// Checks the settings and parses the URL (nothing is connected yet).
+    ///
+    /// Refuses a cancel grace longer than [`max_cancel_grace`](Self::max_cancel_grace).
     pub fn build(self) -> Result<Worker, Error> {
         let url = self
             .database_url
@@ -383,7 +438,7 @@ impl WorkerBuilder {
         if every.is_zero() {
             return Err(Error::Setting("the period must not be zero".to_owned()));
         }
-        let mut settings = self.settings;
+        let settings = &self.settings;
         let hold = settings
             .hold_at_least
             .unwrap_or_else(|| default_hold(every, settings.ledger));
@@ -393,7 +448,6 @@ impl WorkerBuilder {
                  would still be held at the next boundary"
             )));
         }
-        settings.hold_at_least = Some(hold);
         if settings.probe_interval.is_zero() || settings.probe_timeout.is_zero() {
             return Err(Error::Setting(
                 "probe interval and timeout must not be zero".to_owned(),
@@ -411,6 +465,15 @@ impl WorkerBuilder {
             return Err(Error::Setting(
                 "keepalive count must be at least 1".to_owned(),
             ));
+        }
+        if self
+            .max_cancel_grace()
+            .is_none_or(|limit| settings.cancel_grace > limit)
+        {
+            return Err(Error::Setting(self.grace_misfit(&format!(
+                "a cancel grace of {:?}",
+                settings.cancel_grace
+            ))));
         }
         let key = match (self.family, self.member) {
             (false, None) => AdvisoryKey::Bigint(self.id),
@@ -465,6 +528,8 @@ impl WorkerBuilder {
             Some(member) => format!("{}/{member}", self.id),
             None => self.id.to_string(),
         };
+        let mut settings = self.settings;
+        settings.hold_at_least = Some(hold);
         Ok(Worker {
             name: self.name,
             id_literal: self.id_literal,

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use anyhow::Context as _;
-use lockward_pg::{Cycle, JobError, Mode, Worker, WorkerBuilder};
+use lockward_pg::{Cycle, JobError, Keepalive, Mode, PARTITION_MARGIN, Worker, WorkerBuilder};
 use lockward_registry::{KeyShape, Kind, Lock, take};
 use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 use tokio::process::{Child, Command};
@@ -61,8 +61,11 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     pub(crate) transaction: bool,
     /// How long the command has to exit after SIGTERM before its process group gets SIGKILL
-    /// (at once when lockward is asked to stop a second time).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "10s")]
+    /// (at once when lockward is asked to stop a second time). At most 3s, and a longer one is
+    /// refused: after a silent partition the loss is told within 3 s of the leader's last
+    /// packet and the server frees the lock 8 s after it, so the command must be killed by then,
+    /// with 1 s kept for reaping it and 1 s to spare.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "3s")]
     pub(crate) grace: Duration,
     /// The command and its arguments, after `--`. Run directly (no shell): write
     /// `-- sh -c '...'` for a pipeline.
@@ -71,12 +74,33 @@ pub(crate) struct RunArgs {
 }
 
 /// How much longer than the grace the worker waits for the job (the supervision of the
-/// command) before aborting it: the job itself always returns soon after the SIGKILL.
-const REAP_MARGIN: Duration = Duration::from_secs(5);
+/// command) before aborting it: the job itself returns as soon as the killed command is reaped.
+const REAP_MARGIN: Duration = Duration::from_secs(1);
 
 pub(crate) fn run(global: &Global, args: &RunArgs) -> anyhow::Result<Outcome> {
     let project = super::load(global)?;
     let (builder, lock) = resolve(&project, args)?;
+    // The worker refuses a cancel grace it cannot fit too, but in its own terms (the grace it
+    // is given is `--grace` and the reaping margin).
+    let fits = builder.max_cancel_grace();
+    if fits.is_none_or(|limit| args.grace + REAP_MARGIN > limit) {
+        let bound = Keepalive::default().bound();
+        let detection = bound.saturating_sub(PARTITION_MARGIN + fits.unwrap_or_default());
+        let limit = fits
+            .and_then(|limit| limit.checked_sub(REAP_MARGIN))
+            .unwrap_or_default();
+        return Err(UsageError(format!(
+            "`--grace {}` is too long: after a silent partition the server may free the lock \
+             (and another host start the command) {} after this host's last packet, and the \
+             loss is told {} after it, so the command must be killed sooner; `--grace` may be \
+             at most {}",
+            humantime::format_duration(args.grace),
+            humantime::format_duration(bound),
+            humantime::format_duration(detection),
+            humantime::format_duration(limit),
+        ))
+        .into());
+    }
     let worker = builder
         .database_url(args.database_url.clone())
         .every(args.every)

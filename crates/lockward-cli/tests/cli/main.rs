@@ -3,6 +3,7 @@
 mod check;
 mod list;
 mod live;
+mod partition;
 mod plugins;
 mod regression;
 mod render;

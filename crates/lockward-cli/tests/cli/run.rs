@@ -264,7 +264,7 @@ async fn with_the_ledger_no_cycle_runs_twice_and_fencing_tokens_rise() {
 async fn terminating_the_lock_session_sends_sigterm_to_the_command_and_the_schedule_goes_on() {
     let project = TestProject::harbor();
     let db = TestDb::new().await;
-    let mut runner = Runner::start(&project, &db, &["--grace", "5s"], &["hang"]);
+    let mut runner = Runner::start(&project, &db, &["--grace", "3s"], &["hang"]);
     assert!(
         eventually(Duration::from_secs(15), || count(&project, "start") == 1),
         "the command never started; stderr:\n{}",
@@ -375,7 +375,8 @@ async fn a_process_the_command_left_behind_is_killed_after_the_grace() {
 async fn a_second_signal_kills_the_command_without_waiting_out_the_grace() {
     let project = TestProject::harbor();
     let db = TestDb::new().await;
-    let mut runner = Runner::start(&project, &db, &["--grace", "60s"], &["ignore"]);
+    // The longest grace `run` accepts (one that outlasted a partitioned leader's lock is refused).
+    let mut runner = Runner::start(&project, &db, &["--grace", "3s"], &["ignore"]);
     assert!(
         eventually(Duration::from_secs(15), || count(&project, "start") == 1),
         "the command never started; stderr:\n{}",
@@ -391,7 +392,7 @@ async fn a_second_signal_kills_the_command_without_waiting_out_the_grace() {
         runner.stderr()
     );
 
-    // Well within the 60 s grace.
+    // Within the grace: the SIGKILL below is the second signal's, not the grace's.
     let code = runner.stop_with(Signal::INT, Duration::from_secs(15));
     let stderr = runner.stderr();
     assert_eq!(code, 0, "stderr:\n{stderr}");

@@ -1,10 +1,11 @@
 use std::fmt::Write as _;
-use std::net::{SocketAddr, TcpListener};
+use std::net::{IpAddr, SocketAddr, TcpListener};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use super::prerequisite::is_root;
 use super::server::Server;
 
 /// A throwaway PostgreSQL cluster of the test's own, on 127.0.0.1 and a free port, that a fault
@@ -33,7 +34,17 @@ impl Cluster {
     /// The work runs on a blocking thread; cancelling the future does not stop it, and the cluster
     /// it started is then left to the watchdog.
     pub async fn start() -> Self {
-        Self::start_with(Vec::new()).await
+        Self::start_with(Vec::new(), None).await
+    }
+
+    /// Starts a new cluster that also listens on `addr`, an address of this host (one end of a
+    /// [`Partition`](super::Partition)'s veth pair), and trusts clients on its subnets.
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`Cluster::start`].
+    pub async fn start_also_on(addr: IpAddr) -> Self {
+        Self::start_with(Vec::new(), Some(addr)).await
     }
 
     /// Starts a new cluster that accepts TLS with the given PEM certificate and key (and still
@@ -47,11 +58,11 @@ impl Cluster {
             ("server.crt".to_owned(), cert_pem.to_owned()),
             ("server.key".to_owned(), key_pem.to_owned()),
         ];
-        Self::start_with(files).await
+        Self::start_with(files, None).await
     }
 
-    async fn start_with(tls: Vec<(String, String)>) -> Self {
-        tokio::task::spawn_blocking(move || Self::start_blocking(&tls))
+    async fn start_with(tls: Vec<(String, String)>, also: Option<IpAddr>) -> Self {
+        tokio::task::spawn_blocking(move || Self::start_blocking(&tls, also))
             .await
             .expect("cluster start thread")
             .unwrap_or_else(|error| panic!("lockward test harness: starting a cluster: {error}"))
@@ -59,14 +70,14 @@ impl Cluster {
 
     /// Starts the harness's shared cluster and leaves it to the watchdog.
     pub(crate) fn start_shared() -> Result<Server, String> {
-        let cluster = Self::start_blocking(&[])?;
+        let cluster = Self::start_blocking(&[], None)?;
         let server = cluster.server.clone();
         // Leaked on purpose: it serves every test of this process; the watchdog stops it.
         std::mem::forget(cluster);
         Ok(server)
     }
 
-    fn start_blocking(tls: &[(String, String)]) -> Result<Self, String> {
+    fn start_blocking(tls: &[(String, String)], also: Option<IpAddr>) -> Result<Self, String> {
         let bindir = pg_bindir()?;
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -104,12 +115,19 @@ impl Cluster {
                 "--no-sync",
             ],
         )?;
+        let listen = also.map_or_else(
+            || "127.0.0.1".to_owned(),
+            |addr| format!("127.0.0.1,{addr}"),
+        );
         let mut settings = format!(
-            "\nlisten_addresses = '127.0.0.1'\nport = {}\nunix_socket_directories = '{}'\n\
+            "\nlisten_addresses = '{listen}'\nport = {}\nunix_socket_directories = '{}'\n\
              fsync = off\nsynchronous_commit = off\nfull_page_writes = off\nmax_connections = 200\n",
             cluster.server.port,
             paths.base.display()
         );
+        if also.is_some() {
+            append(&data.join("pg_hba.conf"), "\nhost all all samenet trust\n")?;
+        }
         for (name, pem) in tls {
             let path = data.join(name);
             std::fs::write(&path, pem).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -267,10 +285,6 @@ fn free_port() -> Result<u16, String> {
         .local_addr()
         .map(|addr| addr.port())
         .map_err(|e| e.to_string())
-}
-
-fn is_root() -> bool {
-    std::fs::metadata("/proc/self").is_ok_and(|meta| meta.uid() == 0)
 }
 
 /// The `postgres` account's uid and gid when running as root (PostgreSQL refuses to run as root).

@@ -42,7 +42,7 @@ pub(super) enum Acquired {
 }
 
 impl Session {
-    /// Connects, sets the server-side keepalive (session mode), prepares the statements and, with
+    /// Connects, sets the server-side keepalive for the whole session, prepares the statements and, with
     /// a ledger, makes sure the table exists. Bounded by the connect timeout.
     pub(super) async fn open(worker: &Worker) -> Result<Self, Error> {
         tokio::time::timeout(
@@ -55,11 +55,12 @@ impl Session {
 
     async fn open_unbounded(worker: &Worker) -> Result<Self, Error> {
         let (client, closed) = worker.target.connect().await?;
-        if worker.settings.mode == Mode::Session {
-            client
-                .batch_execute(&server_keepalive(worker, "SET"))
-                .await?;
-        }
+        // In both modes: a transaction-mode session spends most of its life outside the lock
+        // transaction (a standby always), and a server backend left on the system's default
+        // keepalive lingers for hours after its client went silent.
+        client
+            .batch_execute(&server_keepalive(worker, "SET"))
+            .await?;
         if worker.settings.ledger {
             ledger::ensure(&client).await?;
         }
@@ -218,6 +219,10 @@ impl Session {
     /// Transaction mode: `BEGIN`, the server-side keepalive for this transaction, and
     /// `pg_try_advisory_xact_lock`, in one round trip. When the lock is not taken the transaction
     /// is still open: [`Session::rollback`] ends it.
+    ///
+    /// The session's own `SET` at open already covers a direct connection; the `SET LOCAL` here
+    /// covers the server connection a transaction-pooling pooler puts the transaction on, which
+    /// may not be the one that saw that `SET`.
     async fn begin_and_try_lock(&self, worker: &Worker) -> Result<bool, Error> {
         let lock = match worker.key {
             AdvisoryKey::Bigint(k) => format!("SELECT pg_try_advisory_xact_lock({k}::int8)"),

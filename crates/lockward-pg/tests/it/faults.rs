@@ -1,7 +1,7 @@
 use std::time::{Duration, Instant};
 
-use lockward_pg::Outcome;
 use lockward_pg::testing::{Cluster, Proxy, TestDb};
+use lockward_pg::{Keepalive, Outcome};
 
 use crate::support::{Log, holder_pid, rollup, start, wait_for};
 
@@ -170,7 +170,13 @@ async fn a_shutdown_while_the_lock_is_being_taken_does_not_start_the_job() {
     let link = Proxy::start(db.server_addr()).await;
     let log = Log::default();
     let every = Duration::from_secs(1);
-    let builder = rollup(&db.url_via(link.addr()), every).probe(every, Duration::from_secs(5));
+    // A probe this slow leaves the default keepalive bound no room for a cancel grace.
+    let builder = rollup(&db.url_via(link.addr()), every)
+        .probe(every, Duration::from_secs(5))
+        .keepalive(Keepalive {
+            idle: Duration::from_secs(10),
+            ..Keepalive::default()
+        });
     let worker = start(builder, &log, 0, Duration::from_millis(10));
     wait_for("a led cycle", Duration::from_secs(10), || {
         !log.led().is_empty()

@@ -1,0 +1,301 @@
+//! A silent partition of the leading `lockward run`, made for real (root only): the leader runs
+//! in a network namespace of the test's own and reaches a throwaway cluster over a veth pair; the
+//! cut drops every packet on both ends, without a reset, so the server sees a silent peer and
+//! frees the lock only when its keepalive gives up on it. The command ignores SIGTERM and
+//! lockward runs with its default options: the command must be dead before the other host, which
+//! reaches the cluster over loopback, starts its own.
+//!
+//! Run with `--nocapture` to see the figures (loss told, command killed, lock freed, next host
+//! running, each after the cut): the README's partition bounds are these.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use lockward_pg::Keepalive;
+use lockward_pg::testing::{Cluster, Partition, is_root, require_or_skip};
+use rustix::process::{Pid, Signal, kill_process};
+
+use crate::TestProject;
+
+const LOCK: &str = "ADVISORY_LOCK_INVOICE_ROLLUP";
+const EVERY: Duration = Duration::from_secs(1);
+
+/// A `lockward run` of the heartbeat command, stopped on drop (SIGTERM, so that it kills its
+/// command after the grace; SIGKILL should it not exit).
+struct Host {
+    child: Child,
+    stderr: PathBuf,
+}
+
+impl Host {
+    fn start(mut lockward: Command, project: &TestProject, url: &str, tag: &str) -> Self {
+        let stderr = project.path().join(format!("lockward-{tag}.stderr"));
+        let script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/fixtures/run/heartbeat.sh");
+        let child = lockward
+            .args([
+                "run",
+                "--lock",
+                LOCK,
+                "--every",
+                "1s",
+                "--database-url",
+                url,
+            ])
+            .arg("--")
+            .arg("sh")
+            .arg(script)
+            .arg(log_path(project))
+            .arg(tag)
+            .current_dir(project.path())
+            .env_remove("DATABASE_URL")
+            .env_remove("LOCKWARD_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(File::create(&stderr).expect("stderr file"))
+            .spawn()
+            .expect("start lockward run");
+        Self { child, stderr }
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        if let Some(pid) = i32::try_from(self.child.id()).ok().and_then(Pid::from_raw) {
+            let _ = kill_process(pid, Signal::TERM);
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if self.child.try_wait().ok().flatten().is_some() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn log_path(project: &TestProject) -> PathBuf {
+    project.path().join("beats.log")
+}
+
+/// One line the command wrote: `beat` or `term`, when (ns since the epoch), and which host's.
+struct Line {
+    kind: String,
+    at: u128,
+    tag: String,
+}
+
+fn lines(project: &TestProject) -> Vec<Line> {
+    let text = std::fs::read_to_string(log_path(project)).unwrap_or_default();
+    text.lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split(' ').collect();
+            // A line still being appended is read next time.
+            let [kind, at, _pid, tag] = fields[..] else {
+                return None;
+            };
+            Some(Line {
+                kind: kind.to_owned(),
+                at: at.parse().ok()?,
+                tag: tag.to_owned(),
+            })
+        })
+        .collect()
+}
+
+fn first(lines: &[Line], kind: &str, tag: &str) -> Option<u128> {
+    lines
+        .iter()
+        .filter(|line| line.kind == kind && line.tag == tag)
+        .map(|line| line.at)
+        .min()
+}
+
+fn last(lines: &[Line], kind: &str, tag: &str) -> Option<u128> {
+    lines
+        .iter()
+        .filter(|line| line.kind == kind && line.tag == tag)
+        .map(|line| line.at)
+        .max()
+}
+
+fn now() -> u128 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("after the epoch")
+        .as_nanos()
+}
+
+/// Seconds from `from` to `to` (ns since the epoch), for the figures.
+fn after(from: u128, to: u128) -> String {
+    #[expect(clippy::cast_precision_loss, reason = "a figure in seconds")]
+    let seconds = to.saturating_sub(from) as f64 / 1e9;
+    format!("{seconds:.2} s")
+}
+
+async fn wait_until(what: &str, limit: Duration, mut condition: impl AsyncFnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !condition().await {
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {limit:?} waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The backend pids holding an advisory lock.
+async fn holders(admin: &tokio_postgres::Client) -> Vec<i32> {
+    admin
+        .query(
+            "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted",
+            &[],
+        )
+        .await
+        .expect("query pg_locks")
+        .iter()
+        .map(|row| row.get(0))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silently_partitioned_leaders_command_is_killed_before_another_host_takes_over() {
+    if !is_root() {
+        require_or_skip("a real partition needs root (a network namespace and a veth pair)");
+        return;
+    }
+    let partition = Partition::create().expect("network namespace and veth pair");
+    let cluster = Cluster::start_also_on(partition.host_addr().into()).await;
+    let admin = lockward_pg::connect(&cluster.url("postgres"), "partition test")
+        .await
+        .expect("connect to the cluster");
+    let project = TestProject::harbor();
+    let through_veth = format!(
+        "postgres://postgres@{}:{}/postgres",
+        partition.host_addr(),
+        cluster.addr().port()
+    );
+    let leader = Host::start(
+        partition.command(env!("CARGO_BIN_EXE_lockward")),
+        &project,
+        &through_veth,
+        "leader",
+    );
+    wait_until(
+        "the leader's command",
+        Duration::from_secs(20),
+        async || first(&lines(&project), "beat", "leader").is_some(),
+    )
+    .await;
+    let held_by = holders(&admin).await;
+    assert_eq!(held_by.len(), 1, "the leader holds the lock");
+    let standby = Host::start(
+        Command::new(env!("CARGO_BIN_EXE_lockward")),
+        &project,
+        &cluster.url("postgres"),
+        "standby",
+    );
+    wait_until(
+        "the standby's lock session",
+        Duration::from_secs(20),
+        async || {
+            let row = admin
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'lockward:%'",
+                &[],
+            )
+            .await
+            .expect("pg_stat_activity");
+            row.get::<_, i64>(0) == 2
+        },
+    )
+    .await;
+
+    let cut = now();
+    partition.cut().expect("cut the link");
+    let mut freed = None;
+    // Generous: the figures, not this limit, are what the README states.
+    wait_until(
+        "the standby's command",
+        Duration::from_secs(30),
+        async || {
+            if freed.is_none() && !holders(&admin).await.contains(&held_by[0]) {
+                freed = Some(now());
+            }
+            first(&lines(&project), "beat", "standby").is_some()
+        },
+    )
+    .await;
+    // Whatever the leader's command still had to write is written by now.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+
+    let lines = lines(&project);
+    let told = first(&lines, "term", "leader");
+    let killed = last(&lines, "beat", "leader").expect("the leader's beats");
+    let next = first(&lines, "beat", "standby").expect("the standby's beats");
+    eprintln!(
+        "partition of the leader, after the cut: loss told (SIGTERM) {}, command killed (last \
+         beat) {}, lock freed by the server {}, next host running {}",
+        told.map_or_else(|| "never".to_owned(), |at| after(cut, at)),
+        after(cut, killed),
+        freed.map_or_else(|| "not seen".to_owned(), |at| after(cut, at)),
+        after(cut, next),
+    );
+    assert!(
+        told.is_some(),
+        "the leader's command never got SIGTERM; leader's stderr:\n{}",
+        leader.stderr()
+    );
+    assert!(
+        killed < next,
+        "the partitioned leader's command still ran {} after the next host's started; \
+         leader's stderr:\n{}",
+        after(next, killed),
+        leader.stderr()
+    );
+    // The documented bound: the server frees the lock within the keepalive bound of the
+    // leader's last packet, the other host takes it at its next boundary, and its command is
+    // up within a second of that.
+    let bound = Keepalive::default().bound() + EVERY + Duration::from_secs(1);
+    assert!(
+        next - cut <= bound.as_nanos(),
+        "the next host ran {} after the cut, beyond the bound of {bound:?}; standby's stderr:\n{}",
+        after(cut, next),
+        standby.stderr()
+    );
+}
+
+#[test]
+fn a_grace_that_would_outlast_a_partitioned_leaders_lock_is_refused_with_exit_2() {
+    // `--grace 10s` was the default: after a partition the command got SIGKILL 12.6 s after the
+    // cut, 3.8 s into the next host's run.
+    let project = TestProject::harbor();
+    let run = project.run(&[
+        "run",
+        "--lock",
+        LOCK,
+        "--every",
+        "1s",
+        "--database-url",
+        "postgres://nobody@127.0.0.1:1/none",
+        "--grace",
+        "10s",
+        "--",
+        "true",
+    ]);
+    assert_eq!(run.code, 2, "stderr:\n{}", run.stderr);
+    assert!(
+        run.stderr.contains("`--grace 10s` is too long")
+            && run.stderr.contains("`--grace` may be at most 3s"),
+        "stderr:\n{}",
+        run.stderr
+    );
+}
