@@ -3,7 +3,8 @@
 //! cut drops every packet on both ends, without a reset, so the server sees a silent peer and
 //! frees the lock only when its keepalive gives up on it. The command ignores SIGTERM and
 //! lockward runs with its default options: the command must be dead before the other host, which
-//! reaches the cluster over loopback, starts its own.
+//! reaches the cluster over loopback, starts its own. A transaction-mode session cut off between
+//! cycles is dropped by the server too.
 //!
 //! Run with `--nocapture` to see the figures (loss told, command killed, lock freed, next host
 //! running, each after the cut): the README's partition bounds are these.
@@ -30,20 +31,23 @@ struct Host {
 }
 
 impl Host {
-    fn start(mut lockward: Command, project: &TestProject, url: &str, tag: &str) -> Self {
+    fn start(lockward: Command, project: &TestProject, url: &str, tag: &str) -> Self {
+        Self::start_with(lockward, project, url, tag, &["--every", "1s"])
+    }
+
+    fn start_with(
+        mut lockward: Command,
+        project: &TestProject,
+        url: &str,
+        tag: &str,
+        extra: &[&str],
+    ) -> Self {
         let stderr = project.path().join(format!("lockward-{tag}.stderr"));
         let script =
             Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/fixtures/run/heartbeat.sh");
         let child = lockward
-            .args([
-                "run",
-                "--lock",
-                LOCK,
-                "--every",
-                "1s",
-                "--database-url",
-                url,
-            ])
+            .args(["run", "--lock", LOCK, "--database-url", url])
+            .args(extra)
             .arg("--")
             .arg("sh")
             .arg(script)
@@ -298,4 +302,65 @@ fn a_grace_that_would_outlast_a_partitioned_leaders_lock_is_refused_with_exit_2(
         "stderr:\n{}",
         run.stderr
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_drops_a_silently_partitioned_transaction_mode_session_between_cycles() {
+    // In transaction mode the keepalive was `SET LOCAL` in the lock transaction only: a session
+    // outside it (a standby, or a leader between cycles) that went silent kept its server
+    // backend for the system's default of about two hours.
+    if !is_root() {
+        require_or_skip("a real partition needs root (a network namespace and a veth pair)");
+        return;
+    }
+    let partition = Partition::create().expect("network namespace and veth pair");
+    let cluster = Cluster::start_also_on(partition.host_addr().into()).await;
+    let admin = lockward_pg::connect(&cluster.url("postgres"), "partition test")
+        .await
+        .expect("connect to the cluster");
+    let project = TestProject::harbor();
+    let through_veth = format!(
+        "postgres://postgres@{}:{}/postgres",
+        partition.host_addr(),
+        cluster.addr().port()
+    );
+    // The session opens before the first boundary, an hour away: it only ever sits idle.
+    let host = Host::start_with(
+        partition.command(env!("CARGO_BIN_EXE_lockward")),
+        &project,
+        &through_veth,
+        "idle",
+        &["--every", "1h", "--transaction"],
+    );
+    let backend = async || -> Option<i32> {
+        admin
+            .query_opt(
+                "SELECT pid FROM pg_stat_activity WHERE application_name LIKE 'lockward:%'",
+                &[],
+            )
+            .await
+            .expect("pg_stat_activity")
+            .map(|row| row.get(0))
+    };
+    let mut pid = None;
+    wait_until("the lock session", Duration::from_secs(20), async || {
+        pid = backend().await;
+        pid.is_some()
+    })
+    .await;
+
+    let cut = now();
+    partition.cut().expect("cut the link");
+    // Generous, against the two hours it took; the figure printed is what the README states.
+    wait_until(
+        "the server to drop the silent session",
+        Duration::from_secs(30),
+        async || backend().await != pid,
+    )
+    .await;
+    eprintln!(
+        "partition of an idle transaction-mode session: dropped by the server {} after the cut",
+        after(cut, now())
+    );
+    drop(host);
 }
