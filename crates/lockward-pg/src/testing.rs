@@ -13,12 +13,29 @@
 //!
 //! Fault tests that restart or stop their server get their own [`Cluster`], and [`Proxy`] puts a
 //! TCP hop between a client and the server that can be cut (it stops forwarding but keeps both
-//! sockets open, like a partition) and healed.
+//! sockets open, like a partition) and healed. [`Pgbouncer`] puts a real pgbouncer, in
+//! transaction or session pooling, in front of a test database.
+//!
+//! A test whose prerequisite is missing (pgbouncer not installed) says why on stderr and passes
+//! as skipped, unless `LOCKWARD_REQUIRE_ALL_TESTS=1` (set by `scripts/test` under CI), where it
+//! fails: CI always runs it.
 
 mod cluster;
+mod pgbouncer;
 mod proxy;
 mod server;
 
 pub use cluster::Cluster;
+pub use pgbouncer::{Pgbouncer, Pooling};
 pub use proxy::Proxy;
 pub use server::TestDb;
+
+/// Says on stderr that a test is skipped and why; with `LOCKWARD_REQUIRE_ALL_TESTS=1`, panics
+/// instead, so that CI never passes a test it did not run.
+pub fn skip(reason: &str) {
+    assert!(
+        !std::env::var("LOCKWARD_REQUIRE_ALL_TESTS").is_ok_and(|value| value == "1"),
+        "a required test cannot run (LOCKWARD_REQUIRE_ALL_TESTS=1): {reason}"
+    );
+    eprintln!("skipped: {reason}");
+}

@@ -1,6 +1,7 @@
 //! Leader-elected periodic workers: the builder, the job's view of a cycle, and what each cycle
 //! came to.
 
+mod pooler;
 mod run;
 mod session;
 

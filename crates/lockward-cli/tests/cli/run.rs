@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use lockward_pg::testing::TestDb;
+use lockward_pg::testing::{Pgbouncer, Pooling, TestDb};
 use rustix::process::{Pid, Signal, kill_process};
 
 use crate::TestProject;
@@ -27,6 +27,11 @@ struct Runner {
 impl Runner {
     /// `lockward run --lock LOCK --every EVERY --database-url URL EXTRA... -- sh job.sh LOG JOB...`
     fn start(project: &TestProject, db: &TestDb, extra: &[&str], job: &[&str]) -> Self {
+        Self::start_url(project, &db.url(), extra, job)
+    }
+
+    /// As [`Runner::start`], on the database at `url` (a pooler's, say).
+    fn start_url(project: &TestProject, url: &str, extra: &[&str], job: &[&str]) -> Self {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let stderr = project.path().join(format!("lockward-{n}.stderr"));
@@ -35,7 +40,7 @@ impl Runner {
         let log = log_path(project);
         let child = Command::new(env!("CARGO_BIN_EXE_lockward"))
             .args(["run", "--lock", LOCK, "--every", "300ms", "--database-url"])
-            .arg(db.url())
+            .arg(url)
             .args(extra)
             .arg("--")
             .arg("sh")
@@ -585,4 +590,88 @@ fn an_unknown_constant_a_bare_id_and_a_family_without_member_are_refused_with_ex
         "handed over to plugin `billing`, not `shipping`",
     );
     refuse(&["--lock", LOCK, "--grace", "soon"], "invalid value 'soon'");
+}
+
+/// Waits (at most `bound`) for lockward to exit on its own; returns its exit code.
+fn exit_code_within(runner: &mut Runner, bound: Duration) -> Option<i32> {
+    let deadline = Instant::now() + bound;
+    while Instant::now() < deadline {
+        if let Some(status) = runner.child.try_wait().expect("try_wait") {
+            return Some(status.code().unwrap_or(-1));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_mode_behind_transaction_pooling_is_refused_before_running_anything() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let Some(bouncer) = Pgbouncer::start(&db, Pooling::Transaction) else {
+        return;
+    };
+    let mut runner = Runner::start_url(&project, &bouncer.url(), &[], &["work", "0.05"]);
+    let code = exit_code_within(&mut runner, Duration::from_secs(15));
+    let stderr = runner.stderr();
+    assert_eq!(
+        code,
+        Some(2),
+        "lockward run did not refuse; stderr:\n{stderr}"
+    );
+    assert!(
+        stderr.contains("transaction pooling") && stderr.contains("--transaction"),
+        "the refusal names the cause and the fix:\n{stderr}"
+    );
+    assert_eq!(count(&project, "start"), 0, "the command never ran");
+    assert!(advisory_holders(&db).await.is_empty(), "no lock is left");
+}
+
+/// Three `lockward run --transaction` processes through one transaction-pooling pgbouncer (1.18:
+/// no prepared-statement support), one of them restarted. Before, each process prepared `s0`,
+/// `s1`... on whichever server connection it got, and the next process or the restart failed
+/// with `prepared statement "s0" already exists`; the holder lookup failed the same way and said
+/// so only at debug level.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_runs_in_transaction_mode_through_transaction_pooling_never_overlap_or_collide_on_statements()
+ {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let Some(bouncer) = Pgbouncer::start(&db, Pooling::Transaction) else {
+        return;
+    };
+    let url = bouncer.url();
+    let extra = ["--transaction", "--grace", "1s"];
+    let job = ["work", "0.05"];
+    let mut runners: Vec<Runner> = (0..3)
+        .map(|_| Runner::start_url(&project, &url, &extra, &job))
+        .collect();
+    let ran = eventually(Duration::from_secs(30), || count(&project, "end") >= 10);
+    assert!(
+        ran,
+        "fewer than 10 cycles in 30 s; stderr:\n{}",
+        runners[0].stderr()
+    );
+    let mut stopped = runners.remove(0);
+    assert_eq!(stopped.stop_with(Signal::TERM, Duration::from_secs(15)), 0);
+    runners.push(Runner::start_url(&project, &url, &extra, &job));
+    let before = count(&project, "end");
+    let ran = eventually(Duration::from_secs(30), || {
+        count(&project, "end") >= (before + 12).max(22)
+    });
+    let mut stderrs = vec![stopped.stderr()];
+    for runner in &mut runners {
+        assert_eq!(runner.stop_with(Signal::TERM, Duration::from_secs(15)), 0);
+        stderrs.push(runner.stderr());
+    }
+    let all = stderrs.join("\n----\n");
+    assert!(ran, "fewer than 22 cycles; stderr:\n{all}");
+    for bad in [
+        "prepared statement",
+        "SQLSTATE",
+        "could not look up the lock's holder",
+    ] {
+        assert!(!all.contains(bad), "{bad:?} in lockward's stderr:\n{all}");
+    }
+    assert_no_overlap(&events(&project));
 }

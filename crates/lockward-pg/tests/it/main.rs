@@ -7,6 +7,7 @@ mod errors;
 mod faults;
 mod ledger;
 mod live;
+mod pooler;
 mod process;
 mod support;
 mod tls;
