@@ -673,5 +673,10 @@ async fn three_runs_in_transaction_mode_through_transaction_pooling_never_overla
     ] {
         assert!(!all.contains(bad), "{bad:?} in lockward's stderr:\n{all}");
     }
+    assert!(
+        all.contains("a pooler or proxy is between this worker and the server")
+            && all.contains("tcp_keepalive = 1, tcp_keepidle = 5, tcp_keepintvl = 1, tcp_keepcnt = 3, tcp_user_timeout = 8000"),
+        "lockward says at start that the pooler sets the bound, and what it must set:\n{all}"
+    );
     assert_no_overlap(&events(&project));
 }
