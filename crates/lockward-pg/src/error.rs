@@ -36,6 +36,10 @@ pub enum Error {
     /// driver's error stays here for matching (`as_db_error()`, `code()`).
     #[error("{}", describe(.0))]
     Postgres(tokio_postgres::Error),
+    /// Session mode was refused: its statements do not land on one server session (a pooler in
+    /// transaction pooling is in between). The message names the evidence and the fix.
+    #[error("session mode refused: {0}")]
+    TransactionPooling(String),
     /// The server did not answer in time.
     #[error("no answer from the server within {0:?}")]
     Timeout(Duration),

@@ -2,6 +2,7 @@
 
 use lockward_registry::AdvisoryKey;
 use tokio_postgres::Client;
+use tokio_postgres::types::Type;
 
 use crate::Error;
 
@@ -23,15 +24,20 @@ pub struct Holder {
 /// Cancel safe: a read-only query.
 pub async fn holders(client: &Client, key: AdvisoryKey) -> Result<Vec<Holder>, Error> {
     let (classid, objid, objsubid) = pg_locks_columns(key);
+    // The unnamed statement, not a named one prepared per connection: see `crate::sql`.
     let rows = client
-        .query(
+        .query_typed(
             "SELECT a.pid, coalesce(a.application_name, ''), host(a.client_addr) \
              FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid \
              WHERE l.locktype = 'advisory' AND l.granted \
                AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
                AND l.classid::int8 = $1 AND l.objid::int8 = $2 AND l.objsubid = $3 \
              ORDER BY a.pid",
-            &[&classid, &objid, &objsubid],
+            &[
+                (&classid, Type::INT8),
+                (&objid, Type::INT8),
+                (&objsubid, Type::INT2),
+            ],
         )
         .await?;
     Ok(rows

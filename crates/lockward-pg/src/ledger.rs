@@ -24,6 +24,7 @@ use std::time::SystemTime;
 
 use tokio_postgres::Client;
 use tokio_postgres::error::SqlState;
+use tokio_postgres::types::Type;
 
 use crate::Error;
 
@@ -85,22 +86,23 @@ pub(crate) struct Claimant<'a> {
 }
 
 impl Claimant<'_> {
-    /// The claim's parameters after the key's: lock key, cycle, application name, host, pid.
+    /// The claim's parameters, with their types: lock key, cycle, application name, host, pid.
     pub(crate) fn params(&self, cycle: SystemTime) -> Vec<crate::worker::Param> {
         vec![
-            Box::new(self.lock_key.to_owned()),
-            Box::new(cycle),
-            Box::new(self.application_name.to_owned()),
-            Box::new(self.host.to_owned()),
-            Box::new(self.pid),
+            (Box::new(self.lock_key.to_owned()), Type::TEXT),
+            (Box::new(cycle), Type::TIMESTAMPTZ),
+            (Box::new(self.application_name.to_owned()), Type::TEXT),
+            (Box::new(self.host.to_owned()), Type::TEXT),
+            (Box::new(self.pid), Type::INT4),
         ]
     }
 }
 
 /// Session mode: take the lock and, only when taken, claim the cycle, in one statement (one
-/// round trip). `lock` is the try-lock call on parameters `$1..`, the claim's parameters start at
-/// `$first`. Returns `(got, fencing_token)`: a taken lock with a NULL token is a cycle that
-/// already ran. The claim reads the table after the lock is taken (the CTE is materialized
+/// round trip). `lock` is the try-lock call (its key written as literals), the claim's parameters
+/// start at `$first`. Returns `(got, fencing_token, pg_backend_pid())`: a taken lock with a NULL
+/// token is a cycle that already ran; the pid is the session's check that it is still on the
+/// server session it opened (see `worker::pooler`). The claim reads the table after the lock is taken (the CTE is materialized
 /// first), and `ON CONFLICT` sees rows committed by earlier leaders.
 pub(crate) fn lock_and_claim_sql(lock: &str, first: usize) -> String {
     let [key, cycle, name, host, pid] = [0, 1, 2, 3, 4].map(|i| format!("${}", first + i));
@@ -110,19 +112,20 @@ pub(crate) fn lock_and_claim_sql(lock: &str, first: usize) -> String {
                SELECT {key}::text, {cycle}::timestamptz, nextval('lockward_fencing_token'), {name}::text, {host}::text, {pid}::int4 \
                FROM l WHERE l.got \
                ON CONFLICT (lock_key, cycle_start) DO NOTHING RETURNING fencing_token) \
-         SELECT l.got, (SELECT fencing_token FROM c) FROM l"
+         SELECT l.got, (SELECT fencing_token FROM c), pg_backend_pid() FROM l"
     )
 }
 
 /// Session mode: record the cycle's end and unlock, in one statement. The update commits when
 /// the statement ends, just after the unlock: the row was claimed (committed) before, so a
-/// host taking the lock in between still finds the cycle taken.
+/// host taking the lock in between still finds the cycle taken. Returns `(unlocked,
+/// pg_backend_pid())`.
 pub(crate) fn finish_and_unlock_sql(unlock: &str, first: usize) -> String {
     let [key, cycle, outcome] = [0, 1, 2].map(|i| format!("${}", first + i));
     format!(
         "WITH f AS (UPDATE lockward_ledger SET finished_at = clock_timestamp(), outcome = {outcome}::text \
                     WHERE lock_key = {key}::text AND cycle_start = {cycle}::timestamptz) \
-         SELECT {unlock}"
+         SELECT {unlock}, pg_backend_pid()"
     )
 }
 
@@ -134,11 +137,17 @@ pub(crate) async fn claim(
     cycle: SystemTime,
 ) -> Result<Option<i64>, Error> {
     let row = client
-        .query_opt(
+        .query_typed_opt(
             "INSERT INTO lockward_ledger (lock_key, cycle_start, fencing_token, application_name, host, pid) \
              VALUES ($1, $2, nextval('lockward_fencing_token'), $3, $4, $5) \
              ON CONFLICT (lock_key, cycle_start) DO NOTHING RETURNING fencing_token",
-            &[&who.lock_key, &cycle, &who.application_name, &who.host, &who.pid],
+            &[
+                (&who.lock_key, Type::TEXT),
+                (&cycle, Type::TIMESTAMPTZ),
+                (&who.application_name, Type::TEXT),
+                (&who.host, Type::TEXT),
+                (&who.pid, Type::INT4),
+            ],
         )
         .await?;
     Ok(row.map(|row| row.get(0)))
@@ -152,10 +161,14 @@ pub(crate) async fn finish(
     outcome: &str,
 ) -> Result<(), Error> {
     client
-        .execute(
+        .query_typed(
             "UPDATE lockward_ledger SET finished_at = clock_timestamp(), outcome = $3 \
              WHERE lock_key = $1 AND cycle_start = $2",
-            &[&lock_key, &cycle, &outcome],
+            &[
+                (&lock_key, Type::TEXT),
+                (&cycle, Type::TIMESTAMPTZ),
+                (&outcome, Type::TEXT),
+            ],
         )
         .await?;
     Ok(())

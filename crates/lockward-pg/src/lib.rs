@@ -18,7 +18,7 @@
 //!   transaction one of its statements failed has failed: PostgreSQL would only roll it back).
 //! - **Loss detection.** While the job runs, the lock session is watched: its connection ending
 //!   (closed, `pg_terminate_backend`) cancels the job's [`Cycle::token`] at once, and a silent
-//!   session (a liveness `SELECT 1` unanswered) within *probe interval + probe timeout*
+//!   session (a liveness `SELECT pg_backend_pid()` unanswered) within *probe interval + probe timeout*
 //!   (default 3 s, see [`WorkerBuilder::probe`]). The server side is bounded too: the lock
 //!   session sets `tcp_keepalives_*` and `tcp_user_timeout`, so the server drops an unreachable
 //!   leader and its lock within *idle + interval × count* (default 8 s, see [`Keepalive`]).
@@ -30,6 +30,10 @@
 //!   cycle counts as run: one that failed or was lost may run again on another host. Without it,
 //!   a job that returns early keeps the lock for half the period, at most 1 s, past the boundary,
 //!   which turns away hosts less late than that ([`WorkerBuilder::hold_at_least`]).
+//! - **Poolers.** No named prepared statements on any connection, so transaction mode works
+//!   through transaction-pooling poolers (pgbouncer 1.18 included); session mode refuses to lead
+//!   through one ([`Error::TransactionPooling`], [`Worker::preflight`]), and a session opened
+//!   through a pooler or proxy says that the server-side bound is then the pooler's.
 //! - **Collisions made loud.** A skipped cycle looks the holder up (`pg_locks` ⋈
 //!   `pg_stat_activity`, see [`holders`]); a holder whose `application_name` is not this
 //!   worker's is logged as an error and counted ([`Outcome::Collision`]).

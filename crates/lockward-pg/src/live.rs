@@ -289,7 +289,8 @@ pub async fn snapshot(
     client: &Client,
     registry: &Registry,
 ) -> Result<Snapshot, tokio_postgres::Error> {
-    let rows = client.query(QUERY, &[]).await?;
+    // The unnamed statement, not a named one prepared per connection: see `crate::sql`.
+    let rows = client.query_typed(QUERY, &[]).await?;
     let rows = rows.iter().filter_map(|row| {
         let (classid, objid): (i64, i64) = (row.get(0), row.get(1));
         let key = AdvisoryKey::from_pg_locks(

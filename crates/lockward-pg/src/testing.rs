@@ -15,16 +15,19 @@
 //! TCP hop between a client and the server that can be cut (it stops forwarding but keeps both
 //! sockets open, like a partition) and healed. [`Partition`] is the real thing, for root: a network
 //! namespace behind a veth pair whose link drops every packet once cut. Tests that need what the
-//! machine may lack say so with [`require_or_skip`].
+//! machine may lack say so with [`require_or_skip`]. [`Pgbouncer`] puts a real pgbouncer, in
+//! transaction or session pooling, in front of a test database.
 
 mod cluster;
 mod partition;
+mod pgbouncer;
 mod prerequisite;
 mod proxy;
 mod server;
 
 pub use cluster::Cluster;
 pub use partition::Partition;
+pub use pgbouncer::{Pgbouncer, Pooling};
 pub use prerequisite::{REQUIRE_ALL_TESTS, is_root, require_or_skip};
 pub use proxy::Proxy;
 pub use server::TestDb;

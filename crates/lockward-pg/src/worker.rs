@@ -1,6 +1,7 @@
 //! Leader-elected periodic workers: the builder, the job's view of a cycle, and what each cycle
 //! came to.
 
+mod pooler;
 mod run;
 mod session;
 mod shown;
@@ -311,8 +312,9 @@ impl WorkerBuilder {
         self
     }
 
-    /// The liveness probe on the lock session while a job runs: a `SELECT 1` every `interval`,
-    /// deemed lost when unanswered within `timeout` (defaults 1 s and 2 s).
+    /// The liveness probe on the lock session while a job runs: a `SELECT pg_backend_pid()`
+    /// every `interval`, deemed lost when unanswered within `timeout` (defaults 1 s and 2 s), or
+    /// in session mode when it answers from another server backend than the session's.
     ///
     /// The job is therefore cancelled **within interval + timeout** (default 3 s) of the lock
     /// session going silent, and as soon as the client sees the session closed or terminated

@@ -57,7 +57,8 @@ pub(crate) struct RunArgs {
     pub(crate) ledger: bool,
     /// Hold the lock as `pg_try_advisory_xact_lock` in a transaction kept open while the
     /// command runs, instead of a session lock: for connections through a transaction-pooling
-    /// pooler. The command does not see that transaction.
+    /// pooler (session mode refuses to start behind one, exit status 2). The command does not
+    /// see that transaction.
     #[arg(long)]
     pub(crate) transaction: bool,
     /// How long the command has to exit after SIGTERM before its process group gets SIGKILL
@@ -135,6 +136,11 @@ pub(crate) fn run(global: &Global, args: &RunArgs) -> anyhow::Result<Outcome> {
             every = %humantime::format_duration(args.every),
             "lockward run: electing a leader each cycle"
         );
+        // Session mode behind transaction pooling cannot hold the lock: refuse before running
+        // anything. Other failures to open (the server unreachable) are retried each cycle.
+        if let Err(error @ lockward_pg::Error::TransactionPooling(_)) = worker.preflight().await {
+            return Err(anyhow::Error::new(UsageError(error.to_string())));
+        }
         // The command runs in a process group of its own, so a hangup (the terminal or the ssh
         // session closing) reaches lockward alone: dying of it would leave the command running
         // without the lock. It stops lockward like SIGTERM.

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
-use lockward_pg::testing::TestDb;
+use lockward_pg::testing::{Pgbouncer, Pooling, TestDb};
 use rustix::process::{Pid, Signal, kill_process};
 
 use crate::TestProject;
@@ -820,4 +820,93 @@ fn the_command_is_not_started_when_the_lockward_that_spawned_it_is_already_gone(
     let adopted = project.run(&["__exec", "--parent", &parent, "--", "sh", "-c", &script]);
     assert_eq!(adopted.code, 0, "{}", adopted.stderr);
     assert!(marker.exists(), "the command did not run");
+}
+
+/// Waits (at most `bound`) for lockward to exit on its own; returns its exit code.
+fn exit_code_within(runner: &mut Runner, bound: Duration) -> Option<i32> {
+    let deadline = Instant::now() + bound;
+    while Instant::now() < deadline {
+        if let Some(status) = runner.child.try_wait().expect("try_wait") {
+            return Some(status.code().unwrap_or(-1));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_mode_behind_transaction_pooling_is_refused_before_running_anything() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let Some(bouncer) = Pgbouncer::start(&db, Pooling::Transaction) else {
+        return;
+    };
+    let mut runner = Runner::start_with(&project, &bouncer.url(), "300ms", &[], &["work", "0.05"]);
+    let code = exit_code_within(&mut runner, Duration::from_secs(15));
+    let stderr = runner.stderr();
+    assert_eq!(
+        code,
+        Some(2),
+        "lockward run did not refuse; stderr:\n{stderr}"
+    );
+    assert!(
+        stderr.contains("transaction pooling") && stderr.contains("--transaction"),
+        "the refusal names the cause and the fix:\n{stderr}"
+    );
+    assert_eq!(count(&project, "start"), 0, "the command never ran");
+    assert!(advisory_holders(&db).await.is_empty(), "no lock is left");
+}
+
+/// Three `lockward run --transaction` processes through one transaction-pooling pgbouncer (1.18:
+/// no prepared-statement support), one of them restarted. Before, each process prepared `s0`,
+/// `s1`... on whichever server connection it got, and the next process or the restart failed
+/// with `prepared statement "s0" already exists`; the holder lookup failed the same way and said
+/// so only at debug level.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_runs_in_transaction_mode_through_transaction_pooling_never_overlap_or_collide_on_statements()
+ {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let Some(bouncer) = Pgbouncer::start(&db, Pooling::Transaction) else {
+        return;
+    };
+    let url = bouncer.url();
+    let extra = ["--transaction", "--grace", "1s"];
+    let job = ["work", "0.05"];
+    let mut runners: Vec<Runner> = (0..3)
+        .map(|_| Runner::start_with(&project, &url, "300ms", &extra, &job))
+        .collect();
+    let ran = eventually(Duration::from_secs(30), || count(&project, "end") >= 10);
+    assert!(
+        ran,
+        "fewer than 10 cycles in 30 s; stderr:\n{}",
+        runners[0].stderr()
+    );
+    let mut stopped = runners.remove(0);
+    assert_eq!(stopped.stop_with(Signal::TERM, Duration::from_secs(15)), 0);
+    runners.push(Runner::start_with(&project, &url, "300ms", &extra, &job));
+    let before = count(&project, "end");
+    let ran = eventually(Duration::from_secs(30), || {
+        count(&project, "end") >= (before + 12).max(22)
+    });
+    let mut stderrs = vec![stopped.stderr()];
+    for runner in &mut runners {
+        assert_eq!(runner.stop_with(Signal::TERM, Duration::from_secs(15)), 0);
+        stderrs.push(runner.stderr());
+    }
+    let all = stderrs.join("\n----\n");
+    assert!(ran, "fewer than 22 cycles; stderr:\n{all}");
+    for bad in [
+        "prepared statement",
+        "SQLSTATE",
+        "could not look up the lock's holder",
+    ] {
+        assert!(!all.contains(bad), "{bad:?} in lockward's stderr:\n{all}");
+    }
+    assert!(
+        all.contains("a pooler or proxy is between this worker and the server")
+            && all.contains("tcp_keepalive = 1, tcp_keepidle = 5, tcp_keepintvl = 1, tcp_keepcnt = 3, tcp_user_timeout = 8000"),
+        "lockward says at start that the pooler sets the bound, and what it must set:\n{all}"
+    );
+    assert_no_overlap(&events(&project));
 }

@@ -278,7 +278,7 @@ fn pg_bindir() -> Result<PathBuf, String> {
     Ok(bindir)
 }
 
-fn free_port() -> Result<u16, String> {
+pub(super) fn free_port() -> Result<u16, String> {
     let listener =
         TcpListener::bind("127.0.0.1:0").map_err(|e| format!("finding a free port: {e}"))?;
     listener
@@ -288,7 +288,7 @@ fn free_port() -> Result<u16, String> {
 }
 
 /// The `postgres` account's uid and gid when running as root (PostgreSQL refuses to run as root).
-fn postgres_account() -> Result<Option<(u32, u32)>, String> {
+pub(super) fn postgres_account() -> Result<Option<(u32, u32)>, String> {
     if !is_root() {
         return Ok(None);
     }

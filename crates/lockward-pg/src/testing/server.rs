@@ -167,6 +167,10 @@ impl TestDb {
         server.url(&self.name)
     }
 
+    pub(crate) fn server(&self) -> &Server {
+        &self.server
+    }
+
     /// The server's socket address.
     pub fn server_addr(&self) -> SocketAddr {
         self.server.addr()

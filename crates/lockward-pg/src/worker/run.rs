@@ -288,7 +288,7 @@ impl Worker {
                 {
                     Ok(holders) => holders.into_iter().next(),
                     Err(error) => {
-                        tracing::debug!(%error, "could not look up the lock's holder");
+                        tracing::warn!(%error, "could not look up the lock's holder: a collision would go unreported");
                         None
                     }
                 };

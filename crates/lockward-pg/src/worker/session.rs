@@ -5,11 +5,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use lockward_registry::AdvisoryKey;
-use tokio_postgres::types::ToSql;
-use tokio_postgres::{Client, Statement};
+use tokio_postgres::Client;
+use tokio_postgres::types::{ToSql, Type};
 use tokio_util::sync::CancellationToken;
 
-use super::{Mode, Worker};
+use super::{Mode, Worker, pooler};
 use crate::{Error, Holder, ledger};
 
 pub(super) struct Session {
@@ -19,16 +19,30 @@ pub(super) struct Session {
     /// The last skipped cycle's holder lookup, and when it was made.
     pub(super) last_holder: Mutex<Option<(Instant, Option<Holder>)>>,
     statements: Statements,
+    /// Session mode: the server backend (`pg_backend_pid()`) the session opened on. Every
+    /// statement of the cycle returns the pid it ran on, and one that differs means a pooler is
+    /// moving the session's statements between server connections (see [`super::pooler`]).
+    backend: Option<i32>,
 }
 
-/// Prepared once per session, so that each costs one round trip per cycle.
+/// The SQL of the session-mode statements, written once per session.
+///
+/// No named prepared statements: a transaction-pooling pooler (pgbouncer before 1.21 supports
+/// none; later ones only when configured) runs each transaction on whichever server connection
+/// is free, where a statement another client prepared as `s0` collides with this one's, or where
+/// this one's is missing. The key is written into the SQL as a literal (an `i64`/`i32` from the
+/// registry, formatted: nothing to inject), and the statements with parameters go through
+/// `query_typed`, which parses, binds and executes the *unnamed* statement in one round trip
+/// (one message batch up to `Sync`, which a pooler keeps on one server connection) and leaves
+/// nothing behind on the server. Statements without parameters are simple queries.
 struct Statements {
-    /// Session mode: try-lock (and, with the ledger, claim the cycle under the lock).
-    acquire: Statement,
-    /// Session mode: unlock (and, with the ledger, record the cycle's end).
-    release: Statement,
+    /// Session mode: try-lock (and, with the ledger, claim the cycle under the lock), with the
+    /// backend's pid.
+    acquire: String,
+    /// Session mode: unlock (and, with the ledger, record the cycle's end), with the pid.
+    release: String,
     /// Session mode with the ledger: unlock without recording (a cycle that already ran).
-    unlock: Statement,
+    unlock: String,
 }
 
 /// What taking the lock came to.
@@ -42,8 +56,10 @@ pub(super) enum Acquired {
 }
 
 impl Session {
-    /// Connects, sets the server-side keepalive for the whole session, prepares the statements and, with
-    /// a ledger, makes sure the table exists. Bounded by the connect timeout.
+    /// Connects, sets the server-side keepalive for the whole session (in both modes), learns the
+    /// server backend and whether a pooler is in between (refusing session mode behind
+    /// transaction pooling), and with a ledger makes sure the table exists. Bounded by the
+    /// connect timeout.
     pub(super) async fn open(worker: &Worker) -> Result<Self, Error> {
         tokio::time::timeout(
             worker.settings.connect_timeout,
@@ -58,39 +74,27 @@ impl Session {
         // In both modes: a transaction-mode session spends most of its life outside the lock
         // transaction (a standby always), and a server backend left on the system's default
         // keepalive lingers for hours after its client went silent.
-        client
-            .batch_execute(&server_keepalive(worker, "SET"))
-            .await?;
+        let keepalive = server_keepalive(worker, "SET");
+        let backend = pooler::inspect(worker, &client, &keepalive).await?;
         if worker.settings.ledger {
             ledger::ensure(&client).await?;
         }
-        let (lock, unlock, next) = match worker.key {
-            AdvisoryKey::Bigint(_) => (
-                "pg_try_advisory_lock($1::int8)",
-                "pg_advisory_unlock($1::int8)",
-                2,
-            ),
-            AdvisoryKey::Pair(..) => (
-                "pg_try_advisory_lock($1::int4, $2::int4)",
-                "pg_advisory_unlock($1::int4, $2::int4)",
-                3,
-            ),
-        };
+        let key = key_args(worker.key);
+        let lock = format!("pg_try_advisory_lock({key})");
+        let unlock = format!("pg_advisory_unlock({key})");
         let (acquire, release) = if worker.settings.ledger && worker.settings.mode == Mode::Session
         {
             (
-                ledger::lock_and_claim_sql(lock, next),
-                ledger::finish_and_unlock_sql(unlock, next),
+                ledger::lock_and_claim_sql(&lock, 1),
+                ledger::finish_and_unlock_sql(&unlock, 1),
             )
         } else {
-            (format!("SELECT {lock}"), format!("SELECT {unlock}"))
+            (
+                format!("SELECT {lock}, pg_backend_pid()"),
+                format!("SELECT {unlock}, pg_backend_pid()"),
+            )
         };
-        let unlock = format!("SELECT {unlock}");
-        let (acquire, release, unlock) = tokio::try_join!(
-            client.prepare(&acquire),
-            client.prepare(&release),
-            client.prepare(&unlock),
-        )?;
+        let unlock = format!("SELECT {unlock}, pg_backend_pid()");
         Ok(Self {
             client: Arc::new(client),
             closed,
@@ -100,7 +104,21 @@ impl Session {
                 release,
                 unlock,
             },
+            backend,
         })
+    }
+
+    /// Session mode: fails, with the error that refuses session mode behind transaction pooling,
+    /// when a statement ran on another server backend than the one the session opened on.
+    fn check_backend(&self, ran_on: i32) -> Result<(), Error> {
+        match self.backend {
+            Some(opened) if opened != ran_on => {
+                let error = pooler::moved(opened, ran_on);
+                tracing::error!(%error, "refusing to lead");
+                Err(error)
+            }
+            _ => Ok(()),
+        }
     }
 
     pub(super) fn is_closed(&self) -> bool {
@@ -117,14 +135,16 @@ impl Session {
         let who = worker.claimant();
         let got = match worker.settings.mode {
             Mode::Session if worker.settings.ledger => {
-                let mut params = key_params(&worker.key);
-                params.extend(who.params(start));
+                let params = who.params(start);
                 let params = refs(&params);
-                let ((), row) = tokio::try_join!(
+                let (said_on, row) = tokio::try_join!(
                     self.say_since(worker),
-                    self.client.query_one(&self.statements.acquire, &params)
+                    self.client
+                        .query_typed_one(&self.statements.acquire, &params)
                 )?;
                 let (got, token): (bool, Option<i64>) = (row.get(0), row.get(1));
+                self.refuse_if_moved(worker, got, [said_on, Some(row.get(2))])
+                    .await?;
                 return Ok(match (got, token) {
                     (false, _) => Acquired::NotTaken,
                     (true, None) => Acquired::AlreadyRun,
@@ -132,13 +152,14 @@ impl Session {
                 });
             }
             Mode::Session => {
-                let params = key_params(&worker.key);
-                let params = refs(&params);
-                let ((), row) = tokio::try_join!(
+                let (said_on, row) = tokio::try_join!(
                     self.say_since(worker),
-                    self.client.query_one(&self.statements.acquire, &params)
+                    self.client.query_typed_one(&self.statements.acquire, &[])
                 )?;
-                row.get(0)
+                let got = row.get(0);
+                self.refuse_if_moved(worker, got, [said_on, Some(row.get(1))])
+                    .await?;
+                got
             }
             Mode::Transaction => self.begin_and_try_lock(worker).await?,
         };
@@ -154,26 +175,51 @@ impl Session {
         })
     }
 
+    /// Session mode: when the identity's `SET` or the try-lock ran on another backend than the
+    /// session's, gives back what it may have taken (best effort: through transaction pooling
+    /// the unlock, too, runs wherever the pooler puts it) and fails with the refusal.
+    async fn refuse_if_moved(
+        &self,
+        worker: &Worker,
+        got: bool,
+        ran_on: [Option<i32>; 2],
+    ) -> Result<(), Error> {
+        let refused = ran_on
+            .into_iter()
+            .flatten()
+            .try_for_each(|pid| self.check_backend(pid));
+        if refused.is_err() && got {
+            let unlock = format!("SELECT pg_advisory_unlock({})", key_args(worker.key));
+            let _ = self.client.simple_query(&unlock).await;
+        }
+        refused
+    }
+
     /// Session mode: sets the session's `application_name` to its identity with the time of
     /// this attempt to take the lock, sent just before the attempt (pipelined: no extra round
     /// trip), so that `lockward live` shows when a held lock was taken. PostgreSQL records it
     /// nowhere, and the session's own activity times move with every liveness probe. (Not in
     /// transaction mode: a session-level `SET` would outlive the transaction on a pooled server
-    /// connection; there the transaction's start is the time.)
-    async fn say_since(&self, worker: &Worker) -> Result<(), tokio_postgres::Error> {
+    /// connection; there the transaction's start is the time.) Returns the backend pid it ran
+    /// on: a second statement per cycle for the check that the session stays on one server
+    /// session (see [`pooler`]).
+    async fn say_since(&self, worker: &Worker) -> Result<Option<i32>, tokio_postgres::Error> {
         let Some(name) = worker
             .identity
             .clone()
             .since(SystemTime::now())
             .application_name()
         else {
-            return Ok(());
+            return Ok(None);
         };
         // An identity is percent-encoded ASCII without quotes: safe inside a literal.
-        self.client
-            .simple_query(&format!("SET application_name = '{name}'"))
-            .await
-            .map(drop)
+        let messages = self
+            .client
+            .simple_query(&format!(
+                "SELECT pg_backend_pid(), set_config('application_name', '{name}', false)"
+            ))
+            .await?;
+        Ok(pooler::pid_of(&messages))
     }
 
     /// Ends the hold: in session mode unlocks (recording `outcome` in the ledger in the same
@@ -188,18 +234,22 @@ impl Session {
     ) -> Result<(), Error> {
         match worker.settings.mode {
             Mode::Session => {
-                let mut params = key_params(&worker.key);
+                let mut params: Vec<Param> = Vec::new();
                 let statement = match outcome {
                     Some(outcome) if worker.settings.ledger => {
-                        params.push(Box::new(worker.lock_key.clone()));
-                        params.push(Box::new(start));
-                        params.push(Box::new(outcome.to_owned()));
+                        params.push((Box::new(worker.lock_key.clone()), Type::TEXT));
+                        params.push((Box::new(start), Type::TIMESTAMPTZ));
+                        params.push((Box::new(outcome.to_owned()), Type::TEXT));
                         &self.statements.release
                     }
                     _ if worker.settings.ledger => &self.statements.unlock,
                     _ => &self.statements.release,
                 };
-                let row = self.client.query_one(statement, &refs(&params)).await?;
+                let row = self
+                    .client
+                    .query_typed_one(statement, &refs(&params))
+                    .await?;
+                self.check_backend(row.get(1))?;
                 if !row.get::<_, bool>(0) {
                     tracing::warn!("the lock was not held when the cycle released it");
                 }
@@ -224,10 +274,7 @@ impl Session {
     /// covers the server connection a transaction-pooling pooler puts the transaction on, which
     /// may not be the one that saw that `SET`.
     async fn begin_and_try_lock(&self, worker: &Worker) -> Result<bool, Error> {
-        let lock = match worker.key {
-            AdvisoryKey::Bigint(k) => format!("SELECT pg_try_advisory_xact_lock({k}::int8)"),
-            AdvisoryKey::Pair(a, b) => format!("SELECT pg_try_advisory_xact_lock({a}, {b})"),
-        };
+        let lock = format!("SELECT pg_try_advisory_xact_lock({})", key_args(worker.key));
         let sql = format!("BEGIN; {} {lock}", server_keepalive(worker, "SET LOCAL"));
         let messages = self.client.simple_query(&sql).await?;
         let got = messages.iter().find_map(|message| match message {
@@ -255,8 +302,10 @@ impl Session {
             .map_err(Error::from)
     }
 
-    /// Resolves, with the reason, when the session is deemed lost: its connection ended, or a
-    /// `SELECT 1` sent every `interval` went unanswered for `timeout`. Never resolves otherwise.
+    /// Resolves, with the reason, when the session is deemed lost: its connection ended, a
+    /// `SELECT pg_backend_pid()` sent every `interval` went unanswered for `timeout`, or (session
+    /// mode) it answered from another server backend than the session's (a transaction-pooling
+    /// pooler: the lock is not this session's to keep). Never resolves otherwise.
     ///
     /// An error from the server is an answer: in transaction mode the probe runs in the job's
     /// transaction, which fails every statement once one of the job's own has failed, and that is
@@ -270,11 +319,18 @@ impl Session {
             // A simple query, not a statement prepared when the session opened: in transaction
             // mode the probe runs in the job's transaction, which a transaction-pooling pooler
             // may have put on another server connection than the one that prepared it.
-            let probe = tokio::time::timeout(timeout, self.client.simple_query("SELECT 1"));
+            let probe =
+                tokio::time::timeout(timeout, self.client.simple_query("SELECT pg_backend_pid()"));
             tokio::select! {
                 () = self.closed.cancelled() => return "the lock session's connection ended".to_owned(),
                 answer = probe => match answer {
-                    Ok(Ok(_)) => {}
+                    Ok(Ok(messages)) => {
+                        if let Some(ran_on) = pooler::pid_of(&messages)
+                            && let Err(error) = self.check_backend(ran_on)
+                        {
+                            return error.to_string();
+                        }
+                    }
                     Ok(Err(error)) if error.as_db_error().is_some() => {}
                     Ok(Err(error)) => return format!("the liveness probe failed: {}", Error::from(error)),
                     Err(_) => return format!("no answer to the liveness probe within {timeout:?}"),
@@ -284,20 +340,24 @@ impl Session {
     }
 }
 
-pub(crate) type Param = Box<dyn ToSql + Sync + Send>;
+/// A parameter of a `query_typed` statement, with its PostgreSQL type.
+pub(crate) type Param = (Box<dyn ToSql + Sync + Send>, Type);
 
-fn key_params(key: &AdvisoryKey) -> Vec<Param> {
-    match *key {
-        AdvisoryKey::Bigint(k) => vec![Box::new(k)],
-        AdvisoryKey::Pair(a, b) => vec![Box::new(a), Box::new(b)],
-    }
-}
-
-fn refs(params: &[Param]) -> Vec<&(dyn ToSql + Sync)> {
+fn refs(params: &[Param]) -> Vec<(&(dyn ToSql + Sync), Type)> {
     params
         .iter()
-        .map(|param| param.as_ref() as &(dyn ToSql + Sync))
+        .map(|(param, ty)| (param.as_ref() as &(dyn ToSql + Sync), ty.clone()))
         .collect()
+}
+
+/// The advisory-lock functions' arguments for `key`, as literals: `'5'::int8` or
+/// `'1001004'::int4, '3'::int4` (quoted, so that `i64::MIN` is not read as minus an out-of-range
+/// number). Formatted integers: nothing can be injected.
+pub(super) fn key_args(key: AdvisoryKey) -> String {
+    match key {
+        AdvisoryKey::Bigint(k) => format!("'{k}'::int8"),
+        AdvisoryKey::Pair(a, b) => format!("'{a}'::int4, '{b}'::int4"),
+    }
 }
 
 /// `SET tcp_keepalives_idle = ...; ...` for the lock session (or `SET LOCAL` for a transaction).

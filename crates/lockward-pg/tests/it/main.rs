@@ -8,6 +8,7 @@ mod faults;
 mod ledger;
 mod live;
 mod partition;
+mod pooler;
 mod process;
 mod support;
 mod tls;
