@@ -152,13 +152,11 @@ impl Session {
                 });
             }
             Mode::Session => {
-                let (said_on, row) = tokio::try_join!(
+                let (said_on, (got, ran_on)) = tokio::try_join!(
                     self.say_since(worker),
-                    self.client.query_typed_one(&self.statements.acquire, &[])
+                    self.flag_and_pid(&self.statements.acquire)
                 )?;
-                let got = row.get(0);
-                self.refuse_if_moved(worker, got, [said_on, Some(row.get(1))])
-                    .await?;
+                self.refuse_if_moved(worker, got, [said_on, ran_on]).await?;
                 got
             }
             Mode::Transaction => self.begin_and_try_lock(worker).await?,
@@ -173,6 +171,22 @@ impl Session {
             Some(token) => Acquired::Taken(Some(token)),
             None => Acquired::AlreadyRun,
         })
+    }
+
+    /// A statement without parameters answering `(bool, pg_backend_pid())`, as a simple query:
+    /// one message and no describe, the cheapest round trip there is.
+    async fn flag_and_pid(&self, sql: &str) -> Result<(bool, Option<i32>), tokio_postgres::Error> {
+        let messages = self.client.simple_query(sql).await?;
+        Ok(messages
+            .iter()
+            .find_map(|message| match message {
+                tokio_postgres::SimpleQueryMessage::Row(row) => Some((
+                    row.get(0) == Some("t"),
+                    row.get(1).and_then(|pid| pid.parse().ok()),
+                )),
+                _ => None,
+            })
+            .unwrap_or((false, None)))
     }
 
     /// Session mode: when the identity's `SET` or the try-lock ran on another backend than the
@@ -234,23 +248,28 @@ impl Session {
     ) -> Result<(), Error> {
         match worker.settings.mode {
             Mode::Session => {
-                let mut params: Vec<Param> = Vec::new();
-                let statement = match outcome {
+                let (unlocked, ran_on) = match outcome {
                     Some(outcome) if worker.settings.ledger => {
-                        params.push((Box::new(worker.lock_key.clone()), Type::TEXT));
-                        params.push((Box::new(start), Type::TIMESTAMPTZ));
-                        params.push((Box::new(outcome.to_owned()), Type::TEXT));
-                        &self.statements.release
+                        let params: Vec<Param> = vec![
+                            (Box::new(worker.lock_key.clone()), Type::TEXT),
+                            (Box::new(start), Type::TIMESTAMPTZ),
+                            (Box::new(outcome.to_owned()), Type::TEXT),
+                        ];
+                        let row = self
+                            .client
+                            .query_typed_one(&self.statements.release, &refs(&params))
+                            .await?;
+                        (row.get(0), Some(row.get(1)))
                     }
-                    _ if worker.settings.ledger => &self.statements.unlock,
-                    _ => &self.statements.release,
+                    _ if worker.settings.ledger => {
+                        self.flag_and_pid(&self.statements.unlock).await?
+                    }
+                    _ => self.flag_and_pid(&self.statements.release).await?,
                 };
-                let row = self
-                    .client
-                    .query_typed_one(statement, &refs(&params))
-                    .await?;
-                self.check_backend(row.get(1))?;
-                if !row.get::<_, bool>(0) {
+                if let Some(ran_on) = ran_on {
+                    self.check_backend(ran_on)?;
+                }
+                if !unlocked {
                     tracing::warn!("the lock was not held when the cycle released it");
                 }
                 Ok(())
