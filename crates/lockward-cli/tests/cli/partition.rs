@@ -15,7 +15,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use lockward_pg::Keepalive;
-use lockward_pg::testing::{Cluster, Partition, is_root, require_or_skip};
+use lockward_pg::testing::{Cluster, Partition, Pgbouncer, Pooling, is_root, require_or_skip};
 use rustix::process::{Pid, Signal, kill_process};
 
 use crate::TestProject;
@@ -363,4 +363,90 @@ async fn the_server_drops_a_silently_partitioned_transaction_mode_session_betwee
         after(cut, now())
     );
     drop(host);
+}
+
+/// When the server frees the lock of a leader partitioned from its pooler (pgbouncer in session
+/// pooling, the leader in a network namespace, pgbouncer and the server on loopback), with
+/// pgbouncer's `settings`: `None` when it still holds it after `limit`.
+async fn freed_behind_pgbouncer(settings: &str, limit: Duration) -> Option<Duration> {
+    let partition = Partition::create().expect("network namespace and veth pair");
+    let db = lockward_pg::testing::TestDb::new().await;
+    let bouncer =
+        Pgbouncer::start_on(&db, Pooling::Session, Some(partition.host_addr()), settings)?;
+    let (database, user) = bouncer.database_and_user();
+    let url = format!(
+        "postgres://{user}@{}:{}/{database}",
+        partition.host_addr(),
+        bouncer.port()
+    );
+    let admin = db.connect().await;
+    let project = TestProject::harbor();
+    let leader = Host::start(
+        partition.command(env!("CARGO_BIN_EXE_lockward")),
+        &project,
+        &url,
+        "leader",
+    );
+    wait_until(
+        "the leader's command",
+        Duration::from_secs(20),
+        async || first(&lines(&project), "beat", "leader").is_some(),
+    )
+    .await;
+    let held_by = holders(&admin).await;
+    assert_eq!(
+        held_by.len(),
+        1,
+        "the leader holds the lock: {}",
+        leader.stderr()
+    );
+    let cut = Instant::now();
+    partition.cut().expect("cut the link");
+    while cut.elapsed() < limit {
+        if !holders(&admin).await.contains(&held_by[0]) {
+            return Some(cut.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    None
+}
+
+/// Behind a pooler the keepalive the lock session sets reaches the pooler-to-server socket, not
+/// the leader's: the server keeps a partitioned leader's lock for as long as the pooler keeps
+/// its client, unless the pooler watches its client sockets itself. The README's figures for
+/// both cases come from here.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn behind_pgbouncer_a_partitioned_leaders_lock_is_freed_only_when_pgbouncer_watches_its_clients()
+ {
+    if !is_root() {
+        require_or_skip("a real partition needs root (a network namespace and a veth pair)");
+        return;
+    }
+    let limit = Duration::from_secs(20);
+    let Some(watched) = freed_behind_pgbouncer(
+        "tcp_keepalive = 1\ntcp_keepidle = 5\ntcp_keepintvl = 1\ntcp_keepcnt = 3\n\
+         tcp_user_timeout = 8000",
+        limit,
+    )
+    .await
+    else {
+        panic!("with pgbouncer's tcp_* settings the lock was still held {limit:?} after the cut");
+    };
+    let unwatched = freed_behind_pgbouncer("", limit).await;
+    eprintln!(
+        "partition of a leader behind pgbouncer, after the cut: lock freed by the server after \
+         {watched:?} with pgbouncer's tcp_* settings; {} with its defaults",
+        unwatched.map_or_else(
+            || format!("still held after {limit:?}"),
+            |at| format!("freed after {at:?}")
+        )
+    );
+    assert!(
+        watched <= Keepalive::default().bound() + Duration::from_secs(2),
+        "freed after {watched:?}"
+    );
+    assert_eq!(
+        unwatched, None,
+        "without them pgbouncer keeps the silent client, and the server its lock"
+    );
 }

@@ -39,6 +39,18 @@ impl Pgbouncer {
     /// then skipped), or panics when `LOCKWARD_REQUIRE_ALL_TESTS=1` (CI: a missing
     /// prerequisite is a failure). Panics, with pgbouncer's log, when it does not start.
     pub fn start(db: &TestDb, pooling: Pooling) -> Option<Self> {
+        Self::start_on(db, pooling, None, "")
+    }
+
+    /// As [`start`](Self::start), also listening on `also_on` (a [`Partition`](super::Partition)'s
+    /// host end, say), with `settings` (lines of `pgbouncer.ini`'s `[pgbouncer]` section, such as
+    /// its `tcp_*` keepalive settings) added.
+    pub fn start_on(
+        db: &TestDb,
+        pooling: Pooling,
+        also_on: Option<std::net::Ipv4Addr>,
+        settings: &str,
+    ) -> Option<Self> {
         let Some(binary) = binary() else {
             super::require_or_skip(
                 "pgbouncer is not installed (Debian: apt-get install -y pgbouncer; scripts/test \
@@ -47,13 +59,19 @@ impl Pgbouncer {
             return None;
         };
         Some(
-            Self::start_with(&binary, db, pooling).unwrap_or_else(|error| {
+            Self::start_with(&binary, db, pooling, also_on, settings).unwrap_or_else(|error| {
                 panic!("lockward test harness: starting pgbouncer: {error}")
             }),
         )
     }
 
-    fn start_with(binary: &Path, db: &TestDb, pooling: Pooling) -> Result<Self, String> {
+    fn start_with(
+        binary: &Path,
+        db: &TestDb,
+        pooling: Pooling,
+        also_on: Option<std::net::Ipv4Addr>,
+        settings: &str,
+    ) -> Result<Self, String> {
         let server = db.server();
         let nanos = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -77,7 +95,7 @@ impl Pgbouncer {
             "[databases]\n\
              * = host={host} port={server_port} user={user}{password}\n\
              [pgbouncer]\n\
-             listen_addr = 127.0.0.1\n\
+             listen_addr = 127.0.0.1{also}\n\
              listen_port = {port}\n\
              unix_socket_dir =\n\
              auth_type = trust\n\
@@ -87,7 +105,9 @@ impl Pgbouncer {
              default_pool_size = 20\n\
              ignore_startup_parameters = extra_float_digits\n\
              pidfile = {dir}/pgbouncer.pid\n\
-             logfile = {dir}/pgbouncer.log\n",
+             logfile = {dir}/pgbouncer.log\n\
+             {settings}\n",
+            also = also_on.map(|addr| format!(", {addr}")).unwrap_or_default(),
             host = server.host,
             server_port = server.port,
             user = server.user,
@@ -173,6 +193,16 @@ impl Pgbouncer {
         })
         .join()
         .map_err(|_| "the pool-filling thread panicked".to_owned())?
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// The test database's name and the user, for a URL through another of its addresses.
+    pub fn database_and_user(&self) -> (&str, &str) {
+        (&self.database, &self.user)
     }
 
     /// A `postgres://` URL for the test database through this pgbouncer.
