@@ -31,3 +31,18 @@ pub use pgbouncer::{Pgbouncer, Pooling};
 pub use prerequisite::{REQUIRE_ALL_TESTS, is_root, require_or_skip};
 pub use proxy::Proxy;
 pub use server::TestDb;
+
+/// Runs the shell commands `cleanup` once this test process has ended, however it ends: a
+/// watchdog for what a test started outside it (a cluster, a pgbouncer), should `Drop` not run.
+fn after_this_process(cleanup: &str) {
+    let script = format!(
+        "while kill -0 {pid} 2>/dev/null; do sleep 1; done; {cleanup}",
+        pid = std::process::id()
+    );
+    let _ = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+}

@@ -240,19 +240,11 @@ impl Paths {
         } else {
             format!("'{}'", pg_ctl.display())
         };
-        let script = format!(
-            "while kill -0 {pid} 2>/dev/null; do sleep 1; done; {stop} -D '{data}' stop -m immediate \
-             >/dev/null 2>&1; rm -rf '{base}'",
-            pid = std::process::id(),
+        super::after_this_process(&format!(
+            "{stop} -D '{data}' stop -m immediate >/dev/null 2>&1; rm -rf '{base}'",
             data = self.data().display(),
             base = self.base.display(),
-        );
-        let _ = Command::new("sh")
-            .args(["-c", &script])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn();
+        ));
     }
 }
 

@@ -230,18 +230,10 @@ impl Pgbouncer {
 
     /// A shell that waits for this process to end, then stops pgbouncer and removes its files.
     fn spawn_watchdog(&self) {
-        let script = format!(
-            "while kill -0 {pid} 2>/dev/null; do sleep 1; done; \
-             kill \"$(cat '{dir}/pgbouncer.pid' 2>/dev/null)\" 2>/dev/null; rm -rf '{dir}'",
-            pid = std::process::id(),
+        super::after_this_process(&format!(
+            "kill \"$(cat '{dir}/pgbouncer.pid' 2>/dev/null)\" 2>/dev/null; rm -rf '{dir}'",
             dir = self.dir.display(),
-        );
-        let _ = Command::new("sh")
-            .args(["-c", &script])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn();
+        ));
     }
 }
 
