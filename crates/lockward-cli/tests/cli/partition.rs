@@ -156,6 +156,38 @@ async fn wait_until(what: &str, limit: Duration, mut condition: impl AsyncFnMut(
     }
 }
 
+/// A namespace cut off by `cut()`, a cluster listening on its veth too, a connection to the
+/// cluster, the example project, and the URL a host in the namespace reaches the cluster by.
+struct Rig {
+    partition: Partition,
+    cluster: Cluster,
+    admin: tokio_postgres::Client,
+    project: TestProject,
+    through_veth: String,
+}
+
+impl Rig {
+    async fn new() -> Self {
+        let partition = Partition::create().expect("network namespace and veth pair");
+        let cluster = Cluster::start_also_on(partition.host_addr().into()).await;
+        let admin = lockward_pg::connect(&cluster.url("postgres"), "partition test")
+            .await
+            .expect("connect to the cluster");
+        let through_veth = format!(
+            "postgres://postgres@{}:{}/postgres",
+            partition.host_addr(),
+            cluster.addr().port()
+        );
+        Self {
+            partition,
+            cluster,
+            admin,
+            project: TestProject::harbor(),
+            through_veth,
+        }
+    }
+}
+
 /// The backend pids holding an advisory lock.
 async fn holders(admin: &tokio_postgres::Client) -> Vec<i32> {
     admin
@@ -176,17 +208,13 @@ async fn a_silently_partitioned_leaders_command_is_killed_before_another_host_ta
         require_or_skip("a real partition needs root (a network namespace and a veth pair)");
         return;
     }
-    let partition = Partition::create().expect("network namespace and veth pair");
-    let cluster = Cluster::start_also_on(partition.host_addr().into()).await;
-    let admin = lockward_pg::connect(&cluster.url("postgres"), "partition test")
-        .await
-        .expect("connect to the cluster");
-    let project = TestProject::harbor();
-    let through_veth = format!(
-        "postgres://postgres@{}:{}/postgres",
-        partition.host_addr(),
-        cluster.addr().port()
-    );
+    let Rig {
+        partition,
+        cluster,
+        admin,
+        project,
+        through_veth,
+    } = Rig::new().await;
     let leader = Host::start(
         partition.command(env!("CARGO_BIN_EXE_lockward")),
         &project,
@@ -313,17 +341,13 @@ async fn the_server_drops_a_silently_partitioned_transaction_mode_session_betwee
         require_or_skip("a real partition needs root (a network namespace and a veth pair)");
         return;
     }
-    let partition = Partition::create().expect("network namespace and veth pair");
-    let cluster = Cluster::start_also_on(partition.host_addr().into()).await;
-    let admin = lockward_pg::connect(&cluster.url("postgres"), "partition test")
-        .await
-        .expect("connect to the cluster");
-    let project = TestProject::harbor();
-    let through_veth = format!(
-        "postgres://postgres@{}:{}/postgres",
-        partition.host_addr(),
-        cluster.addr().port()
-    );
+    let Rig {
+        partition,
+        cluster: _cluster,
+        admin,
+        project,
+        through_veth,
+    } = Rig::new().await;
     // The session opens before the first boundary, an hour away: it only ever sits idle.
     let host = Host::start_with(
         partition.command(env!("CARGO_BIN_EXE_lockward")),
