@@ -41,7 +41,8 @@ impl Language {
         })
     }
 
-    pub(crate) fn syntax(self) -> &'static Syntax {
+    /// The lexical rules of this language.
+    pub fn syntax(self) -> &'static Syntax {
         match self {
             Self::Python => &PYTHON,
             Self::Rust => &RUST,
@@ -57,7 +58,7 @@ impl Language {
     /// Parses an integer literal as this language writes it: `_` separators, `0x`/`0o`/`0b`
     /// prefixes, legacy leading-zero octal where the language has it, and type suffixes
     /// (`i64`, `L`, `n`, ...). Floats and anything else give `None`.
-    pub(crate) fn parse_int(self, text: &str) -> Option<i128> {
+    pub fn parse_int(self, text: &str) -> Option<i128> {
         let text = self.strip_suffix(text);
         let digits: String = text.chars().filter(|&c| c != '_').collect();
         let (radix, body) = match digits.get(..2) {
@@ -109,33 +110,33 @@ impl Language {
 // Each flag is one independent lexical feature; a state machine would hide the table.
 #[allow(clippy::struct_excessive_bools)]
 #[derive(Debug)]
-pub(crate) struct Syntax {
+pub struct Syntax {
     /// Line comment openers.
-    pub(crate) line_comments: &'static [&'static str],
+    pub line_comments: &'static [&'static str],
     /// Block comment delimiters, and whether they nest.
-    pub(crate) block_comment: Option<(&'static str, &'static str, bool)>,
+    pub block_comment: Option<(&'static str, &'static str, bool)>,
     /// `"""` / `'''` strings (Python; `"""` text blocks on the JVM).
-    pub(crate) triple_quotes: bool,
+    pub triple_quotes: bool,
     /// `'` opens a string (otherwise it is a character literal or a lifetime).
-    pub(crate) single_quote_strings: bool,
+    pub single_quote_strings: bool,
     /// `` ` `` opens a string (Go raw strings, JavaScript templates).
-    pub(crate) backtick_strings: bool,
+    pub backtick_strings: bool,
     /// Backslash escapes inside strings (SQL doubles the quote instead).
-    pub(crate) backslash_escapes: bool,
+    pub backslash_escapes: bool,
     /// `"` and `'` strings may span lines (otherwise an unclosed one ends at the line's end).
-    pub(crate) multiline_strings: bool,
+    pub multiline_strings: bool,
     /// Rust raw strings `r#"..."#`.
-    pub(crate) raw_hash_strings: bool,
+    pub raw_hash_strings: bool,
     /// PostgreSQL dollar quoting `$tag$ ... $tag$`, whose body is more SQL.
-    pub(crate) dollar_quotes: bool,
+    pub dollar_quotes: bool,
     /// `/regex/` literals (JavaScript, Ruby).
-    pub(crate) regex_literals: bool,
+    pub regex_literals: bool,
     /// Ruby's `=begin` ... `=end` block comments.
-    pub(crate) begin_end_comments: bool,
+    pub begin_end_comments: bool,
     /// Ruby's `<<~ID` heredocs.
-    pub(crate) heredocs: bool,
+    pub heredocs: bool,
     /// Ruby's `%Q{...}`, `%q(...)`, `%(...)` strings.
-    pub(crate) percent_literals: bool,
+    pub percent_literals: bool,
 }
 
 const BASE: Syntax = Syntax {
@@ -171,7 +172,8 @@ static GO: Syntax = Syntax {
     backtick_strings: true,
     ..BASE
 };
-pub(crate) static SQL: Syntax = Syntax {
+/// SQL's rules, for the SQL inside another language's strings.
+pub static SQL: Syntax = Syntax {
     line_comments: &["--"],
     block_comment: Some(("/*", "*/", true)),
     single_quote_strings: true,
