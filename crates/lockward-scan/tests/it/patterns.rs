@@ -394,7 +394,7 @@ fn pattern_fixtures_match_exactly_unless_pending_and_raise_no_false_error() {
     let mut table = String::new();
     let _ = writeln!(
         table,
-        "{:<28} {:>7} {:>9} {:>5} {:<8}",
+        "{:<30} {:>7} {:>9} {:>5} {:<8}",
         "pattern", "sites", "findings", "extra", "status"
     );
     let mut failures = Vec::new();
@@ -411,7 +411,7 @@ fn pattern_fixtures_match_exactly_unless_pending_and_raise_no_false_error() {
         };
         let _ = writeln!(
             table,
-            "{:<28} {:>3}/{:<3} {:>4}/{:<4} {:>5} {status}",
+            "{:<30} {:>3}/{:<3} {:>4}/{:<4} {:>5} {status}",
             fixture.pattern,
             outcome.sites_found,
             fixture.sites.len(),
@@ -475,4 +475,81 @@ fn mentions_matches_whole_numbers_only() {
     assert!(mentions("id 9007199254740993n", 9_007_199_254_740_993));
     assert!(!mentions("id 12abc", 12));
     assert!(!mentions("v2 of 7", 2));
+}
+
+/// The kinds of label, and whether a label of the kind names a fixed id.
+const LABEL_KINDS: &[(&str, bool)] = &[
+    ("fixed-id", true),
+    ("lock-call", true),
+    ("helper-definition", false),
+    ("helper-call", true),
+    ("dynamic", false),
+    ("near-miss", false),
+];
+
+#[test]
+fn every_label_of_real_code_is_well_formed_and_names_a_fixture() {
+    let dir = data("corpus/labels");
+    let patterns: BTreeSet<String> = fixtures().into_iter().map(|f| f.pattern).collect();
+    let mut files = 0;
+    for entry in std::fs::read_dir(&dir).expect("the labels directory exists") {
+        let path = entry.expect("an entry").path();
+        if path.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        files += 1;
+        let document = read_toml(&path);
+        only_keys(
+            document.as_table(),
+            &["repo", "commit", "license", "url", "label"],
+            &path,
+        );
+        let repo = string(document.as_table(), "repo", &path);
+        let expected_name = format!("{}.toml", repo.replace('/', "__"));
+        assert_eq!(
+            path.file_name().map(|n| n.to_string_lossy().into_owned()),
+            Some(expected_name),
+            "{}: the file is named after its repo",
+            path.display()
+        );
+        let commit = string(document.as_table(), "commit", &path);
+        assert!(
+            commit.len() == 40 && commit.bytes().all(|b| b.is_ascii_hexdigit()),
+            "{}: `commit` is a full hash",
+            path.display()
+        );
+        string(document.as_table(), "license", &path);
+        string(document.as_table(), "url", &path);
+        let mut labels = 0;
+        for label in tables(&document, "label") {
+            labels += 1;
+            only_keys(
+                label,
+                &["path", "line", "kind", "pattern", "id", "note"],
+                &path,
+            );
+            string(label, "path", &path);
+            string(label, "note", &path);
+            position(label, "line", &path).expect("a label has a line");
+            let kind = string(label, "kind", &path);
+            let pattern = string(label, "pattern", &path);
+            let Some(&(_, fixed)) = LABEL_KINDS.iter().find(|(k, _)| *k == kind) else {
+                panic!("{}: unknown kind `{kind}`", path.display());
+            };
+            assert_eq!(
+                integer(label, "id", &path).is_some(),
+                fixed,
+                "{}: a `{kind}` label {} an id",
+                path.display(),
+                if fixed { "needs" } else { "has no" }
+            );
+            assert!(
+                patterns.contains(&pattern),
+                "{}: pattern `{pattern}` has no fixture under fixtures/",
+                path.display()
+            );
+        }
+        assert!(labels > 0, "{}: no labels", path.display());
+    }
+    assert!(files > 0, "no label files under {}", dir.display());
 }
