@@ -501,7 +501,7 @@ fn every_label_of_real_code_is_well_formed_and_names_a_fixture() {
         let document = read_toml(&path);
         only_keys(
             document.as_table(),
-            &["repo", "commit", "license", "url", "label"],
+            &["repo", "commit", "license", "url", "unread", "label"],
             &path,
         );
         let repo = string(document.as_table(), "repo", &path);
