@@ -37,6 +37,10 @@
 //!   line from those codes; the sites on it are still reported in [`ScanReport::sites`].
 //! - Hidden files and directories are skipped, as ripgrep skips them; so are files over
 //!   [`ScanOptions::max_file_size`] and files with a NUL byte in their first 8 KiB.
+//!
+//! What it finds on real code is measured by the labelled corpus (`tests/corpus/`): hand labels
+//! of public repositories that take advisory locks, each tied to a synthetic pattern fixture with
+//! exact two-way expectations, and `scripts/corpus-measure` to score a scan against the labels.
 #![deny(missing_docs)]
 
 mod check;
