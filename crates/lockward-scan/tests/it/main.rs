@@ -6,3 +6,4 @@ mod defined;
 mod faults;
 mod fuzz;
 mod support;
+mod wrappers;
