@@ -453,17 +453,60 @@ impl Extractor<'_> {
                         .len()
                 })
                 .sum();
+            let mut values = self.bound_arguments(tokens, first, last);
+            // SQL held in a name (`const lockSQL = \`..\``, `LOCK_SQL = "..."`) is bound where the
+            // name is passed: `db.QueryRow(ctx, lockSQL, id)`. Its calls are sites there.
+            let mut used_at = None;
+            if values.is_empty()
+                && let Some(at) = self.named_use(tokens, first)
+            {
+                values = self.bound_arguments(tokens, at, at);
+                used_at = Some(tokens[at].span.clone());
+            }
             let binds = Binds {
-                values: self.bound_arguments(tokens, first, last),
+                values,
                 language,
                 placeholders: self.placeholders(&inner.tokens),
                 offset,
             };
             let outer = self.binds.replace(binds);
+            let before = self.raw.len();
             self.walk(&inner.tokens, Language::Sql, false);
+            if let Some(used_at) = used_at {
+                for (span, _) in &mut self.raw[before..] {
+                    *span = used_at.clone();
+                }
+            }
             self.binds = outer;
             self.strings(&inner.tokens, Language::Sql, depth + 1);
         }
+    }
+
+    /// Where the string at `first` is passed as an argument, when it is the value of a name
+    /// (`NAME = "..."`, `const NAME string = \`...\``) that the file passes to exactly one call
+    /// with arguments after it.
+    fn named_use(&self, tokens: &[Token], first: usize) -> Option<usize> {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        if !matches!(text(first.checked_sub(1)?), "=" | ":=") {
+            return None;
+        }
+        let mut at = first.checked_sub(2)?;
+        if matches!(text(at), "string" | "str" | "String") && at > 0 {
+            at -= 1;
+        }
+        if tokens[at].kind != TokenKind::Ident {
+            return None;
+        }
+        let name = text(at);
+        let mut uses = (0..tokens.len()).filter(|&k| {
+            k != at
+                && tokens[k].kind == TokenKind::Ident
+                && text(k) == name
+                && matches!(text(k.wrapping_sub(1)), "(" | ",")
+                && text(k + 1) == ","
+        });
+        let found = uses.next()?;
+        uses.next().is_none().then_some(found)
     }
 
     /// The first and last token of the string literals that the code joins into one text with

@@ -48,6 +48,7 @@ mod walk;
 mod words;
 mod wrappers;
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -270,20 +271,20 @@ fn follow_wrappers(
 ) {
     let declared = wrappers::Declared::new(registry.scan_settings());
     let names = walk::names(registry.scan_settings());
-    let mut searched: std::collections::HashSet<String> =
-        declared.names().map(str::to_owned).collect();
+    let mut searched: HashSet<(String, Language)> = HashSet::new();
     for _ in 0..MAX_WRAPPER_PASSES {
-        let new: std::collections::HashSet<String> =
-            wrappers::inferred_names(&walked.files, &declared)
-                .into_iter()
-                .filter(|name| !searched.contains(name))
-                .collect();
+        let new: HashSet<(String, Language)> = wrappers::inferred_names(&walked.files, &declared)
+            .into_iter()
+            .filter(|found| !searched.contains(found) && !declared.contains(&found.0))
+            .collect();
         if new.is_empty() {
             break;
         }
         searched.extend(new.iter().cloned());
+        let languages: HashSet<Language> = new.iter().map(|(_, language)| *language).collect();
+        let new: HashSet<String> = new.into_iter().map(|(name, _)| name).collect();
         let only = walk::covered(&names, &new).then_some(walked.lexed.as_slice());
-        for found in walk::calls(registry, root, options, &new, only) {
+        for found in walk::calls(registry, root, options, &new, &languages, only) {
             match walked
                 .files
                 .binary_search_by(|file| file.path.as_str().cmp(&found.path))
@@ -311,6 +312,7 @@ pub fn scan_source(registry: &Registry, path: &str, text: &str) -> ScanReport {
     if !inferred.is_empty() {
         let wanted = inferred
             .into_iter()
+            .map(|(name, _)| name)
             .chain(declared.names().map(str::to_owned))
             .collect();
         files = [extract::extract_calls(

@@ -89,6 +89,9 @@ enum Mode {
     Calls {
         matcher: Regex,
         wanted: HashSet<String>,
+        /// The languages that may call them (see [`crate::wrappers::family`]): other files are
+        /// not read.
+        languages: HashSet<Language>,
     },
 }
 
@@ -118,8 +121,10 @@ pub(crate) fn calls(
     root: &Path,
     options: &ScanOptions,
     wanted: &HashSet<String>,
+    languages: &HashSet<Language>,
     only: Option<&[String]>,
 ) -> Vec<FileSites> {
+    let callable = |language: Language| languages.contains(&crate::wrappers::family(language));
     let mut sorted: Vec<&str> = wanted.iter().map(String::as_str).collect();
     sorted.sort_unstable();
     let pattern = sorted
@@ -134,13 +139,14 @@ pub(crate) fn calls(
         let mode = Mode::Calls {
             matcher,
             wanted: wanted.clone(),
+            languages: languages.clone(),
         };
         return walk_for(registry, root, options, mode).files;
     };
     let names = names(registry.scan_settings());
     let mut files = Vec::new();
     for relative in only {
-        let Some(language) = Language::from_path(relative) else {
+        let Some(language) = Language::from_path(relative).filter(|&l| callable(l)) else {
             continue;
         };
         let Ok(bytes) = std::fs::read(root.join(relative)) else {
@@ -318,10 +324,18 @@ impl Shared<'_> {
         {
             return;
         }
+        if let Mode::Calls { languages, .. } = &self.mode
+            && !languages.contains(&crate::wrappers::family(language))
+        {
+            return;
+        }
         buffer.clear();
         let read = std::fs::File::open(entry.path())
             .and_then(|file| file.take(self.max_file_size + 1).read_to_end(buffer));
-        if let Mode::Calls { matcher, wanted } = &self.mode {
+        if let Mode::Calls {
+            matcher, wanted, ..
+        } = &self.mode
+        {
             if read.is_ok()
                 && buffer.len() as u64 <= self.max_file_size
                 && matcher.is_match(buffer)

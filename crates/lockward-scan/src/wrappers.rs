@@ -83,6 +83,8 @@ pub(crate) struct Call {
 pub(crate) struct Arg {
     pub(crate) keyword: Option<String>,
     pub(crate) key: Key,
+    /// A string literal: a name the library hashes into a key, not an id.
+    pub(crate) string: bool,
     /// The parameter of a definition around the call (its body start, and which) that this
     /// argument is, if it is one.
     pub(crate) param: Option<(usize, usize)>,
@@ -172,6 +174,11 @@ impl Declared {
         Self { by_name }
     }
 
+    /// Whether a wrapper of this name (its last part) is declared.
+    pub(crate) fn contains(&self, name: &str) -> bool {
+        self.by_name.contains_key(name)
+    }
+
     /// The names to look for in calls.
     pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
         self.by_name.keys().map(String::as_str)
@@ -235,7 +242,7 @@ struct Known<'a> {
 }
 
 /// Languages whose code calls each other's functions.
-fn family(language: Language) -> Language {
+pub(crate) fn family(language: Language) -> Language {
     match language {
         Language::Kotlin => Language::Java,
         other => other,
@@ -411,11 +418,15 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
     known
 }
 
-/// The names of the wrappers inferred from `files` so far.
-pub(crate) fn inferred_names(files: &[FileSites], declared: &Declared) -> HashSet<String> {
+/// The names of the wrappers inferred from `files` so far, with the languages (Java and Kotlin
+/// as one, see [`family`]) whose files may call them.
+pub(crate) fn inferred_names(
+    files: &[FileSites],
+    declared: &Declared,
+) -> HashSet<(String, Language)> {
     infer(files, declared)
         .into_iter()
-        .map(|k| k.definition.name.clone())
+        .map(|k| (k.definition.name.clone(), family(k.language)))
         .collect()
 }
 
@@ -467,6 +478,9 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                 let Some(arg) = slots.iter().find_map(|slot| slot.pick(&call.args)) else {
                     continue;
                 };
+                if arg.string {
+                    continue;
+                }
                 // Passing the enclosing wrapper's own key on: its callers are the sites.
                 if let Some((body, param)) = arg.param
                     && wrapper_at(&file.path, body).is_some_and(|w| w.keys.contains(&param))

@@ -157,6 +157,7 @@ impl Extractor<'_> {
                 }
                 args.push(Arg {
                     keyword,
+                    string: matches!(value, [only] if only.kind == TokenKind::Str),
                     key: self.key(value, language),
                     param: param.map(|(d, p)| (definitions[d].body_start, p)),
                 });

@@ -222,6 +222,16 @@ fn declared_and_default_wrappers_need_no_source_and_no_trigger_word() {
         ],
         "a dotted name requires its receiver; a string key is hashed by the library, no id"
     );
+    assert_eq!(
+        brief(&report.findings),
+        [
+            "services/jobs/sweep.go:4 unregistered-id",
+            "services/jobs/sweep.go:6 unregistered-id",
+            "services/jobs/tasks.py:3 unregistered-id",
+            "services/jobs/tasks.py:7 unregistered-id",
+        ],
+        "no note for the string key"
+    );
 }
 
 #[test]
@@ -247,4 +257,66 @@ fn near_misses_are_no_sites() {
         ["services/db/locks.py:7:5 lock 1001001"]
     );
     assert_eq!(brief(&report.findings), Vec::<String>::new());
+}
+
+#[test]
+fn go_sql_held_in_a_constant_is_bound_where_the_helper_passes_it() {
+    let report = project(&[
+        (
+            "services/locker/locker.go",
+            "package locker\n\nconst tryLockSQL = `\n\tSELECT pg_try_advisory_lock($1)\n`\n\nfunc (l *Locker) TryLock(ctx context.Context, id int64) (bool, error) {\n\tvar ok bool\n\terr := l.pool.QueryRow(ctx, tryLockSQL, id).Scan(&ok)\n\treturn ok, err\n}\n",
+        ),
+        (
+            "services/jobs/compact.go",
+            "package jobs\n\nconst compactLock int64 = 4242\n\nfunc Compact(ctx context.Context, locker *locker.Locker) {\n\tlocker.TryLock(ctx, compactLock)\n}\n",
+        ),
+    ]);
+    assert_eq!(
+        wrapper_sites(&report),
+        ["services/jobs/compact.go:6:9 TryLock 4242"]
+    );
+    assert_eq!(
+        brief(&report.findings),
+        ["services/jobs/compact.go:6 unregistered-id"],
+        "the SQL's own call is followed to the helper's callers"
+    );
+}
+
+#[test]
+fn python_sql_in_a_module_constant_with_a_literal_bound_at_the_call_is_a_site_there() {
+    let report = project(&[(
+        "services/jobs/vacuum.py",
+        "LOCK_SQL = \"SELECT pg_advisory_lock(%s)\"\n\ndef vacuum(cur):\n    cur.execute(LOCK_SQL, (4242,))\n",
+    )]);
+    assert_eq!(
+        brief(&report.findings),
+        ["services/jobs/vacuum.py:4 unregistered-id"]
+    );
+}
+
+#[test]
+fn a_wrapper_no_code_calls_keeps_the_note_on_its_own_lock_call() {
+    let report = project(&[(
+        "services/db/api.py",
+        "def hold(cur, key):\n    cur.execute(\"SELECT pg_advisory_lock(%s)\", (key,))\n",
+    )]);
+    assert_eq!(
+        brief(&report.findings),
+        ["services/db/api.py:2 dynamic-key"]
+    );
+    assert_eq!(report.dynamic_keys, 1, "never silently blind");
+}
+
+#[test]
+fn one_source_in_memory_follows_its_own_wrappers() {
+    let registry = crate::support::registry(&crate::support::data("fixtures/harbor"));
+    let report = lockward_scan::scan_source(
+        &registry,
+        "services/jobs/one.rb",
+        "def with_lock(conn, id)\n  conn.execute(\"SELECT pg_advisory_lock(#{id})\")\nend\n\nwith_lock(conn, 4242)\n",
+    );
+    assert_eq!(
+        brief(&report.findings),
+        ["services/jobs/one.rb:5 unregistered-id"]
+    );
 }
