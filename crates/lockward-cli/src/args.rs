@@ -175,6 +175,25 @@ pub(crate) enum Command {
     /// handover), a duration or the URL is malformed, or the registry is invalid. An unreachable
     /// database is not an error: each cycle is skipped and retried with backoff.
     Run(crate::commands::run::RunArgs),
+    /// Draft `lockward.toml` for a codebase that has none, from the ids its code uses.
+    ///
+    /// Scans the tree as `check` does and registers every id it finds: the constants of core's
+    /// constants file (the file that defines the most constants matching the patterns, or
+    /// `--constants`) as constants; ids defined or written as literals elsewhere (a call's key,
+    /// `advisory_lock_id=9_001_042`) as externals with their files; ids that plugin manifests
+    /// (`--plugins`) declare inside core's block as handovers to those plugins (ids outside it
+    /// are left to the manifests). Each worker is the comment beside or just above the
+    /// definition, else the constant's name in words. The block is the round window around
+    /// core's ids with room to grow (README: "Adopting an existing codebase"). Prints what it
+    /// registered, the keys it left as dynamic for a person to look at, and anything `check`
+    /// will still report (one id defined under two names, a core id copied as a literal).
+    ///
+    /// Writes the registry (at `--registry PATH`, else `lockward.toml` in the current
+    /// directory) through a temporary file and a rename; configures no page (add `[project]
+    /// page`, then run `lockward render`). Exits 2, writing nothing, when the registry exists
+    /// already, when no file defines a lock constant and `--constants` is not given, or when
+    /// `--constants` names a file that does not exist or is in a language `take` cannot write.
+    Init(InitArgs),
     /// What `lockward run` starts in place of COMMAND, so that COMMAND dies with it (internal).
     #[command(name = crate::commands::run::child::EXEC, hide = true)]
     Exec(crate::commands::run::child::ExecArgs),
@@ -196,6 +215,21 @@ pub(crate) struct CheckArgs {
         value_parser = clap::value_parser!(u16).range(0..=1024)
     )]
     pub(crate) threads: u16,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct InitArgs {
+    /// Core's constants file, instead of the file that defines the most lock constants; a
+    /// path from the current directory, inside the registry's directory.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) constants: Option<PathBuf>,
+    /// A glob (from the registry's directory) matching plugin manifests; sets `[plugins]
+    /// manifests`. Repeat it for several globs.
+    #[arg(long = "plugins", value_name = "GLOB")]
+    pub(crate) plugins: Vec<String>,
+    /// Print the drafted registry and the report, and write nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
 }
 
 #[derive(Debug, clap::Args)]

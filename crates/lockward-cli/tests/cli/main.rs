@@ -1,6 +1,7 @@
 //! End-to-end tests of the `lockward` binary, run against temporary copies of fixture projects.
 
 mod check;
+mod init;
 mod list;
 mod live;
 mod partition;
