@@ -241,10 +241,11 @@ fn constants_path(location: &Location, path: &Path) -> anyhow::Result<String> {
         ))
         .into());
     }
-    if lockward_registry::take::Language::from_path(&relative).is_none() {
+    if !Language::from_path(&relative).is_some_and(Language::writes_constants) {
         return Err(UsageError(format!(
             "--constants {relative}: `lockward take` cannot write constants in this file's \
-             language (Python, Rust, Go, TypeScript/JavaScript, Ruby, Java or Kotlin, by extension)"
+             language (it writes {} files, by extension)",
+            Language::CONSTANTS_LANGUAGES
         ))
         .into());
     }
@@ -305,7 +306,7 @@ fn busiest_file(sites: &[Site], plugins: &[PluginDir]) -> Option<String> {
     for site in sites {
         if let SiteForm::Definition { constant } = &site.form
             && plugin_of(plugins, &site.path).is_none()
-            && lockward_registry::take::Language::from_path(&site.path).is_some()
+            && Language::from_path(&site.path).is_some_and(Language::writes_constants)
         {
             counts.entry(&site.path).or_default().insert(constant);
         }
