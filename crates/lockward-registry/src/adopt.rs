@@ -17,7 +17,7 @@ use crate::finding::Finding;
 use crate::id::{Id, KeyShape};
 use crate::parse::parse;
 use crate::registry::{Registry, Source};
-use crate::take::{Entry, append_entry};
+use crate::take::{Entry, Language, append_entry};
 
 /// Two of core's ids further apart than this belong to different clusters: a legacy id far
 /// from the others does not stretch the block over millions of ids.
@@ -161,18 +161,11 @@ pub fn project_name(dir_name: &str) -> String {
 }
 
 /// The id `value` as TOML writes it, keeping the code's literal where TOML can read it
-/// (`1_001_001`, `0x6E697374`; a type suffix such as `i64`, `L`, `u`, `n` dropped), and plain
-/// decimal otherwise (`0X4C`, `-0x10`, an expression).
-pub fn toml_literal(code_literal: &str, value: i64) -> Id {
-    const SUFFIXES: &[&str] = &[
-        "i128", "u128", "isize", "usize", "i64", "u64", "i32", "u32", "i16", "u16", "i8", "u8",
-        "uL", "UL", "ul", "Ul", "L", "l", "u", "U", "n",
-    ];
+/// (`1_001_001`, `0x6E697374`; the type suffix `language` allows, such as `i64`, `L`, `n`,
+/// dropped), and plain decimal otherwise (`0X4C`, `-0x10`, `017`, an expression).
+pub fn toml_literal(code_literal: &str, value: i64, language: Option<Language>) -> Id {
     let text = code_literal.trim();
-    let text = SUFFIXES
-        .iter()
-        .find_map(|suffix| text.strip_suffix(suffix))
-        .map_or(text, |rest| rest.strip_suffix('_').unwrap_or(rest));
+    let text = language.map_or(text, |language| language.strip_suffix(text));
     let unsigned = text.strip_prefix('-').unwrap_or(text);
     // TOML refuses a decimal with a leading zero (Rust reads `017` as 17, Go as 15).
     let leading_zero = unsigned.len() > 1
@@ -475,17 +468,23 @@ mod tests {
 
     #[test]
     fn a_literal_keeps_the_codes_form_where_toml_reads_it() {
-        let literal = |code: &str, value: i64| toml_literal(code, value).literal().to_owned();
+        let literal = |code: &str, value: i64| {
+            toml_literal(code, value, Some(Language::Rust))
+                .literal()
+                .to_owned()
+        };
         assert_eq!(literal("1_001_001", 1_001_001), "1_001_001");
         assert_eq!(literal("1_001_001i64", 1_001_001), "1_001_001");
-        assert_eq!(literal("1001001L", 1_001_001), "1001001");
         assert_eq!(literal("0x6E697374", 0x6E69_7374), "0x6E697374");
         assert_eq!(literal("0x4Cu64", 0x4C), "0x4C");
-        assert_eq!(literal("123n", 123), "123");
         assert_eq!(literal("0X4C", 0x4C), "76");
         assert_eq!(literal("-0x10", -16), "-16");
         assert_eq!(literal("-42", -42), "-42");
         assert_eq!(literal("BASE + 3", 10), "10");
+        let java = toml_literal("1001001L", 1_001_001, Some(Language::Java));
+        assert_eq!(java.literal(), "1001001");
+        let js = toml_literal("123n", 123, Some(Language::JavaScript));
+        assert_eq!(js.literal(), "123");
         // Go and Java read a leading zero as octal; TOML refuses it, so the value is written.
         assert_eq!(literal("017", 15), "15");
     }

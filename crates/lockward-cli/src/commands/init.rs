@@ -587,7 +587,7 @@ impl Drafter<'_> {
                 self.entries.insert(
                     value,
                     DraftEntry {
-                        id: adopt::toml_literal(id.literal(), value),
+                        id: adopt::toml_literal(id.literal(), value, None),
                         kind: DraftKind::Handover {
                             plugin: manifest.name.clone(),
                         },
@@ -658,7 +658,7 @@ fn literal_of(site: &Site) -> Id {
         } else {
             start
         };
-        let id = adopt::toml_literal(&line[signed..stop], value);
+        let id = adopt::toml_literal(&line[signed..stop], value, Language::from_path(&site.path));
         if id.literal() != value.to_string() || line[signed..stop] == value.to_string() {
             return id;
         }
