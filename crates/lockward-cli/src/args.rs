@@ -104,12 +104,21 @@ pub(crate) enum Command {
     /// temporary files and renamed into place: all of them change, or none, even when `take`
     /// is killed (the next lockward command finishes the change from its journal).
     ///
+    /// An id already in the code is registered as it is, in the same step and under the same
+    /// lock: `take NAME` for a constant core's constants file defines already (the entry gets
+    /// the id it has, and the file is left alone), `take NAME --defined-in PATH` for one defined
+    /// elsewhere (an external listing PATH), `take ID --defined-in PATH` for an id written as a
+    /// literal key there (an external with `site`). Each is refused, writing nothing, when the
+    /// id is registered already (any kind, other branches' reservations included) or a plugin
+    /// manifest declares it: `check`'s help for an unregistered id prints the command to run.
+    ///
     /// Prints the id taken, as written in the registry (`1_001_007`); with `--format json`,
     /// `{"id", "literal", "constant", "kind", "written"}` (with `--dry-run`, `"written": []`,
     /// `"dry_run": true` and `"changes"`, a `{"path", "diff"}` per file). Exits 2, writing
     /// nothing, when the name is not an ASCII identifier, is a reserved word of the constants
     /// file's language, or is already registered (retired entries included) or defined in core's
-    /// constants file, when that file does not exist, when `--plugin` names a plugin nobody
+    /// constants file other than as an integer constant the patterns match, when that file does
+    /// not exist, when `--plugin` names a plugin nobody
     /// declares, when git cannot read the other branches, or when the block is used up.
     Take(TakeArgs),
     /// Retire an id: it is no longer used and is never handed out again.
@@ -253,8 +262,10 @@ pub(crate) struct TakeArgs {
     /// The constant's name, e.g. `ADVISORY_LOCK_DUNNING` (ASCII letters, digits and `_`, not
     /// starting with a digit, and with an uppercase letter for a Ruby constants file; not a
     /// reserved word of the constants file's language; not used by any entry, retired ones
-    /// included).
-    #[arg(value_name = "CONSTANT")]
+    /// included). A name core's constants file already defines with an integer registers the
+    /// id it has, writing no constant. With `--defined-in`, an id (`9_001_042`) written as a
+    /// literal key in those files also works.
+    #[arg(value_name = "CONSTANT", allow_negative_numbers = true)]
     pub(crate) constant: String,
     /// The background worker that will hold the lock; written to the registry and, as a
     /// comment, above the constant.
@@ -266,6 +277,12 @@ pub(crate) struct TakeArgs {
     /// handover: write a new plugin's manifest first.
     #[arg(long, value_name = "NAME")]
     pub(crate) plugin: Option<String>,
+    /// The id is already in the code outside core's constants file: CONSTANT is defined (or
+    /// the id is written as a literal key) in PATH, relative to the registry's directory.
+    /// Registers the id the code has as an external listing PATH (repeat the option for each
+    /// file that defines it), and writes no constant.
+    #[arg(long = "defined-in", value_name = "PATH", conflicts_with = "plugin")]
+    pub(crate) defined_in: Vec<String>,
     /// Register a family (`key = "family"`): the id is the first int4 of
     /// `pg_advisory_lock(id, n)`, so it must fit in an int4.
     #[arg(long)]

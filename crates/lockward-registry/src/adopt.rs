@@ -17,7 +17,7 @@ use crate::finding::Finding;
 use crate::id::{Id, KeyShape};
 use crate::parse::parse;
 use crate::registry::{Registry, Source};
-use crate::take::{Entry, Language, append_entry};
+use crate::take::Language;
 
 /// Two of core's ids further apart than this belong to different clusters: a legacy id far
 /// from the others does not stretch the block over millions of ids.
@@ -317,14 +317,14 @@ fn array(items: &[String]) -> String {
 pub enum AdoptError {
     /// The id is in the registry already (any kind, other branches' reservations included).
     #[error(
-        "`{constant}` is {id} in {path}, and id {id} is registered already ({kind} entry{where_}): one id has one holder; give `{constant}` a new id (delete its definition, then `lockward take {constant} --worker \"...\"`), or use the registered one"
+        "{what} is {id} in {path}, and id {id} is registered already ({kind} entry{where_}): one id has one holder; give it a new id with `lockward take`, or use the registered one"
     )]
     IdRegistered {
-        /// The constant's name.
-        constant: String,
+        /// The constant's name, or how the literal is written.
+        what: String,
         /// The id.
         id: String,
-        /// Where the constant is defined.
+        /// Where it is defined.
         path: String,
         /// The registered entry's kind.
         kind: &'static str,
@@ -333,14 +333,14 @@ pub enum AdoptError {
     },
     /// A plugin manifest declares the id.
     #[error(
-        "`{constant}` is {id} in {path}, and plugin `{plugin}` declares id {id} in its manifest: one id has one holder; give `{constant}` a new id (delete its definition, then `lockward take {constant} --worker \"...\"`)"
+        "{what} is {id} in {path}, and plugin `{plugin}` declares id {id} in its manifest: one id has one holder; give it a new id with `lockward take`"
     )]
     IdDeclaredByPlugin {
-        /// The constant's name.
-        constant: String,
+        /// The constant's name, or how the literal is written.
+        what: String,
         /// The id.
         id: String,
-        /// Where the constant is defined.
+        /// Where it is defined.
         path: String,
         /// The plugin.
         plugin: String,
@@ -350,24 +350,33 @@ pub enum AdoptError {
     Rejected(Vec<Finding>),
 }
 
-/// The registry's text with the id `id` (defined in the code as `constant`) registered: a
-/// constant entry when `defined_in` is empty (it is defined in core's constants file), else an
-/// external listing `defined_in`. Refuses an id that the registry holds already, whatever its
-/// kind (other branches' reservations are in `registry`), or that a plugin manifest declares
-/// (`declared`: each id with its plugin's name). The caller has made sure `constant` is not
-/// registered (`take` refuses a registered name first). `path` is where the definition is, for
-/// the messages. Returns the new text and the registry it parses to.
+/// The registry's text with `entry`, an id the code defines already, appended after the last
+/// byte (every earlier byte kept, the file's line ending used). Refuses an id that the registry
+/// holds already, whatever its kind (other branches' reservations are in `registry`), or that a
+/// plugin manifest declares (`declared`: each id with its plugin's name); the caller has made
+/// sure the entry's name is free. `path` is where the code defines it, for the messages.
+/// Returns the new text and the registry it parses to.
 pub fn adopt(
     registry: &Registry,
-    entry: &Entry,
-    defined_in: &[String],
+    entry: &DraftEntry,
     declared: &[(i64, String)],
     path: &str,
 ) -> Result<(String, Registry), AdoptError> {
     let id = &entry.id;
+    let what = match &entry.kind {
+        DraftKind::Constant { constant }
+        | DraftKind::External {
+            constant: Some(constant),
+            ..
+        } => format!("`{constant}`"),
+        DraftKind::External {
+            site: Some(site), ..
+        } => format!("the key at `{site}`"),
+        DraftKind::External { .. } | DraftKind::Handover { .. } => "the id".to_owned(),
+    };
     if let Some(lock) = registry.lock(id.value()) {
         return Err(AdoptError::IdRegistered {
-            constant: entry.constant.clone(),
+            what,
             id: lock.id().to_string(),
             path: path.to_owned(),
             kind: lock.kind().as_str(),
@@ -379,21 +388,24 @@ pub fn adopt(
     }
     if let Some((_, plugin)) = declared.iter().find(|(value, _)| *value == id.value()) {
         return Err(AdoptError::IdDeclaredByPlugin {
-            constant: entry.constant.clone(),
+            what,
             id: id.to_string(),
             path: path.to_owned(),
             plugin: plugin.clone(),
         });
     }
-    let mut text = append_entry(registry.file().text(), entry);
-    if !defined_in.is_empty() {
-        let nl = if registry.file().text().contains("\r\n") {
-            "\r\n"
-        } else {
-            "\n"
-        };
-        let _ = write!(text, "defined_in = {}{nl}", array(defined_in));
+    let old = registry.file().text();
+    let nl = if old.contains("\r\n") { "\r\n" } else { "\n" };
+    let mut text = old.to_owned();
+    if !text.is_empty() {
+        if !text.ends_with('\n') {
+            text.push_str(nl);
+        }
+        if !text.ends_with("\n\n") && !text.ends_with("\n\r\n") {
+            text.push_str(nl);
+        }
     }
+    text.push_str(&entry_text(entry).replace('\n', nl));
     let mut parsed = parse(registry.file().path(), &text)
         .map_err(AdoptError::Rejected)?
         .registry;
@@ -554,13 +566,23 @@ mod tests {
 
     const BASE: &str = "[project]\nname = \"p\"\n\n[core]\nconstants = \"locks.py\"\nblock = { start = 1_000, end = 1_999 }\n\n[[lock]]\nid = 1_001\nconstant = \"ADVISORY_LOCK_A\"\nworker = \"a\"\n";
 
-    fn entry(id: i64, constant: &str) -> Entry {
-        Entry {
+    fn entry(id: i64, constant: &str, defined_in: &[&str]) -> DraftEntry {
+        DraftEntry {
             id: Id::plain(id),
-            constant: constant.to_owned(),
-            worker: "w".to_owned(),
-            plugin: None,
+            kind: if defined_in.is_empty() {
+                DraftKind::Constant {
+                    constant: constant.to_owned(),
+                }
+            } else {
+                DraftKind::External {
+                    constant: Some(constant.to_owned()),
+                    site: None,
+                    defined_in: defined_in.iter().map(|f| (*f).to_owned()).collect(),
+                }
+            },
+            worker: Some("w".to_owned()),
             key: KeyShape::Exact,
+            note: None,
         }
     }
 
@@ -569,20 +591,23 @@ mod tests {
         let registry = registry(BASE);
         let (text, parsed) = adopt(
             &registry,
-            &entry(1_005, "ADVISORY_LOCK_B"),
-            &[],
+            &entry(1_005, "ADVISORY_LOCK_B", &[]),
             &[],
             "locks.py",
         )
         .expect("adopted");
-        assert!(text.starts_with(BASE));
+        assert_eq!(
+            text,
+            format!(
+                "{BASE}\n[[lock]]\nid = 1005\nconstant = \"ADVISORY_LOCK_B\"\nworker = \"w\"\n"
+            )
+        );
         assert_eq!(
             parsed.lock(1_005).expect("registered").kind().as_str(),
             "constant"
         );
-        let files = ["a.py".to_owned(), "b.py".to_owned()];
-        let (text, parsed) =
-            adopt(&registry, &entry(77, "_X_LOCK_KEY"), &files, &[], "a.py").expect("adopted");
+        let external = entry(77, "_X_LOCK_KEY", &["a.py", "b.py"]);
+        let (text, parsed) = adopt(&registry, &external, &[], "a.py").expect("adopted");
         assert!(
             text.ends_with("worker = \"w\"\ndefined_in = [\"a.py\", \"b.py\"]\n"),
             "{text}"
@@ -591,6 +616,11 @@ mod tests {
             parsed.lock(77).expect("registered").defined_in(&parsed),
             ["a.py", "b.py"]
         );
+        let crlf = super::parse("lockward.toml", &BASE.replace('\n', "\r\n"))
+            .expect("valid")
+            .registry;
+        let (text, _) = adopt(&crlf, &external, &[], "a.py").expect("adopted");
+        assert!(!text.replace("\r\n", "").contains('\n'), "{text:?}");
     }
 
     #[test]
@@ -598,8 +628,7 @@ mod tests {
         let registry = registry(BASE);
         let error = adopt(
             &registry,
-            &entry(1_001, "ADVISORY_LOCK_B"),
-            &[],
+            &entry(1_001, "ADVISORY_LOCK_B", &[]),
             &[],
             "locks.py",
         )
@@ -617,17 +646,16 @@ mod tests {
         let declared = [(1_002, "billing".to_owned())];
         let error = adopt(
             &registry,
-            &entry(1_002, "ADVISORY_LOCK_B"),
-            &[],
+            &entry(1_002, "ADVISORY_LOCK_B", &[]),
             &declared,
             "locks.py",
         )
         .expect_err("declared");
         assert!(error.to_string().contains("plugin `billing`"), "{error}");
-        let mut family = entry(1_i64 << 40, "ADVISORY_LOCK_B");
+        let mut family = entry(1_i64 << 40, "ADVISORY_LOCK_B", &[]);
         family.key = KeyShape::Family;
         assert!(matches!(
-            adopt(&registry, &family, &[], &[], "locks.py"),
+            adopt(&registry, &family, &[], "locks.py"),
             Err(AdoptError::Rejected(_))
         ));
     }

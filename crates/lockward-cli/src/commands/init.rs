@@ -632,7 +632,7 @@ fn dedup(paths: impl Iterator<Item = String>) -> Vec<String> {
 }
 
 /// The id as the site's line writes it, in TOML's form where TOML can read it.
-fn literal_of(site: &Site) -> Id {
+pub(crate) fn literal_of(site: &Site) -> Id {
     let Some(line) = &site.source_line else {
         return Id::plain(site.id);
     };
@@ -682,13 +682,13 @@ fn one_line(finding: &Finding) -> String {
 }
 
 /// The source files of the sites, read once each when a worker's comment is looked for.
-struct Sources<'a> {
+pub(crate) struct Sources<'a> {
     location: &'a Location,
     lines: HashMap<String, Option<Vec<String>>>,
 }
 
 impl<'a> Sources<'a> {
-    fn new(location: &'a Location) -> Self {
+    pub(crate) fn new(location: &'a Location) -> Self {
         Self {
             location,
             lines: HashMap::new(),
@@ -765,7 +765,7 @@ impl<'a> Sources<'a> {
     /// How a literal site is written, for `site`: the call and keyword it is the value of
     /// (`PeriodicTask(advisory_lock_id=)`), or the lock function (`pg_try_advisory_lock()`).
     /// With the line the statement starts on, where its comment is looked for.
-    fn site_text(&mut self, site: &Site) -> (String, usize) {
+    pub(crate) fn site_text(&mut self, site: &Site) -> (String, usize) {
         match &site.form {
             SiteForm::Keyword { keyword, .. } => match self.enclosing_call(site) {
                 Some((call, line)) => (format!("{call}({keyword}=)"), line),

@@ -12,6 +12,7 @@ mod retire;
 mod run;
 mod scan;
 mod take;
+mod take_existing;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
