@@ -198,10 +198,14 @@ pub(crate) enum Command {
     /// will still report (one id defined under two names, a core id copied as a literal).
     ///
     /// Writes the registry (at `--registry PATH`, else `lockward.toml` in the current
-    /// directory) through a temporary file and a rename; configures no page (add `[project]
-    /// page`, then run `lockward render`). Exits 2, writing nothing, when the registry exists
-    /// already, when no file defines a lock constant and `--constants` is not given, or when
-    /// `--constants` names a file that does not exist or is in a language `take` cannot write.
+    /// directory), and the page with `--page`, through temporary files and renames: both or
+    /// neither. With `--format json`, prints `{"registry", "written", "project", "constants",
+    /// "block": {"start", "end"}, "constants_registered", "externals", "handovers",
+    /// "files_scanned", "dynamic": [finding], "to_look_at": [text], "findings": [finding]}`
+    /// (with `--dry-run`, `"written": []`, `"dry_run": true` and the draft in `"text"`). Exits
+    /// 2, writing nothing, when the registry or the page exists already, when no file defines
+    /// a lock constant and `--constants` is not given, or when `--constants` names a file that
+    /// does not exist or is in a language `take` cannot write.
     Init(InitArgs),
     /// What `lockward run` starts in place of COMMAND, so that COMMAND dies with it (internal).
     #[command(name = crate::commands::run::child::EXEC, hide = true)]
@@ -236,9 +240,15 @@ pub(crate) struct InitArgs {
     /// manifests`. Repeat it for several globs.
     #[arg(long = "plugins", value_name = "GLOB")]
     pub(crate) plugins: Vec<String>,
+    /// Configure a page (`[project] page = PATH`, from the registry's directory) and write it
+    /// too, as `lockward render` would; refused when a file is there already.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) page: Option<String>,
     /// Print the drafted registry and the report, and write nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
+    #[command(flatten)]
+    pub(crate) output: FormatArg,
 }
 
 #[derive(Debug, clap::Args)]

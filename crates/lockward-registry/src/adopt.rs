@@ -225,6 +225,8 @@ pub struct DraftEntry {
 pub struct Draft {
     /// `[project] name`.
     pub project: String,
+    /// `[project] page`, when a page was asked for.
+    pub page: Option<String>,
     /// `[core] constants`.
     pub constants: String,
     /// `[core] block`.
@@ -249,6 +251,9 @@ pub fn render(draft: &Draft) -> String {
          # new ids with `lockward take`, never by hand.\n",
     );
     let _ = writeln!(out, "[project]\nname = {}", string(&draft.project));
+    if let Some(page) = &draft.page {
+        let _ = writeln!(out, "page = {}", string(page));
+    }
     let _ = writeln!(
         out,
         "\n[core]\nconstants = {}\nblock = {{ start = {}, end = {} }}",
@@ -505,6 +510,7 @@ mod tests {
     fn a_draft_renders_to_a_registry_that_parses_with_every_kind() {
         let draft = Draft {
             project: "seed".to_owned(),
+            page: Some("docs/locks.md".to_owned()),
             constants: "core/locks.py".to_owned(),
             block: (
                 Id::new(1_001_000, "1_001_000"),
@@ -547,6 +553,7 @@ mod tests {
         let loaded = parse("lockward.toml", &text).expect("the draft parses");
         let registry = loaded.registry;
         assert_eq!(registry.project().name, "seed");
+        assert_eq!(registry.project().page.as_deref(), Some("docs/locks.md"));
         assert_eq!(registry.locks().len(), 3);
         let rollup = registry.lock(1_001_001).expect("registered");
         assert_eq!(rollup.worker(), Some("invoice \"rollup\""));

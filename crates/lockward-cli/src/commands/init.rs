@@ -23,8 +23,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use lockward_registry::adopt::{self, Draft, DraftEntry, DraftKind};
-use lockward_registry::{Finding, Id, KeyShape, Manifest, Registry};
+use lockward_registry::{AdmissionReport, Finding, Id, KeyShape, Manifest, Registry};
 use lockward_scan::{Language, PluginDir, ScanOptions, Site, SiteForm, SiteKey};
+use serde_json::json;
 
 use crate::args::{Global, InitArgs};
 use crate::atomic::{self, Change, ProjectLock};
@@ -41,8 +42,30 @@ const ANSWERED: &[&str] = &["unregistered-id"];
 pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
     let location = target(global.registry.as_deref())?;
     // A registry exists, or a killed init is finished by this: either way, nothing to draft.
+    let page = args
+        .page
+        .as_deref()
+        .map(|page| page.strip_prefix("./").unwrap_or(page).to_owned());
+    let page_path = page.as_ref().map(|page| location.resolve(page));
     let lock = ProjectLock::acquire(&location.file)?;
-    atomic::recover(&location.file, &[], Some(&lock))?;
+    atomic::recover(&location.file, page_path.as_slice(), Some(&lock))?;
+    if location.file.is_dir() {
+        return Err(UsageError(format!(
+            "{}: is a directory; pass --registry DIR/lockward.toml",
+            location.file.display()
+        ))
+        .into());
+    }
+    if let Some(path) = page_path
+        .as_ref()
+        .filter(|path| path.symlink_metadata().is_ok())
+    {
+        return Err(UsageError(format!(
+            "--page {}: a file is there already; `lockward init` writes a new page only (pick              another path, or set `[project] page` by hand and run `lockward render`)",
+            path.display()
+        ))
+        .into());
+    }
     if location.file.symlink_metadata().is_ok() {
         return Err(UsageError(format!(
             "{}: a registry exists already; `lockward init` drafts one for a codebase that has \
@@ -118,6 +141,7 @@ pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
     let counts = Counts::of(entries.values());
     let draft = Draft {
         project: project_name,
+        page: page.clone(),
         constants: constants.clone(),
         block: block.clone(),
         manifests: args.plugins.clone(),
@@ -125,9 +149,23 @@ pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
     };
     let text = adopt::render(&draft);
     // Every entry was built to the rules; a draft that breaks one is a bug, not the user's.
-    if let Err(findings) = lockward_registry::parse(&location.label, &text) {
-        let first = findings.first().map_or(String::new(), report::human);
-        anyhow::bail!("the drafted registry breaks a rule (a bug in lockward init):\n{first}");
+    let registry = match lockward_registry::parse(&location.label, &text) {
+        Ok(loaded) => loaded.registry,
+        Err(findings) => {
+            let first = findings.first().map_or(String::new(), report::human);
+            anyhow::bail!("the drafted registry breaks a rule (a bug in lockward init):\n{first}");
+        }
+    };
+    let mut changes = vec![Change {
+        path: location.file.clone(),
+        contents: text.clone(),
+    }];
+    if let Some(path) = page_path {
+        let next_free = registry.next_free_id(AdmissionReport::declared_ids(&parsed));
+        changes.push(Change {
+            path,
+            contents: lockward_registry::page::render(&registry, next_free.as_ref()),
+        });
     }
 
     let dynamic: Vec<&Finding> = scan
@@ -143,59 +181,86 @@ pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
             !DYNAMIC.contains(&code) && !ANSWERED.contains(&code)
         })
         .collect();
-    let mut out = String::new();
-    if args.dry_run {
-        out.push_str(&text);
-        out.push('\n');
-    }
-    let _ = writeln!(
-        out,
-        "drafted {} for {}: {} from {} (block {}..={}), {}, {}; {} scanned",
-        location.label,
-        draft.project,
-        report::count(counts.constants, "core constant", "core constants"),
-        constants,
-        block.0,
-        block.1,
-        report::count(counts.externals, "external", "externals"),
-        report::count(counts.handovers, "handover", "handovers"),
-        report::count(scan.files_scanned, "file", "files"),
-    );
-    if !dynamic.is_empty() {
+    let written = if args.dry_run {
+        Vec::new()
+    } else {
+        lock.write_all(&changes)?
+            .iter()
+            .map(|path| location.relative(path))
+            .collect()
+    };
+    if args.output.json() {
+        let mut report = json!({
+            "registry": location.label,
+            "written": written,
+            "project": draft.project,
+            "constants": constants,
+            "block": {"start": block.0.value(), "end": block.1.value()},
+            "constants_registered": counts.constants,
+            "externals": counts.externals,
+            "handovers": counts.handovers,
+            "files_scanned": scan.files_scanned,
+            "dynamic": dynamic,
+            "to_look_at": notes,
+            "findings": other,
+        });
+        if args.dry_run {
+            report["dry_run"] = json!(true);
+            report["text"] = json!(text);
+        }
+        output::print_json(&report)?;
+    } else {
+        let mut out = String::new();
+        if args.dry_run {
+            out.push_str(&text);
+            out.push('\n');
+        }
         let _ = writeln!(
             out,
-            "\nleft as dynamic, for a person to look at ({}):",
-            report::count(dynamic.len(), "key", "keys")
+            "drafted {} for {}: {} from {} (block {}..={}), {}, {}; {} scanned",
+            location.label,
+            draft.project,
+            report::count(counts.constants, "core constant", "core constants"),
+            constants,
+            block.0,
+            block.1,
+            report::count(counts.externals, "external", "externals"),
+            report::count(counts.handovers, "handover", "handovers"),
+            report::count(scan.files_scanned, "file", "files"),
         );
-        for finding in &dynamic {
-            let _ = writeln!(out, "  {}", one_line(finding));
+        if !dynamic.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nleft as dynamic, for a person to look at ({}):",
+                report::count(dynamic.len(), "key", "keys")
+            );
+            for finding in &dynamic {
+                let _ = writeln!(out, "  {}", one_line(finding));
+            }
         }
-    }
-    if !notes.is_empty() || !other.is_empty() {
-        out.push_str("\nto look at: `lockward check` will report these\n");
-        for note in &notes {
-            let _ = writeln!(out, "  {note}");
+        if !notes.is_empty() || !other.is_empty() {
+            out.push_str("\nto look at: `lockward check` will report these\n");
+            for note in &notes {
+                let _ = writeln!(out, "  {note}");
+            }
+            for finding in &other {
+                let _ = writeln!(out, "  {}", one_line(finding));
+            }
         }
-        for finding in &other {
-            let _ = writeln!(out, "  {}", one_line(finding));
+        if !args.dry_run {
+            let _ = writeln!(
+                out,
+                "\nnext: read the `worker` of each entry in {}, then run `lockward check`",
+                location.label
+            );
         }
+        output::print(&out)?;
     }
     if args.dry_run {
-        output::print(&out)?;
         stderrln!("dry run: nothing was written");
-        return Ok(Outcome::Clean);
+    } else {
+        stderrln!("wrote {}", written.join(", "));
     }
-    lock.write_all(&[Change {
-        path: location.file.clone(),
-        contents: text,
-    }])?;
-    let _ = writeln!(
-        out,
-        "\nnext: read the `worker` of each entry in {}, then run `lockward check`",
-        location.label
-    );
-    output::print(&out)?;
-    stderrln!("wrote {}", location.label);
     Ok(Outcome::Clean)
 }
 
@@ -261,6 +326,7 @@ fn provisional(
 ) -> anyhow::Result<Registry> {
     let draft = Draft {
         project: name.to_owned(),
+        page: None,
         constants: constants.unwrap_or("lockward-init.py").to_owned(),
         block: (Id::plain(0), Id::plain(0)),
         manifests: manifests.to_vec(),

@@ -251,3 +251,63 @@ fn init_leaves_an_id_under_two_names_and_a_copied_core_id_for_a_person() {
         assert!(check.stdout.contains(at), "{at}: {}", check.stdout);
     }
 }
+
+#[test]
+fn init_with_page_writes_the_page_too_and_check_passes_on_both() {
+    let (project, dir) = seed();
+    let mut args = PLUGINS.to_vec();
+    args.extend(["--page", "docs/advisory-locks.md"]);
+    let run = init(&project, &dir, &args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("wrote lockward.toml, docs/advisory-locks.md"),
+        "{}",
+        run.stderr
+    );
+    let page = std::fs::read_to_string(dir.join("docs/advisory-locks.md")).expect("page");
+    assert!(page.contains("1_001_010"), "the next free id: {page}");
+    assert_check_clean(&project, &dir);
+
+    // A page that exists is not overwritten.
+    std::fs::remove_file(dir.join("lockward.toml")).expect("rm");
+    let run = init(&project, &dir, &args);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("a file is there already"),
+        "{}",
+        run.stderr
+    );
+    assert!(!dir.join("lockward.toml").exists());
+}
+
+#[test]
+fn init_json_reports_the_draft_the_dynamic_keys_and_what_was_written() {
+    let (project, dir) = seed();
+    let mut args = PLUGINS.to_vec();
+    args.extend(["--format", "json"]);
+    let run = init(&project, &dir, &args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report = run.json();
+    assert_eq!(report["written"], serde_json::json!(["lockward.toml"]));
+    assert_eq!(report["constants"], "core/seed/locks.py");
+    assert_eq!(
+        report["block"],
+        serde_json::json!({"start": 1_001_000, "end": 1_001_999})
+    );
+    assert_eq!(
+        (
+            &report["constants_registered"],
+            &report["externals"],
+            &report["handovers"]
+        ),
+        (
+            &serde_json::json!(4),
+            &serde_json::json!(4),
+            &serde_json::json!(1)
+        )
+    );
+    assert_eq!(report["dynamic"][0]["code"], "dynamic-key");
+    assert_eq!(report["dynamic"][0]["path"], "core/seed/jobs.py");
+    assert_eq!(report["to_look_at"], serde_json::json!([]));
+}
