@@ -507,7 +507,9 @@ impl Drafter<'_> {
                          (`lockward take`)"
                     )
                 };
-                for site in &defining {
+                for site in defining.iter().filter(|site| {
+                    !allows(site, "undeclared-site") && !allows(site, "duplicate-definition")
+                }) {
                     self.notes.push(format!(
                         "{}:{}:{}: `{name}` = {id} {why}",
                         site.path, site.line, site.column
@@ -560,7 +562,7 @@ impl Drafter<'_> {
                         defined_in.push(site.path.clone());
                     }
                 }
-                Some(entry) if site.path != self.constants => {
+                Some(entry) if site.path != self.constants && !allows(site, "undeclared-site") => {
                     let registered = entry_name(entry);
                     let sql = Language::from_path(&site.path) == Some(Language::Sql);
                     let fix = if sql {
@@ -678,6 +680,19 @@ fn entry_name(entry: &DraftEntry) -> String {
         DraftKind::External { site, .. } => site.clone().unwrap_or_default(),
         DraftKind::Handover { plugin } => format!("plugin {plugin}"),
     }
+}
+
+/// Whether the site's line exempts `code` with a trailing `lockward: allow(...)` comment, so
+/// that `check` will not report it.
+fn allows(site: &Site, code: &str) -> bool {
+    site.source_line.as_deref().is_some_and(|line| {
+        line.match_indices("lockward: allow(")
+            .any(|(at, directive)| {
+                let list = &line[at + directive.len()..];
+                let list = list.split(')').next().unwrap_or_default();
+                list.split(',').any(|allowed| allowed.trim() == code)
+            })
+    })
 }
 
 /// A family when some site uses the id as the first key of a pair and it fits in an int4.
@@ -951,8 +966,20 @@ fn clean(comment: &str) -> Option<String> {
         .map_or(text.as_str(), |end| &text[..end])
         .trim_end_matches(['.', ':', ';', ','])
         .trim();
-    (!sentence.is_empty()).then(|| sentence.to_owned())
+    if sentence.is_empty() {
+        return None;
+    }
+    // A worker is a label: a long sentence is cut at a word, and the note says where it is from.
+    if sentence.chars().count() <= MAX_WORKER {
+        return Some(sentence.to_owned());
+    }
+    let cut: String = sentence.chars().take(MAX_WORKER).collect();
+    let cut = cut.rsplit_once(' ').map_or(cut.as_str(), |(head, _)| head);
+    Some(format!("{}...", cut.trim_end_matches([',', ':', ';', ' '])))
 }
+
+/// The longest worker text taken from a comment, in characters.
+const MAX_WORKER: usize = 80;
 
 #[cfg(test)]
 mod tests {
@@ -965,6 +992,13 @@ mod tests {
             Some("The invoice rollup worker")
         );
         assert_eq!(clean(" lockward: allow(undeclared-site)"), None);
+        let long = "The lock id is written here, at the call site, with no constant: lockward.toml lists this file";
+        assert_eq!(
+            clean(long).as_deref(),
+            Some(
+                "The lock id is written here, at the call site, with no constant: lockward.toml..."
+            )
+        );
         assert_eq!(
             clean("search reindex  lockward: allow(undeclared-site)").as_deref(),
             Some("search reindex")

@@ -311,3 +311,35 @@ fn init_json_reports_the_draft_the_dynamic_keys_and_what_was_written() {
     assert_eq!(report["dynamic"][0]["path"], "core/seed/jobs.py");
     assert_eq!(report["to_look_at"], serde_json::json!([]));
 }
+
+#[test]
+fn init_on_harbor_without_its_registry_drafts_one_check_passes_on() {
+    let project = TestProject::harbor();
+    std::fs::remove_file(project.path().join("lockward.toml")).expect("rm");
+    std::fs::remove_file(project.path().join("docs/advisory-locks.md")).expect("rm");
+    let mut args = vec!["init"];
+    args.extend(PLUGINS);
+    args.extend(["--page", "docs/advisory-locks.md"]);
+    let run = project.run(&args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // The SQL literal of a core id is exempted on its line already: nothing to look at.
+    assert!(!run.stdout.contains("to look at"), "{}", run.stdout);
+    let written = project.read("lockward.toml");
+    for entry in [
+        "id = 1_001_002\nplugin = \"billing\"",
+        "id = 0x6E69_7374\nconstant = \"ADVISORY_LOCK_NIGHTLY_EXPORT\"",
+        "defined_in = [\"services/api/catalog.py\", \"services/api/catalog_sync.py\"]",
+        "site = \"PeriodicTask(advisory_lock_id=)\"",
+        "constant = \"ADVISORY_LOCK_RELOAD_BASE\"\nworker = \"reload instance lock: a family, one key per instance",
+    ] {
+        assert!(written.contains(entry), "{entry}:\n{written}");
+    }
+    let check = project.run(&["check", "--format", "json"]);
+    assert_eq!(check.code, 0, "{}", check.stdout);
+    let summary = &check.json()["summary"];
+    // The one warning is harbor's legacy id outside the block, as with its own registry.
+    assert_eq!(
+        (summary["errors"].as_u64(), summary["warnings"].as_u64()),
+        (Some(0), Some(1))
+    );
+}
