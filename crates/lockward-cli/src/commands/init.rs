@@ -36,9 +36,6 @@ use crate::{Outcome, UsageError, output};
 /// Scan finding codes init reports as left for a person: keys that are not fixed ids.
 const DYNAMIC: &[&str] = &["dynamic-key", "unresolved-constant"];
 
-/// Scan finding codes that init's entries answer (every other finding is passed on).
-const ANSWERED: &[&str] = &["unregistered-id"];
-
 pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
     let location = target(global.registry.as_deref())?;
     // A registry exists, or a killed init is finished by this: either way, nothing to draft.
@@ -173,13 +170,14 @@ pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
         .iter()
         .filter(|f| DYNAMIC.contains(&f.code.as_str()))
         .collect();
-    let other: Vec<&Finding> = scan
+    // What `check` will still say comes from scanning again against the draft: a finding the
+    // first scan made against no entries at all (an allow that had nothing to allow yet) may be
+    // answered by the draft, and the draft may raise findings of its own.
+    let rescan = lockward_scan::scan(&registry, &location.root, &options);
+    let other: Vec<&Finding> = rescan
         .findings
         .iter()
-        .filter(|f| {
-            let code = f.code.as_str();
-            !DYNAMIC.contains(&code) && !ANSWERED.contains(&code)
-        })
+        .filter(|f| !DYNAMIC.contains(&f.code.as_str()))
         .collect();
     let written = if args.dry_run {
         Vec::new()
@@ -541,9 +539,9 @@ impl Drafter<'_> {
         for site in sites {
             let name = match &site.form {
                 SiteForm::Definition { .. } => continue,
-                SiteForm::Call { constant, .. } | SiteForm::Keyword { constant, .. } => {
-                    constant.as_deref()
-                }
+                SiteForm::Call { constant, .. }
+                | SiteForm::Wrapper { constant, .. }
+                | SiteForm::Keyword { constant, .. } => constant.as_deref(),
             };
             let by_name = name.is_some_and(|name| {
                 self.names
@@ -852,7 +850,9 @@ impl<'a> Sources<'a> {
                 Some((call, line)) => (format!("{call}({keyword}=)"), line),
                 None => (format!("{keyword}="), site.line),
             },
-            SiteForm::Call { function, .. } => (format!("{function}()"), site.line),
+            SiteForm::Call { function, .. } | SiteForm::Wrapper { function, .. } => {
+                (format!("{function}()"), site.line)
+            }
             SiteForm::Definition { constant } => (constant.clone(), site.line),
         }
     }
