@@ -842,7 +842,12 @@ impl Extractor<'_> {
                 self.keyword_site(span, name, key);
             }
         } else if constant && code {
+            // `type AdvisoryLockId = i64;` names a type, not a value.
+            let type_alias = i
+                .checked_sub(1)
+                .is_some_and(|p| self.text(tokens[p].span.clone()) == "type");
             if literal.is_none()
+                && !type_alias
                 && let Some(shown) = self.unresolved_value(&tokens[value])
             {
                 self.unresolved.push((span.start, shown));

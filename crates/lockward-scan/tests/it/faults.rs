@@ -521,7 +521,7 @@ def advisory_lock(conn, key):
     );
     project.write(
         "services/api/derived.ts",
-        "export const ADVISORY_LOCK_HANDLER = (id: number) => id;\nexport const ADVISORY_LOCK_FROM_ENV = Number(process.env.LOCK);\n",
+        "export const ADVISORY_LOCK_HANDLER = (id: number) => id;\nexport const ADVISORY_LOCK_FROM_ENV = Number(process.env.LOCK);\nexport type AdvisoryLockId = number;\n",
     );
     let report = project.scan();
     assert_eq!(
