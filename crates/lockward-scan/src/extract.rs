@@ -407,6 +407,10 @@ impl Extractor<'_> {
         let file = self.file;
         for span in &lexed.directives {
             let comment = &file[span.clone()];
+            // A comment alone on its line exempts nothing there: it is documentation (`# add a
+            // trailing lockward: allow(CODE)`), so its codes are not held to being used.
+            let line_start = file[..span.start].rfind('\n').map_or(0, |i| i + 1);
+            let trailing = !file[line_start..span.start].trim().is_empty();
             let mut codes = Vec::new();
             for (at, _) in comment.match_indices("lockward:") {
                 let after = at + "lockward:".len();
@@ -423,8 +427,10 @@ impl Extractor<'_> {
                         let start = offset + (written.len() - written.trim_start().len());
                         let code = Code::from_str_opt(trimmed);
                         codes.extend(code);
-                        self.allows
-                            .push((span.start, start..start + trimmed.len(), code));
+                        if trailing {
+                            self.allows
+                                .push((span.start, start..start + trimmed.len(), code));
+                        }
                     }
                     offset += written.len() + 1;
                 }

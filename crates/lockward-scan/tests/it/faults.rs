@@ -608,6 +608,7 @@ fn an_allow_that_allows_nothing_and_an_unknown_code_are_reported() {
         "\
 cur.execute(\"SELECT pg_advisory_lock(4242)\")  # lockward: allow(unregistered-id, dynamic-kye)
 RETRIES = 3  # lockward: allow(undeclared-site)
+# A trailing `lockward: allow(CODE, ...)` comment exempts its line: documentation, not an allow.
 ",
     );
     let report = project.scan();
