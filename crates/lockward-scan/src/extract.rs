@@ -910,7 +910,12 @@ impl Extractor<'_> {
         } || value
             .iter()
             .any(|token| token.kind == TokenKind::Punct && matches!(word(token), "=>" | "->"));
-        (!not_an_id).then(|| excerpt(&self.file[first.span.start..last.span.end]))
+        let mut shown = excerpt(&self.file[first.span.start..last.span.end]);
+        // A collection over several lines is cut at its first line's opening bracket.
+        if matches!(word(last), "{" | "[" | "(") && !shown.ends_with('…') {
+            shown.push('…');
+        }
+        (!not_an_id).then_some(shown)
     }
 
     fn keyword_site(&mut self, span: Range<usize>, keyword: String, key: Key) {

@@ -507,7 +507,9 @@ fn a_matching_name_whose_value_cannot_be_computed_is_a_note_and_counted() {
 \"\"\"ADVISORY_LOCK_IN_DOCSTRING = compute()\"\"\"
 # ADVISORY_LOCK_IN_COMMENT = compute()
 ADVISORY_LOCK_COMPUTED = compute_lock_id()
-ADVISORY_LOCK_IDS = {\"reindex\": 7_000_100, \"vacuum\": 7_000_101}
+ADVISORY_LOCK_IDS = {
+    \"reindex\": 7_000_100,
+}
 ADVISORY_LOCK_QUOTED = \"12345\"
 ADVISORY_LOCK_TIMEOUT = \"5s\"
 ADVISORY_LOCK_RETRY_SECONDS = 1.5
@@ -530,8 +532,13 @@ def advisory_lock(conn, key):
             "services/api/derived.ts:2 unresolved-constant",
             "services/jobs/derived.py:3 unresolved-constant",
             "services/jobs/derived.py:4 unresolved-constant",
-            "services/jobs/derived.py:5 unresolved-constant",
+            "services/jobs/derived.py:7 unresolved-constant",
         ]
+    );
+    assert!(
+        report.findings[2].message.contains("its value `{…`"),
+        "{}",
+        report.findings[2].message
     );
     assert!(
         report
