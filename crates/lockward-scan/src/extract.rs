@@ -480,6 +480,10 @@ impl Extractor<'_> {
         let file = self.file;
         for span in &lexed.directives {
             let comment = &file[span.clone()];
+            // A comment alone on its line exempts nothing there: it is documentation (`# add a
+            // trailing lockward: allow(CODE)`), so its codes are not held to being used.
+            let line_start = file[..span.start].rfind('\n').map_or(0, |i| i + 1);
+            let trailing = !file[line_start..span.start].trim().is_empty();
             let mut codes = Vec::new();
             for (at, _) in comment.match_indices("lockward:") {
                 let after = at + "lockward:".len();
@@ -496,8 +500,10 @@ impl Extractor<'_> {
                         let start = offset + (written.len() - written.trim_start().len());
                         let code = Code::from_str_opt(trimmed);
                         codes.extend(code);
-                        self.allows
-                            .push((span.start, start..start + trimmed.len(), code));
+                        if trailing {
+                            self.allows
+                                .push((span.start, start..start + trimmed.len(), code));
+                        }
                     }
                     offset += written.len() + 1;
                 }
@@ -960,7 +966,12 @@ impl Extractor<'_> {
                 self.keyword_site(span, name, key);
             }
         } else if constant && code {
+            // `type AdvisoryLockId = i64;` names a type, not a value.
+            let type_alias = i
+                .checked_sub(1)
+                .is_some_and(|p| self.text(tokens[p].span.clone()) == "type");
             if literal.is_none()
+                && !type_alias
                 && let Some(shown) = self.unresolved_value(&tokens[value])
             {
                 self.unresolved.push((span.start, shown));
@@ -1017,7 +1028,12 @@ impl Extractor<'_> {
         } || value
             .iter()
             .any(|token| token.kind == TokenKind::Punct && matches!(word(token), "=>" | "->"));
-        (!not_an_id).then(|| excerpt(&self.file[first.span.start..last.span.end]))
+        let mut shown = excerpt(&self.file[first.span.start..last.span.end]);
+        // A collection over several lines is cut at its first line's opening bracket.
+        if matches!(word(last), "{" | "[" | "(") && !shown.ends_with('…') {
+            shown.push('…');
+        }
+        (!not_an_id).then_some(shown)
     }
 
     fn keyword_site(&mut self, span: Range<usize>, keyword: String, key: Key) {

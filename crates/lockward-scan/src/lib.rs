@@ -3,10 +3,10 @@
 //!
 //! [`scan`] walks the tree under the registry's directory in parallel (honouring `.gitignore`
 //! and the `[scan]` include/exclude globs), reads each file once, and lexes only the files whose
-//! bytes contain one of the trigger words (`advisory` and the literal words of the constant
-//! patterns and keywords), so its cost is close to the cost of reading the bytes. In those files
-//! a light lexer per language (Python, Rust, Go, SQL, Ruby, JavaScript/TypeScript, Java/Kotlin)
-//! separates code from comments and strings; strings that mention `advisory` are lexed again as
+//! bytes contain one of the trigger words (`advisory`, `lockward` for allow comments, and the
+//! literal words of the constant patterns and keywords), so its cost is close to the cost of
+//! reading the bytes. In those files the light lexer of `lockward-lang` (Python, Rust, Go, SQL,
+//! Ruby, JavaScript/TypeScript, Java/Kotlin) separates code from comments and strings; strings that mention `advisory` are lexed again as
 //! SQL. It extracts constant definitions whose name matches a constant pattern on its words,
 //! calls of the `pg_*advisory*` functions, and keyword forms (`advisory_lock_id=1_001_042`), and
 //! checks each against the [`Registry`], reporting [`Finding`]s with the codes of DESIGN §5.
@@ -35,8 +35,15 @@
 //!   cast, `::bigint` or `CAST(.. AS bigint)`.
 //! - Ids in comments are never sites. A trailing `lockward: allow(CODE, ...)` comment exempts its
 //!   line from those codes; the sites on it are still reported in [`ScanReport::sites`].
-//! - Hidden files and directories are skipped, as ripgrep skips them; so are files over
-//!   [`ScanOptions::max_file_size`] and files with a NUL byte in their first 8 KiB.
+//! - Hidden files and directories are skipped, as ripgrep skips them. Source files over
+//!   [`ScanOptions::max_file_size`], with a NUL byte in their first 8 KiB (and a trigger word),
+//!   or that are symbolic links (never followed) are skipped and reported (`file-not-read`, a
+//!   note); one whose reading fails is `unreadable-file` (a warning). [`ScanReport::not_read`]
+//!   counts them by reason.
+//! - What the scan cannot resolve is said, not passed over: a lock call's key it cannot resolve
+//!   is a `dynamic-key` note, a name matching the patterns whose value it cannot compute an
+//!   `unresolved-constant` note (both counted in [`ScanReport`]); an allow comment that allows
+//!   nothing is `unused-allow`, one naming no code `unknown-allow-code`.
 //!
 //! What it finds on real code is measured by the labelled corpus (`tests/corpus/`): hand labels
 //! of public repositories that take advisory locks, each tied to a synthetic pattern fixture with
