@@ -15,7 +15,8 @@
 //!
 //! What init cannot decide is printed, not guessed: keys the scan could not resolve (the
 //! `dynamic-key` and `unresolved-constant` notes), an id under two names, a core id copied as a
-//! literal into another file, a plugin id that collides with core's.
+//! literal into another file, a plugin id that collides with core's. Then the scan and plugin
+//! admission run again against the draft, and what `check` will still report is printed.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
@@ -23,7 +24,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use lockward_registry::adopt::{self, Draft, DraftEntry, DraftKind};
-use lockward_registry::{AdmissionReport, Finding, Id, KeyShape, Manifest, Registry};
+use lockward_registry::{
+    AdmissionReport, Finding, Id, KeyShape, Manifest, Registry, Severity, finding,
+};
 use lockward_scan::{Language, PluginDir, ScanOptions, Site, SiteForm, SiteKey};
 use serde_json::json;
 
@@ -33,11 +36,9 @@ use crate::project::{self, Location, REGISTRY_FILE};
 use crate::report;
 use crate::{Outcome, UsageError, output};
 
-/// Scan finding codes init reports as left for a person: keys that are not fixed ids.
-const DYNAMIC: &[&str] = &["dynamic-key", "unresolved-constant"];
-
-/// Scan finding codes that init's entries answer (every other finding is passed on).
-const ANSWERED: &[&str] = &["unregistered-id"];
+/// Scan finding codes init reports as left for a person: keys that are not fixed ids, and
+/// files the scan did not read (whatever ids they hold are not in the draft).
+const DYNAMIC: &[&str] = &["dynamic-key", "unresolved-constant", "file-not-read"];
 
 pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
     let location = target(global.registry.as_deref())?;
@@ -61,7 +62,7 @@ pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
         .filter(|path| path.symlink_metadata().is_ok())
     {
         return Err(UsageError(format!(
-            "--page {}: a file is there already; `lockward init` writes a new page only (pick              another path, or set `[project] page` by hand and run `lockward render`)",
+            "--page {}: a file is there already; `lockward init` writes a new page only (pick another path, or set `[project] page` by hand and run `lockward render`)",
             path.display()
         ))
         .into());
@@ -129,14 +130,6 @@ pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
     drafter.literals(&scan.sites);
     let block = drafter.block(&scan.sites);
     drafter.handovers(&parsed, &block);
-    for (path, manifest) in &manifests {
-        if let Err(findings) = manifest {
-            let why = findings.first().map_or("", |f| f.message.as_str());
-            drafter.notes.push(format!(
-                "{path}: the manifest is malformed ({why}); its ids are not drafted"
-            ));
-        }
-    }
     let Drafter { entries, notes, .. } = drafter;
     let counts = Counts::of(entries.values());
     let draft = Draft {
@@ -173,14 +166,18 @@ pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
         .iter()
         .filter(|f| DYNAMIC.contains(&f.code.as_str()))
         .collect();
-    let other: Vec<&Finding> = scan
+    // What `check` will say about the draft: the scan and admission run against it, so a
+    // finding that only an empty registry raises (an allow comment that allows nothing yet)
+    // is not reported, and one the draft leaves is.
+    let verify = lockward_scan::scan(&registry, &location.root, &options);
+    let mut remaining: Vec<Finding> = registry
+        .admit_all(manifests)
         .findings
-        .iter()
-        .filter(|f| {
-            let code = f.code.as_str();
-            !DYNAMIC.contains(&code) && !ANSWERED.contains(&code)
-        })
+        .into_iter()
+        .chain(verify.findings)
+        .filter(|finding| finding.severity != Severity::Note)
         .collect();
+    finding::sort(&mut remaining);
     let written = if args.dry_run {
         Vec::new()
     } else {
@@ -202,7 +199,7 @@ pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
             "files_scanned": scan.files_scanned,
             "dynamic": dynamic,
             "to_look_at": notes,
-            "findings": other,
+            "findings": remaining,
         });
         if args.dry_run {
             report["dry_run"] = json!(true);
@@ -231,19 +228,26 @@ pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
         if !dynamic.is_empty() {
             let _ = writeln!(
                 out,
-                "\nleft as dynamic, for a person to look at ({}):",
-                report::count(dynamic.len(), "key", "keys")
+                "\nleft as dynamic or not read, for a person to look at ({}):",
+                report::count(dynamic.len(), "note", "notes")
             );
             for finding in &dynamic {
                 let _ = writeln!(out, "  {}", one_line(finding));
             }
         }
-        if !notes.is_empty() || !other.is_empty() {
-            out.push_str("\nto look at: `lockward check` will report these\n");
+        if !notes.is_empty() {
+            out.push_str("\nto look at:\n");
             for note in &notes {
                 let _ = writeln!(out, "  {note}");
             }
-            for finding in &other {
+        }
+        if !remaining.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n`lockward check` will report ({}):",
+                report::Summary::of(&remaining).counts()
+            );
+            for finding in &remaining {
                 let _ = writeln!(out, "  {}", one_line(finding));
             }
         }
