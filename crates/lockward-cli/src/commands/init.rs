@@ -125,6 +125,12 @@ pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
         names: HashMap::new(),
         notes: Vec::new(),
     };
+    if !args.plugins.is_empty() && manifests.is_empty() {
+        drafter.notes.push(format!(
+            "--plugins {}: no manifest matches, so no plugin's ids are known",
+            args.plugins.join(", ")
+        ));
+    }
     drafter.core(&scan.sites);
     drafter.externals(&scan.sites);
     drafter.literals(&scan.sites);

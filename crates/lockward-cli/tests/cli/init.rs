@@ -144,6 +144,19 @@ fn init_dry_run_prints_the_draft_and_writes_nothing() {
     assert!(!dir.join("lockward.toml").exists());
 }
 
+#[test]
+fn init_says_when_the_plugins_glob_matches_no_manifest() {
+    let (project, dir) = seed();
+    let run = init(&project, &dir, &["--plugins", "addons/*/plugin.toml"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("--plugins addons/*/plugin.toml: no manifest matches"),
+        "{}",
+        run.stdout
+    );
+}
+
 /// Two constants files: `app/locks.py` defines two ids, `legacy/locks.rb` one.
 fn two_files() -> TestProject {
     let project = TestProject::copy_of(&fixture_dir().join("empty"));
