@@ -359,3 +359,32 @@ fn init_on_harbor_without_its_registry_drafts_one_check_passes_on() {
         (Some(0), Some(1))
     );
 }
+
+#[test]
+fn init_gives_one_name_with_two_ids_in_two_files_an_entry_each() {
+    let project = two_files();
+    project
+        .write(
+            "services/a.py",
+            "_ADVISORY_LOCK_KEY = 8_000_001\n\ndef run(c):\n    c.execute(\"SELECT pg_advisory_lock(%s)\", (_ADVISORY_LOCK_KEY,))\n",
+        )
+        .write(
+            "services/b.py",
+            "_ADVISORY_LOCK_KEY = 8_000_002\n\ndef run(c):\n    c.execute(\"SELECT pg_advisory_lock(%s)\", (_ADVISORY_LOCK_KEY,))\n",
+        );
+    let run = project.run(&["init"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let written = project.read("lockward.toml");
+    for (id, file) in [
+        ("8_000_001", "services/a.py"),
+        ("8_000_002", "services/b.py"),
+    ] {
+        assert!(
+            written.contains(&format!(
+                "id = {id}\nconstant = \"_ADVISORY_LOCK_KEY\"\nworker = \"advisory lock key\"   # from the name `_ADVISORY_LOCK_KEY`\ndefined_in = [\"{file}\"]"
+            )),
+            "{written}"
+        );
+    }
+    assert_check_clean(&project, project.path());
+}
