@@ -28,6 +28,6 @@ pub use parse::{LoadError, Loaded, decode_utf8, is_identifier, parse, recorded_i
 pub use plugin::{AdmissionReport, AdmittedPlugin, Manifest, Verdict};
 pub use registry::{
     Block, Core, Kind, Lock, LockView, PluginSettings, Project, Registry, Reservation,
-    ScanSettings, Source,
+    ScanSettings, Source, Wrapper,
 };
 pub use source::{Position, SourceFile};

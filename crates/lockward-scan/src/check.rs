@@ -6,7 +6,7 @@ use std::path::Path;
 
 use lockward_registry::{Code, Finding, Id, Kind, Lock, Registry, Severity, Source};
 
-use crate::extract::{FileSites, Item, ItemKind, Key, Location, Shape};
+use crate::extract::{FileSites, Item, ItemKind, Key, Location, Shape, last_part};
 use crate::{PluginDir, ScanReport, Site, SiteForm, SiteKey};
 
 /// How a site wrote its key: as a literal (which must stand where the entry says) or by name
@@ -259,6 +259,13 @@ impl<'a> Checker<'a> {
                 };
                 self.usage(path, &item.at, Shape::Bigint, key, form, None);
             }
+            ItemKind::Wrapper { function, key } => {
+                let form = |constant: Option<&str>| SiteForm::Wrapper {
+                    function: function.clone(),
+                    constant: constant.map(str::to_owned),
+                };
+                self.usage(path, &item.at, Shape::Bigint, key, form, Some(function));
+            }
         }
     }
 
@@ -425,13 +432,14 @@ impl<'a> Checker<'a> {
             Key::Literal(value) => (value.clone(), Written::Literal, None),
             // A pattern-matching constant of this file carries its own findings; a call through
             // any other local name stands for the literal it names.
-            Key::Local { name, value } if self.defined_here(path, name) => {
-                (value.clone(), Written::ByName, Some(name.as_str()))
+            Key::Local { name, value } if self.defined_here(path, last_part(name)) => {
+                (value.clone(), Written::ByName, Some(last_part(name)))
             }
-            Key::Local { name, value } => (value.clone(), Written::Literal, Some(name.as_str())),
-            Key::Name(name) => match self.resolve(path, name) {
-                Some(value) => (value, Written::ByName, Some(name.as_str())),
-                None => return self.dynamic(path, at, function, name),
+            Key::Local { name, value } => (value.clone(), Written::Literal, Some(last_part(name))),
+            // The message shows the key as written (`l.lockID`), the site its name.
+            Key::Name(written) => match self.resolve(path, last_part(written)) {
+                Some(value) => (value, Written::ByName, Some(last_part(written))),
+                None => return self.dynamic(path, at, function, written),
             },
             Key::Dynamic(text) => return self.dynamic(path, at, function, text),
         };

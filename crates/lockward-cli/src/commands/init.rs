@@ -551,9 +551,9 @@ impl Drafter<'_> {
         for site in sites {
             let name = match &site.form {
                 SiteForm::Definition { .. } => continue,
-                SiteForm::Call { constant, .. } | SiteForm::Keyword { constant, .. } => {
-                    constant.as_deref()
-                }
+                SiteForm::Call { constant, .. }
+                | SiteForm::Wrapper { constant, .. }
+                | SiteForm::Keyword { constant, .. } => constant.as_deref(),
             };
             let by_name = name.is_some_and(|name| {
                 self.names
@@ -862,7 +862,9 @@ impl<'a> Sources<'a> {
                 Some((call, line)) => (format!("{call}({keyword}=)"), line),
                 None => (format!("{keyword}="), site.line),
             },
-            SiteForm::Call { function, .. } => (format!("{function}()"), site.line),
+            SiteForm::Call { function, .. } | SiteForm::Wrapper { function, .. } => {
+                (format!("{function}()"), site.line)
+            }
             SiteForm::Definition { constant } => (constant.clone(), site.line),
         }
     }
