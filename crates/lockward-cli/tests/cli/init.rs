@@ -60,6 +60,8 @@ fn init_drafts_every_id_of_a_seed_monorepo_and_check_passes_on_it() {
         "id = 7_300_001",
         "id = 8_675_309",
         "id = 9_001_042",
+        // A call of the tree's own wrapper, with a literal key.
+        "id = 7_400_001\nsite = \"with_report_lock()\"",
     ] {
         assert!(written.contains(id), "{id} missing:\n{written}");
     }
@@ -67,7 +69,7 @@ fn init_drafts_every_id_of_a_seed_monorepo_and_check_passes_on_it() {
     assert!(!written.contains("5_550_001") && !written.contains("5550001"));
     assert!(
         run.stdout
-            .contains("4 core constants from core/seed/locks.py (block 1_001_000..=1_001_999), 4 externals, 1 handover"),
+            .contains("4 core constants from core/seed/locks.py (block 1_001_000..=1_001_999), 5 externals, 1 handover"),
         "{}",
         run.stdout
     );
@@ -317,7 +319,7 @@ fn init_json_reports_the_draft_the_dynamic_keys_and_what_was_written() {
         ),
         (
             &serde_json::json!(4),
-            &serde_json::json!(4),
+            &serde_json::json!(5),
             &serde_json::json!(1)
         )
     );
