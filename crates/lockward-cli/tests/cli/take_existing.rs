@@ -292,3 +292,16 @@ fn take_of_a_literal_json_reports_an_external_without_a_constant() {
         "site = \"pg_try_advisory_lock()\"\nworker = \"cron\"\ndefined_in = [\"db/cron.sql\"]\n"
     ));
 }
+
+#[test]
+fn checks_help_for_a_literal_passed_to_a_wrapper_is_a_take_that_registers_it_where_it_is() {
+    let (project, _) = help_command_registers(
+        "services/worker/reports.py",
+        "def with_report_lock(conn, key):\n    conn.execute(\"SELECT pg_advisory_lock(%s)\", (key,))\n\n\ndef nightly(conn):\n    with_report_lock(conn, 9_001_079)\n",
+    );
+    assert!(
+        project
+            .read("lockward.toml")
+            .ends_with("id = 9_001_079\nsite = \"with_report_lock()\"\nworker = \"...\"\ndefined_in = [\"services/worker/reports.py\"]\n")
+    );
+}
