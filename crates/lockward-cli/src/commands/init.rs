@@ -3,7 +3,7 @@
 //! The scan runs against a provisional registry with no entries, so every id the code uses is a
 //! [`Site`]; init sorts them into entries:
 //! - the definitions in core's constants file are constants (one name per id: a second name for
-//!   an id already taken is left for a person, `check` reports it as `duplicate-definition`);
+//!   an id already taken is left for a person, and `check` reports it);
 //! - a definition elsewhere is an external listing every file that defines it under that name
 //!   (two files may share a name for different ids: each gets its own entry);
 //! - a literal key at a call site, or a keyword's value, that no definition registers is an
@@ -21,17 +21,19 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use lockward_registry::adopt::{self, Draft, DraftEntry, DraftKind};
 use lockward_registry::{
     AdmissionReport, Finding, Id, KeyShape, Manifest, Registry, Severity, finding,
 };
-use lockward_scan::{Language, PluginDir, ScanOptions, Site, SiteForm, SiteKey};
+use lockward_scan::{Language, PluginDir, Progress, ScanOptions, Site, SiteForm, SiteKey};
 use serde_json::json;
 
 use crate::args::{Global, InitArgs};
 use crate::atomic::{self, Change, ProjectLock};
+use crate::progress::ProgressLine;
 use crate::project::{self, Location, REGISTRY_FILE};
 use crate::report;
 use crate::{Outcome, UsageError, output};
@@ -42,12 +44,12 @@ const DYNAMIC: &[&str] = &["dynamic-key", "unresolved-constant", "file-not-read"
 
 pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
     let location = target(global.registry.as_deref())?;
-    // A registry exists, or a killed init is finished by this: either way, nothing to draft.
     let page = args
         .page
         .as_deref()
         .map(|page| page.strip_prefix("./").unwrap_or(page).to_owned());
     let page_path = page.as_ref().map(|page| location.resolve(page));
+    // A registry exists, or a killed init is finished by this: either way, nothing to draft.
     let lock = ProjectLock::acquire(&location.file)?;
     atomic::recover(&location.file, page_path.as_slice(), Some(&lock))?;
     if location.file.is_dir() {
@@ -99,11 +101,16 @@ pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
         .filter_map(|(_, manifest)| manifest.as_ref().ok().cloned())
         .collect();
     let plugins = plugin_dirs(&parsed);
+    let progress = Arc::new(Progress::default());
     let options = ScanOptions {
         plugins: Some(plugins.clone()),
+        progress: Some(Arc::clone(&progress)),
         ..ScanOptions::default()
     };
-    let scan = lockward_scan::scan(&provisional, &location.root, &options);
+    let scan = {
+        let _line = ProgressLine::start(&progress);
+        lockward_scan::scan(&provisional, &location.root, &options)
+    };
     let sources = Sources::new(&location);
     let constants = match constants_arg {
         Some(path) => path,
@@ -175,7 +182,15 @@ pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
     // What `check` will say about the draft: the scan and admission run against it, so a
     // finding that only an empty registry raises (an allow comment that allows nothing yet)
     // is not reported, and one the draft leaves is.
-    let verify = lockward_scan::scan(&registry, &location.root, &options);
+    let verify = {
+        let progress = Arc::new(Progress::default());
+        let options = ScanOptions {
+            progress: Some(Arc::clone(&progress)),
+            ..options
+        };
+        let _line = ProgressLine::start(&progress);
+        lockward_scan::scan(&registry, &location.root, &options)
+    };
     let mut remaining: Vec<Finding> = registry
         .admit_all(manifests)
         .findings
