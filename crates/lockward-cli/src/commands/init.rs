@@ -827,12 +827,24 @@ impl<'a> Sources<'a> {
     }
 
     /// A literal site's worker: the comment beside it or above its statement (`above`, the
-    /// line its enclosing call starts on), else a placeholder that says to write one.
+    /// line its enclosing call starts on); for a keyword, else the name the call is assigned
+    /// to (`bq_write_visibility = PeriodicTask(...)`); else a placeholder that says to write one.
     fn worker_at(&mut self, site: &Site, above: usize) -> (String, Option<String>) {
-        match self.comment(site, above) {
-            Some((text, line)) => (
+        if let Some((text, line)) = self.comment(site, above) {
+            return (
                 text,
                 Some(format!("from the comment at {}:{line}", site.path)),
+            );
+        }
+        let assigned = matches!(site.form, SiteForm::Keyword { .. })
+            .then(|| self.lines(&site.path))
+            .flatten()
+            .and_then(|lines| lines.get(above.checked_sub(1)?))
+            .and_then(|line| assigned_name(line));
+        match assigned {
+            Some(name) => (
+                adopt::worker_from_name(&name),
+                Some(format!("from the name `{name}`")),
             ),
             None => (
                 format!("the lock at {}:{}", site.path, site.line),
@@ -921,6 +933,28 @@ impl<'a> Sources<'a> {
         }
         None
     }
+}
+
+/// The name a statement assigns: the identifier before its first `=` (`name = f(`, `let name
+/// = f(`, `val name: Task = f(`), when the right side is a call.
+fn assigned_name(line: &str) -> Option<String> {
+    let bytes = line.as_bytes();
+    let at = (0..bytes.len()).find(|&i| {
+        bytes[i] == b'='
+            && bytes
+                .get(i + 1)
+                .is_none_or(|next| !matches!(next, b'=' | b'>'))
+            && i.checked_sub(1)
+                .is_none_or(|p| !matches!(bytes[p], b'=' | b'!' | b'<' | b'>' | b':'))
+    })?;
+    if !line[at..].contains('(') {
+        return None;
+    }
+    let left = line[..at].split(':').next().unwrap_or_default().trim();
+    let name = left.rsplit(char::is_whitespace).next()?;
+    let identifier = name.starts_with(|c: char| c.is_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+    identifier.then(|| name.to_owned())
 }
 
 /// The line-comment markers of a file's language.
@@ -1030,6 +1064,25 @@ mod tests {
             clean("search reindex  lockward: allow(undeclared-site)").as_deref(),
             Some("search reindex")
         );
+    }
+
+    #[test]
+    fn the_assigned_name_is_the_identifier_before_the_first_equals_sign() {
+        assert_eq!(
+            assigned_name("bq_write_visibility = PeriodicTask(").as_deref(),
+            Some("bq_write_visibility")
+        );
+        assert_eq!(
+            assigned_name("  val job: Task = schedule(").as_deref(),
+            Some("job")
+        );
+        assert_eq!(
+            assigned_name("const cleanup = every(60, {").as_deref(),
+            Some("cleanup")
+        );
+        assert_eq!(assigned_name("PeriodicTask("), None);
+        assert_eq!(assigned_name("if a == b(c)"), None);
+        assert_eq!(assigned_name("x = 5"), None);
     }
 
     #[test]

@@ -390,3 +390,22 @@ fn init_gives_one_name_with_two_ids_in_two_files_an_entry_each() {
     }
     assert_check_clean(&project, project.path());
 }
+
+#[test]
+fn init_names_an_uncommented_call_site_literal_after_what_the_call_is_assigned_to() {
+    let project = two_files();
+    project.write(
+        "jobs/tasks.py",
+        "cleanup_uploads = PeriodicTask(\n    cleanup,\n    advisory_lock_id=9_001_080,\n)\n",
+    );
+    let run = project.run(&["init"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let written = project.read("lockward.toml");
+    assert!(
+        written.contains(
+            "id = 9_001_080\nsite = \"PeriodicTask(advisory_lock_id=)\"\nworker = \"cleanup uploads\"   # from the name `cleanup_uploads`\ndefined_in = [\"jobs/tasks.py\"]"
+        ),
+        "{written}"
+    );
+    assert_check_clean(&project, project.path());
+}
