@@ -187,7 +187,7 @@ pub(crate) fn extract_calls(
     extractor.walk(&code.tokens, language, true);
     extractor.strings(&code.tokens, language, 0);
     extractor.raw.sort_by_key(|(span, _)| span.start);
-    let (definitions, calls) = extractor.functions(&code.tokens, language, wanted);
+    let (definitions, calls, defined) = extractor.functions(&code.tokens, language, wanted);
     let words = if definitions.is_empty() && calls.is_empty() {
         HashSet::new()
     } else {
@@ -241,6 +241,7 @@ pub(crate) fn extract_calls(
             calls,
             reach_sites,
             words,
+            defined,
         },
     }
 }

@@ -74,15 +74,16 @@ struct Header {
 }
 
 impl Extractor<'_> {
-    /// The definitions in `tokens` (code only) and the calls of the `wanted` names.
+    /// The definitions in `tokens` (code only) whose parameters go somewhere, the calls of the
+    /// `wanted` names, and the names of all the definitions.
     pub(super) fn functions(
         &self,
         tokens: &[Token],
         language: Language,
         wanted: &HashSet<String>,
-    ) -> (Vec<Definition>, Vec<(Range<usize>, Call)>) {
+    ) -> (Vec<Definition>, Vec<(Range<usize>, Call)>, HashSet<String>) {
         if language == Language::Sql {
-            return (Vec::new(), Vec::new());
+            return (Vec::new(), Vec::new(), HashSet::new());
         }
         let mut headers = Vec::new();
         for i in 0..tokens.len() {
@@ -176,8 +177,9 @@ impl Extractor<'_> {
                 ));
             }
         }
+        let defined = definitions.iter().map(|d| d.name.clone()).collect();
         definitions.retain(|d| !d.reaches.is_empty() || !d.forwards.is_empty());
-        (definitions, calls)
+        (definitions, calls, defined)
     }
 
     fn byte_range(tokens: &[Token], body: &Range<usize>) -> Range<usize> {

@@ -251,6 +251,16 @@ fn near_misses_are_no_sites() {
             "web/src/cache.ts",
             "export function refresh(cache) {\n  lock(cache, 7);\n}\n",
         ),
+        // A file of the same directory with a `lock` of its own.
+        (
+            "services/db/pool.py",
+            "def lock(pool, slots):\n    pool.reserve(slots)\n\nlock(pool, 8)\n",
+        ),
+        // A default wrapper counts only in its library's language.
+        (
+            "services/jobs/sweep.go",
+            "package jobs\n\nfunc sweep() {\n\tadvisory_lock(9)\n}\n",
+        ),
     ]);
     assert_eq!(
         wrapper_sites(&report),
