@@ -187,7 +187,11 @@ pub(crate) fn extract_calls(
     extractor.walk(&code.tokens, language, true);
     extractor.strings(&code.tokens, language, 0);
     extractor.raw.sort_by_key(|(span, _)| span.start);
-    let (definitions, calls, defined) = extractor.functions(&code.tokens, language, wanted);
+    let functions::Functions {
+        definitions,
+        calls,
+        defined,
+    } = extractor.functions(&code.tokens, language, wanted);
     let words = if definitions.is_empty() && calls.is_empty() {
         HashSet::new()
     } else {

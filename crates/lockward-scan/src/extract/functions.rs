@@ -63,6 +63,17 @@ const RECEIVERS: &[&str] = &["self", "cls", "this"];
 /// How far a header's parts (generics, a return type) are looked through, in tokens.
 const MAX_HEADER_TOKENS: usize = 48;
 
+/// What [`Extractor::functions`] finds in one file.
+#[derive(Default)]
+pub(super) struct Functions {
+    /// The definitions whose parameters go somewhere.
+    pub(super) definitions: Vec<Definition>,
+    /// The calls of the wanted names, with their spans.
+    pub(super) calls: Vec<(Range<usize>, Call)>,
+    /// The names of all the definitions.
+    pub(super) defined: HashSet<String>,
+}
+
 /// A definition found in tokens, before its body is read.
 struct Header {
     name_at: usize,
@@ -81,9 +92,9 @@ impl Extractor<'_> {
         tokens: &[Token],
         language: Language,
         wanted: &HashSet<String>,
-    ) -> (Vec<Definition>, Vec<(Range<usize>, Call)>, HashSet<String>) {
+    ) -> Functions {
         if language == Language::Sql {
-            return (Vec::new(), Vec::new(), HashSet::new());
+            return Functions::default();
         }
         let mut headers = Vec::new();
         for i in 0..tokens.len() {
@@ -179,7 +190,11 @@ impl Extractor<'_> {
         }
         let defined = definitions.iter().map(|d| d.name.clone()).collect();
         definitions.retain(|d| !d.reaches.is_empty() || !d.forwards.is_empty());
-        (definitions, calls, defined)
+        Functions {
+            definitions,
+            calls,
+            defined,
+        }
     }
 
     fn byte_range(tokens: &[Token], body: &Range<usize>) -> Range<usize> {
