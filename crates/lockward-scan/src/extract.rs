@@ -64,7 +64,8 @@ impl Names {
     /// The words any site must contain, for the byte prefilter; `None` when a pattern has no
     /// literal word (then every file must be lexed).
     pub(crate) fn trigger_runs(&self) -> Option<Vec<Vec<String>>> {
-        let mut runs = vec![vec!["advisory".to_owned()]];
+        // `lockward` too: a file whose allow comments allow nothing is read for them.
+        let mut runs = vec![vec!["advisory".to_owned()], vec!["lockward".to_owned()]];
         for pattern in self.patterns.iter().chain(&self.keywords) {
             let literal = pattern.literal_runs();
             runs.push(
@@ -152,6 +153,12 @@ pub(crate) struct FileSites {
     /// The value of every name the file's code assigns one integer literal (any name, not only
     /// those the constant patterns match).
     pub(crate) assigned: Vec<i64>,
+    /// The codes of the file's `lockward: allow(...)` comments, each where it is written.
+    pub(crate) allows: Vec<Allow>,
+    /// For a definition whose value is not an integer literal but could be an id (not a string,
+    /// a function, `None`): its line and column, and the value as written, for the
+    /// `unresolved-constant` note if no later pass resolves it.
+    pub(crate) unresolved: Vec<Unresolved>,
     /// Its functions that may be wrappers, and its calls of wrapper names.
     pub(crate) wrappers: FileWrappers,
 }
@@ -159,6 +166,28 @@ pub(crate) struct FileSites {
 /// The last part of a path as written: `FOO` in `Locks::FOO`, `lockID` in `l.lockID`.
 pub(crate) fn last_part(path: &str) -> &str {
     path.rsplit(['.', ':', '>']).next().unwrap_or(path)
+}
+
+/// A definition's value that is not an integer literal but could be an id.
+#[derive(Debug, Clone)]
+pub(crate) struct Unresolved {
+    /// The definition's line and column, as its item's location has them.
+    pub(crate) at: (usize, usize),
+    /// The value as written (its first line, at most 60 characters).
+    pub(crate) value: String,
+}
+
+/// One code of a `lockward: allow(...)` comment.
+#[derive(Debug, Clone)]
+pub(crate) struct Allow {
+    /// The line the comment exempts (the line it starts on).
+    pub(crate) line: usize,
+    /// Where the code is written in the comment.
+    pub(crate) at: Span,
+    /// The code as written.
+    pub(crate) written: String,
+    /// The code, when `written` names one.
+    pub(crate) code: Option<Code>,
 }
 
 /// Lexes and extracts one file's sites. `text` is the whole file.
@@ -182,6 +211,8 @@ pub(crate) fn extract_calls(
         locals: HashMap::new(),
         directives: Vec::new(),
         binds: None,
+        allows: Vec::new(),
+        unresolved: Vec::new(),
     };
     extractor.collect_directives(&code);
     extractor.walk(&code.tokens, language, true);
@@ -205,8 +236,11 @@ pub(crate) fn extract_calls(
         raw,
         locals,
         directives,
+        allows,
+        unresolved,
         ..
     } = extractor;
+    let (allows, unresolved) = place_allows_and_unresolved(text, allows, unresolved);
     let mut locator = Locator::new(text, directives.clone());
     let mut reach_sites = Vec::new();
     let items: Vec<Item> = raw
@@ -240,6 +274,8 @@ pub(crate) fn extract_calls(
         path: path.to_owned(),
         items,
         assigned,
+        allows,
+        unresolved,
         wrappers: FileWrappers {
             definitions,
             calls,
@@ -248,6 +284,51 @@ pub(crate) fn extract_calls(
             defined,
         },
     }
+}
+
+/// The allow comments' codes and the unresolved values, from byte offsets to lines and columns.
+fn place_allows_and_unresolved(
+    text: &str,
+    mut allows: Vec<(usize, Range<usize>, Option<Code>)>,
+    unresolved: Vec<(usize, String)>,
+) -> (Vec<Allow>, Vec<Unresolved>) {
+    if allows.is_empty() && unresolved.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let lines = Lines::new(text);
+    let column = |offset: usize| {
+        let (start, _) = lines.bounds(lines.line_of(offset), text);
+        text[start..offset].chars().count() + 1
+    };
+    // A string's SQL is lexed again at a deeper level: one comment, one allow per code.
+    allows.sort_by_key(|(_, range, _)| (range.start, range.end));
+    allows.dedup_by_key(|(_, range, _)| range.clone());
+    let allows = allows
+        .into_iter()
+        .map(|(comment, range, code)| {
+            let line = lines.line_of(range.start);
+            let (start, end) = lines.bounds(line, text);
+            let end_in_line = range.end.clamp(range.start, end);
+            Allow {
+                line: lines.line_of(comment),
+                at: Span::in_line(
+                    line,
+                    &text[start..end],
+                    range.start - start..end_in_line - start,
+                ),
+                written: text[range].to_owned(),
+                code,
+            }
+        })
+        .collect();
+    let unresolved = unresolved
+        .into_iter()
+        .map(|(offset, value)| Unresolved {
+            at: (lines.line_of(offset), column(offset)),
+            value,
+        })
+        .collect();
+    (allows, unresolved)
 }
 
 fn resolve_local(kind: &mut ItemKind, locals: &HashMap<String, Option<Id>>) {
@@ -366,6 +447,11 @@ struct Extractor<'a> {
     locals: HashMap<String, Option<Id>>,
     /// Byte offsets of `lockward: allow(...)` comments, and the codes they allow.
     directives: Vec<(usize, Vec<Code>)>,
+    /// Every code an allow comment writes: the comment's offset, the code's bytes, the code.
+    allows: Vec<(usize, Range<usize>, Option<Code>)>,
+    /// Definitions whose value may be an id the scan cannot compute: the name's offset and the
+    /// value as written.
+    unresolved: Vec<(usize, String)>,
     /// While walking a string's SQL: what its placeholders are bound to.
     binds: Option<Binds>,
 }
@@ -396,19 +482,30 @@ impl Extractor<'_> {
     }
 
     fn collect_directives(&mut self, lexed: &Lexed) {
+        let file = self.file;
         for span in &lexed.directives {
-            let comment = self.text(span.clone());
+            let comment = &file[span.clone()];
             let mut codes = Vec::new();
             for (at, _) in comment.match_indices("lockward:") {
-                let rest = comment[at + "lockward:".len()..].trim_start();
+                let after = at + "lockward:".len();
+                let rest = comment[after..].trim_start();
                 let Some(list) = rest.strip_prefix("allow(").and_then(|r| r.split_once(')')) else {
                     continue;
                 };
-                codes.extend(
-                    list.0
-                        .split(',')
-                        .filter_map(|c| Code::from_str_opt(c.trim())),
-                );
+                let list_start =
+                    span.start + after + (comment.len() - after - rest.len()) + "allow(".len();
+                let mut offset = list_start;
+                for written in list.0.split(',') {
+                    let trimmed = written.trim();
+                    if !trimmed.is_empty() {
+                        let start = offset + (written.len() - written.trim_start().len());
+                        let code = Code::from_str_opt(trimmed);
+                        codes.extend(code);
+                        self.allows
+                            .push((span.start, start..start + trimmed.len(), code));
+                    }
+                    offset += written.len() + 1;
+                }
             }
             if !codes.is_empty() {
                 self.directives.push((span.start, codes));
@@ -868,6 +965,11 @@ impl Extractor<'_> {
                 self.keyword_site(span, name, key);
             }
         } else if constant && code {
+            if literal.is_none()
+                && let Some(shown) = self.unresolved_value(&tokens[value])
+            {
+                self.unresolved.push((span.start, shown));
+            }
             self.raw.push((
                 span,
                 ItemKind::Definition {
@@ -879,6 +981,48 @@ impl Extractor<'_> {
             let key = self.key(&tokens[value], language);
             self.keyword_site(span, name, key);
         }
+    }
+
+    /// A definition's value that is not an integer literal, as written, when it could be an id
+    /// the scan cannot compute (`compute()`, `OTHER + 1`, `{"reindex": 7}`, `"12345"`); `None`
+    /// when it clearly is not one: text (`"5s"`), a decimal, `None`/`nil`/`true`, a function or
+    /// a lambda, an object under construction (`new Mutex()`).
+    fn unresolved_value(&self, value: &[Token]) -> Option<String> {
+        let (first, last) = (value.first()?, value.last()?);
+        let word = |token: &Token| self.text(token.span.clone());
+        let numeric_text = |token: &Token| {
+            let content = self.text(token.content.clone()).trim();
+            !content.is_empty() && content.bytes().all(|b| b.is_ascii_digit() || b == b'_')
+        };
+        let not_an_id = match (first.kind, value.len()) {
+            (TokenKind::Str, 1) => !numeric_text(first),
+            (TokenKind::Str, _) | (TokenKind::Number, 1) => true,
+            (TokenKind::Ident, _) => matches!(
+                word(first),
+                "None"
+                    | "nil"
+                    | "null"
+                    | "undefined"
+                    | "true"
+                    | "false"
+                    | "True"
+                    | "False"
+                    | "lambda"
+                    | "function"
+                    | "fn"
+                    | "func"
+                    | "fun"
+                    | "def"
+                    | "proc"
+                    | "class"
+                    | "new"
+                    | "async"
+            ),
+            _ => false,
+        } || value
+            .iter()
+            .any(|token| token.kind == TokenKind::Punct && matches!(word(token), "=>" | "->"));
+        (!not_an_id).then(|| excerpt(&self.file[first.span.start..last.span.end]))
     }
 
     fn keyword_site(&mut self, span: Range<usize>, keyword: String, key: Key) {

@@ -5,5 +5,6 @@ mod corpus;
 mod defined;
 mod faults;
 mod fuzz;
+mod patterns;
 mod support;
 mod wrappers;
