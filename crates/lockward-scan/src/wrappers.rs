@@ -41,6 +41,8 @@ pub(crate) struct Param {
     pub(crate) position: Option<usize>,
     /// Whether a call may pass it by its name.
     pub(crate) keyword: bool,
+    /// Its default value, when that is a literal or a name (`lockValue = MIGRATE_LOCK_ID`).
+    pub(crate) default: Option<Key>,
 }
 
 /// A function definition whose parameters reach a lock call or another call.
@@ -58,6 +60,9 @@ pub(crate) struct Definition {
     pub(crate) reaches: Vec<(usize, usize)>,
     /// Calls that pass a parameter on.
     pub(crate) forwards: Vec<Forward>,
+    /// Fields a parameter is stored in (`Lock{id: id}`, `self.lock_id = lock_id`): a lock call
+    /// of the same file keyed by such a field (`l.id`) makes this a wrapper, as a constructor.
+    pub(crate) stores: Vec<(String, usize)>,
 }
 
 /// A call inside a definition that passes one of its parameters.

@@ -120,6 +120,7 @@ impl Extractor<'_> {
                 body_start: body.start,
                 reaches: self.reaches(&header.params, body),
                 forwards: Vec::new(),
+                stores: self.stores(tokens, &header.body, &header.params),
             })
             .collect();
         let mut calls = Vec::new();
@@ -189,7 +190,8 @@ impl Extractor<'_> {
             }
         }
         let defined = definitions.iter().map(|d| d.name.clone()).collect();
-        definitions.retain(|d| !d.reaches.is_empty() || !d.forwards.is_empty());
+        definitions
+            .retain(|d| !d.reaches.is_empty() || !d.forwards.is_empty() || !d.stores.is_empty());
         Functions {
             definitions,
             calls,
@@ -224,6 +226,49 @@ impl Extractor<'_> {
                 _ => None,
             })
             .collect()
+    }
+
+    /// The fields the body stores a parameter in: `field: param` in a struct or object literal,
+    /// `self.field = param`, `this.field = param`, `@field = param`.
+    fn stores(
+        &self,
+        tokens: &[Token],
+        body: &Range<usize>,
+        params: &[Param],
+    ) -> Vec<(String, usize)> {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        let param = |k: usize| {
+            (tokens.get(k).is_some_and(|t| t.kind == TokenKind::Ident))
+                .then(|| params.iter().position(|p| p.name == text(k)))
+                .flatten()
+        };
+        let mut stores = Vec::new();
+        for k in body.clone() {
+            if tokens[k].kind != TokenKind::Ident {
+                continue;
+            }
+            let field = text(k);
+            let literal_entry = text(k + 1) == ":"
+                && matches!(text(k + 3), "," | "}")
+                && matches!(text(k.wrapping_sub(1)), "{" | ",");
+            if literal_entry && let Some(p) = param(k + 2) {
+                stores.push((field.to_owned(), p));
+                continue;
+            }
+            let on_self = (matches!(text(k.wrapping_sub(2)), "self" | "this")
+                && text(k.wrapping_sub(1)) == ".")
+                || text(k.wrapping_sub(1)) == "@";
+            if on_self
+                && text(k + 1) == "="
+                && let Some(p) = param(k + 2)
+                && tokens
+                    .get(k + 3)
+                    .is_none_or(|t| t.newline_before || matches!(text(k + 3), ";" | "}"))
+            {
+                stores.push((field.to_owned(), p));
+            }
+        }
+        stores
     }
 
     fn after_definition_keyword(&self, tokens: &[Token], i: usize) -> bool {
@@ -677,10 +722,24 @@ impl Extractor<'_> {
                 Language::Ruby => ruby_keyword,
                 _ => false,
             };
+            // `key = DEFAULT`, `key: i64 = DEFAULT`, Ruby's `key: DEFAULT`.
+            let default = texts
+                .iter()
+                .position(|t| *t == "=")
+                .or_else(|| {
+                    ruby_keyword
+                        .then(|| texts.iter().position(|t| *t == ":"))
+                        .flatten()
+                })
+                .map(|at| &part[at + 1..])
+                .filter(|value| !value.is_empty())
+                .map(|value| self.key(value, language))
+                .filter(|key| !matches!(key, Key::Dynamic(_)));
             params.push(Param {
                 name: name.to_owned(),
                 position: (!star && !keyword_only && !ruby_keyword).then_some(position),
                 keyword,
+                default,
             });
             if language == Language::Python && texts.first() == Some(&"*") {
                 keyword_only = true;
