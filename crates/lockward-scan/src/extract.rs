@@ -617,8 +617,8 @@ impl Extractor<'_> {
     }
 
     /// Where the string at `first` is passed as an argument, when it is the value of a name
-    /// (`NAME = "..."`, `const NAME string = \`...\``) that the file passes to exactly one call
-    /// with arguments after it.
+    /// (`NAME = "..."`, `const NAME string = \`...\``) that the file then passes to a call with
+    /// arguments after it.
     fn named_use(&self, tokens: &[Token], first: usize) -> Option<usize> {
         let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
         if !matches!(text(first.checked_sub(1)?), "=" | ":=") {
@@ -632,15 +632,19 @@ impl Extractor<'_> {
             return None;
         }
         let name = text(at);
-        let mut uses = (0..tokens.len()).filter(|&k| {
+        // The nearest use after the definition: a local redefined before each use
+        // (`sqlQuery := "..."` in every method) is bound at its own.
+        let passed = |k: &usize| {
+            let k = *k;
             k != at
                 && tokens[k].kind == TokenKind::Ident
                 && text(k) == name
                 && matches!(text(k.wrapping_sub(1)), "(" | ",")
                 && text(k + 1) == ","
-        });
-        let found = uses.next()?;
-        uses.next().is_none().then_some(found)
+        };
+        (first + 1..tokens.len())
+            .find(passed)
+            .or_else(|| (0..first).find(passed))
     }
 
     /// The first and last token of the string literals that the code joins into one text with
@@ -813,11 +817,16 @@ impl Extractor<'_> {
             {
                 continue;
             }
-            let Some(number) = text(at + 3).parse::<usize>().ok().filter(|n| *n >= 1) else {
+            let Some(number) = text(at + 3)
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=MAX_VALUE_TOKENS).contains(n))
+            else {
                 continue;
             };
-            let value: Vec<Token> = tokens[at + 5..end]
+            let value: Vec<Token> = tokens[..end]
                 .iter()
+                .skip(at + 5)
                 .take_while(|t| !matches!(self.text(t.span.clone()), ")" | "," | ";"))
                 .take(MAX_VALUE_TOKENS)
                 .cloned()

@@ -249,10 +249,8 @@ impl Slot {
         {
             return Some(arg);
         }
-        let position = self.position?;
-        args.iter()
-            .filter(|a| a.keyword.is_none())
-            .nth(position - 1)
+        let index = self.position?.checked_sub(1)?;
+        args.iter().filter(|a| a.keyword.is_none()).nth(index)
     }
 }
 

@@ -168,10 +168,24 @@ impl Extractor<'_> {
                         param,
                     });
                 }
+                let mut key = self.key(value, language);
+                // A local of the enclosing function (`id := int64(1)` before `NewLock(ctx, id,
+                // db)`), even when other functions of the file give the name other values.
+                if param.is_none()
+                    && let Key::Name(written) = &key
+                    && let Some(&d) = around.first()
+                    && let Some(value) =
+                        self.nearest_literal(tokens, i, headers[d].body.start, written, language)
+                {
+                    key = Key::Local {
+                        name: written.clone(),
+                        value,
+                    };
+                }
                 args.push(Arg {
                     keyword,
                     string: matches!(value, [only] if only.kind == TokenKind::Str),
-                    key: self.key(value, language),
+                    key,
                     param: param.map(|(d, p)| (definitions[d].body_start, p)),
                 });
             }
@@ -226,6 +240,32 @@ impl Extractor<'_> {
                 _ => None,
             })
             .collect()
+    }
+
+    /// The integer literal the nearest assignment of `name` before token `before` (and at or
+    /// after `start`, the function's body) gives it, if that assignment is one.
+    fn nearest_literal(
+        &self,
+        tokens: &[Token],
+        before: usize,
+        start: usize,
+        name: &str,
+        language: Language,
+    ) -> Option<lockward_registry::Id> {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        let at = (start..before).rev().find(|&k| {
+            tokens[k].kind == TokenKind::Ident
+                && text(k) == name
+                && matches!(text(k + 1), "=" | ":=")
+                && text(k.wrapping_sub(1)) != "."
+        })?;
+        let value: Vec<Token> = tokens[at + 2..before]
+            .iter()
+            .enumerate()
+            .take_while(|(n, t)| *n == 0 || !(t.newline_before || self.text(t.span.clone()) == ";"))
+            .map(|(_, t)| t.clone())
+            .collect();
+        super::literal_value(self.file, &value, language)
     }
 
     /// The fields the body stores a parameter in: `field: param` in a struct or object literal,
@@ -766,7 +806,10 @@ fn strip_receiver(mut params: Vec<Param>) -> (Vec<Param>, bool) {
     {
         params.remove(0);
         for param in &mut params {
-            param.position = param.position.map(|p| p - 1);
+            param.position = param
+                .position
+                .and_then(|p| p.checked_sub(1))
+                .filter(|&p| p >= 1);
         }
         (params, true)
     } else {
