@@ -332,15 +332,28 @@ impl<'a> Checker<'a> {
         }
         let Some(lock) = lock else {
             let message = format!("advisory lock id {value} (`{name}`) is not in the registry");
-            // `take` refuses a name core's constants file defines already: there the definition
-            // goes first, and `take` writes it back with the id it takes.
+            // The help's command registers the id as the code has it: it works when pasted.
             let help = if path == self.registry.core().constants {
                 format!(
-                    "ids come from the registry: delete this definition, then run `lockward take {name} --worker \"...\"`, which writes `{name}` back with the id it takes"
+                    "ids come from the registry: register this one with `lockward take {name} --worker \"...\"`, which records the id it has"
                 )
             } else {
+                let files: std::collections::BTreeSet<&str> = self
+                    .definitions
+                    .get(name)
+                    .into_iter()
+                    .flatten()
+                    .filter(|(defined, _)| defined.value() == value.value())
+                    .map(|&(_, file)| file)
+                    .chain(std::iter::once(path))
+                    .collect();
+                let files: Vec<String> = files
+                    .into_iter()
+                    .map(|file| format!("--defined-in {}", shell_word(file)))
+                    .collect();
                 format!(
-                    "ids come from the registry: take one with `lockward take {name} --worker \"...\"` and use the id it prints"
+                    "ids come from the registry: register this one where it is with `lockward take {name} --worker \"...\" {}`, or move it to core's constants file",
+                    files.join(" ")
                 )
             };
             let finding = finding(Code::UnregisteredId, Severity::Error, path, at, message);
@@ -437,7 +450,11 @@ impl<'a> Checker<'a> {
                 let shown = constant
                     .map_or_else(|| value.to_string(), |name| format!("{value} (`{name}`)"));
                 let message = format!("advisory lock id {shown} is not in the registry");
-                let help = "ids come from the registry: take one with `lockward take CONSTANT --worker \"...\"` and use its constant here";
+                let help = format!(
+                    "ids come from the registry: register this one where it is with `lockward take {} --worker \"...\" --defined-in {}`, or take a new id with `lockward take CONSTANT --worker \"...\"` and use its constant here",
+                    value.value(),
+                    shell_word(path)
+                );
                 let finding = finding(Code::UnregisteredId, Severity::Error, path, at, message);
                 self.emit(at, finding.with_help(help));
             }
@@ -777,6 +794,20 @@ impl<'a> Checker<'a> {
                 _ => {}
             }
         }
+    }
+}
+
+/// `text` as one word a POSIX shell reads back unchanged: as it is when it holds only
+/// characters no shell treats specially, else in single quotes.
+fn shell_word(text: &str) -> String {
+    if !text.is_empty()
+        && text.chars().all(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ':' | '@' | '+')
+        })
+    {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
     }
 }
 

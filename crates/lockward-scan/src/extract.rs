@@ -163,11 +163,6 @@ pub(crate) struct FileSites {
     pub(crate) wrappers: FileWrappers,
 }
 
-/// The last part of a path as written: `FOO` in `Locks::FOO`, `lockID` in `l.lockID`.
-pub(crate) fn last_part(path: &str) -> &str {
-    path.rsplit(['.', ':', '>']).next().unwrap_or(path)
-}
-
 /// A definition's value that is not an integer literal but could be an id.
 #[derive(Debug, Clone)]
 pub(crate) struct Unresolved {
@@ -188,6 +183,11 @@ pub(crate) struct Allow {
     pub(crate) written: String,
     /// The code, when `written` names one.
     pub(crate) code: Option<Code>,
+}
+
+/// The last part of a path as written: `FOO` in `Locks::FOO`, `lockID` in `l.lockID`.
+pub(crate) fn last_part(path: &str) -> &str {
+    path.rsplit(['.', ':', '>']).next().unwrap_or(path)
 }
 
 /// Lexes and extracts one file's sites. `text` is the whole file.

@@ -344,7 +344,7 @@ impl Shared<'_> {
             }
             // A symbolic link (the walk does not follow them), a FIFO or a socket: opening one
             // could hang or leave the tree, so a source file's name on one is only reported.
-            if self.source_language(&relative).is_some() {
+            if self.source_language(&relative).is_some() && matches!(self.mode, Mode::Sites) {
                 let what = if file_type.is_symlink() {
                     "it is a symbolic link, which the scan does not follow"
                 } else {
@@ -376,7 +376,8 @@ impl Shared<'_> {
     }
 
     /// Reads one source file and extracts its sites; a file that cannot be read, or is not
-    /// text, is counted and reported.
+    /// text, is counted and reported. In the calls pass, only files of a language that may call
+    /// the new wrappers and that name one are lexed, and nothing is counted twice.
     fn visit_file(&self, path: &Path, relative: &str, language: Language, buffer: &mut Vec<u8>) {
         if let Mode::Calls { languages, .. } = &self.mode
             && !languages.contains(&crate::wrappers::family(language))
