@@ -60,6 +60,9 @@ const CONTROL: &[&str] = &[
 /// Parameter names that are the receiver, not an argument.
 const RECEIVERS: &[&str] = &["self", "cls", "this"];
 
+/// How far back a call's argument looks for the local that holds it, in tokens.
+const MAX_LOCAL_TOKENS: usize = 4096;
+
 /// How far a header's parts (generics, a return type) are looked through, in tokens.
 const MAX_HEADER_TOKENS: usize = 48;
 
@@ -123,6 +126,18 @@ impl Extractor<'_> {
                 stores: self.stores(tokens, &header.body, &header.params),
             })
             .collect();
+        // The innermost definition around each token, and each definition's parent: the
+        // definitions around a call in time linear in the bodies' lengths.
+        let mut by_length: Vec<usize> = (0..headers.len()).collect();
+        by_length.sort_by_key(|&d| std::cmp::Reverse(headers[d].body.len()));
+        let mut innermost: Vec<Option<usize>> = vec![None; tokens.len()];
+        for &d in &by_length {
+            let body = headers[d].body.start..headers[d].body.end.min(tokens.len());
+            for slot in innermost.get_mut(body).unwrap_or_default() {
+                *slot = Some(d);
+            }
+        }
+        let parent: Vec<Option<usize>> = headers.iter().map(|h| innermost[h.name_at]).collect();
         let mut calls = Vec::new();
         for i in 0..tokens.len() {
             let token = &tokens[i];
@@ -143,10 +158,15 @@ impl Extractor<'_> {
             };
             // The definitions around the call, innermost first: a parameter of an outer one is
             // still in scope in an inner one (a decorator's closure).
-            let mut around: Vec<usize> = (0..spans.len())
-                .filter(|&d| spans[d].contains(&token.span.start))
-                .collect();
-            around.sort_by_key(|&d| spans[d].len());
+            let mut around: Vec<usize> = Vec::new();
+            let mut next = innermost[i];
+            while let Some(d) = next {
+                if around.contains(&d) {
+                    break;
+                }
+                around.push(d);
+                next = parent[d];
+            }
             let qualifier = self.qualifier(tokens, i);
             let mut args = Vec::with_capacity(arguments.len());
             let mut positional = 0usize;
@@ -253,6 +273,8 @@ impl Extractor<'_> {
         language: Language,
     ) -> Option<lockward_registry::Id> {
         let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        // Bounded, so a huge function (a minified bundle's) stays linear.
+        let start = start.max(before.saturating_sub(MAX_LOCAL_TOKENS));
         let at = (start..before).rev().find(|&k| {
             tokens[k].kind == TokenKind::Ident
                 && text(k) == name
