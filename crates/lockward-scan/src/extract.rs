@@ -218,12 +218,48 @@ pub(crate) fn extract_calls(
     extractor.walk(&code.tokens, language, true);
     extractor.strings(&code.tokens, language, 0);
     extractor.raw.sort_by_key(|(span, _)| span.start);
-    let (definitions, calls) = extractor.functions(&code.tokens, language, wanted);
+    let functions::Functions {
+        mut definitions,
+        calls,
+        defined,
+    } = extractor.functions(&code.tokens, language, wanted);
+    // A constructor that stores its parameter in a field reaches the lock calls of this file
+    // keyed by that field through a receiver (`l.id`, `self.lock_id`).
+    for definition in &mut definitions {
+        for (field, param) in definition.stores.clone() {
+            for (span, kind) in &extractor.raw {
+                if let ItemKind::Call {
+                    shape: Shape::Bigint,
+                    key: Key::Name(written),
+                    ..
+                } = kind
+                    && written.len() > field.len()
+                    && last_part(written) == field
+                {
+                    definition.reaches.push((param, span.start));
+                }
+            }
+        }
+    }
     let words = if definitions.is_empty() && calls.is_empty() {
         HashSet::new()
     } else {
         crate::wrappers::module_words(text, &code.tokens)
     };
+    // A lock call whose key is a parameter with a default is a site of the default (the callers
+    // that pass none use it); callers that pass one are sites of their own.
+    for definition in &definitions {
+        for &(param, offset) in &definition.reaches {
+            if let Some(default) = &definition.params[param].default
+                && let Some((_, ItemKind::Call { key, .. })) = extractor
+                    .raw
+                    .iter_mut()
+                    .find(|(span, _)| span.start == offset)
+            {
+                *key = default.clone();
+            }
+        }
+    }
     let reach_offsets: HashSet<usize> = definitions
         .iter()
         .flat_map(|d| d.reaches.iter().map(|&(_, offset)| offset))
@@ -277,6 +313,7 @@ pub(crate) fn extract_calls(
             calls,
             reach_sites,
             words,
+            defined,
         },
     }
 }
@@ -586,8 +623,8 @@ impl Extractor<'_> {
     }
 
     /// Where the string at `first` is passed as an argument, when it is the value of a name
-    /// (`NAME = "..."`, `const NAME string = \`...\``) that the file passes to exactly one call
-    /// with arguments after it.
+    /// (`NAME = "..."`, `const NAME string = \`...\``) that the file then passes to a call with
+    /// arguments after it.
     fn named_use(&self, tokens: &[Token], first: usize) -> Option<usize> {
         let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
         if !matches!(text(first.checked_sub(1)?), "=" | ":=") {
@@ -601,15 +638,19 @@ impl Extractor<'_> {
             return None;
         }
         let name = text(at);
-        let mut uses = (0..tokens.len()).filter(|&k| {
+        // The nearest use after the definition: a local redefined before each use
+        // (`sqlQuery := "..."` in every method) is bound at its own.
+        let passed = |k: &usize| {
+            let k = *k;
             k != at
                 && tokens[k].kind == TokenKind::Ident
                 && text(k) == name
                 && matches!(text(k.wrapping_sub(1)), "(" | ",")
                 && text(k + 1) == ","
-        });
-        let found = uses.next()?;
-        uses.next().is_none().then_some(found)
+        };
+        (first + 1..tokens.len())
+            .find(passed)
+            .or_else(|| (0..first).find(passed))
     }
 
     /// The first and last token of the string literals that the code joins into one text with
@@ -690,7 +731,7 @@ impl Extractor<'_> {
             (",", _, _) if !self.in_call(tokens, first) => return Vec::new(),
             ("," | "%", _, _) => index + 2,
             (")", ".", "bind") => return self.bind_chain(tokens, index + 2),
-            _ => return Vec::new(),
+            _ => return self.jdbc_sets(tokens, index + 1),
         };
         let single_operand = text(index + 1) == "%" && text(start) != "(";
         let mut values = Vec::new();
@@ -763,6 +804,45 @@ impl Extractor<'_> {
             }
         }
         false
+    }
+
+    /// JDBC's `statement.setLong(1, KEY)` (`setInt`, `setShort`, `setObject`) after a prepared
+    /// statement's SQL, on the lines that follow it: the values by placeholder number.
+    fn jdbc_sets(&self, tokens: &[Token], from: usize) -> Vec<Vec<Token>> {
+        let text = |i: usize| tokens.get(i).map_or("", |t| self.text(t.span.clone()));
+        let mut values: Vec<Vec<Token>> = Vec::new();
+        let end = (from + MAX_CALL_TOKENS).min(tokens.len());
+        for at in from..end {
+            if !(text(at) == "."
+                && matches!(
+                    text(at + 1),
+                    "setLong" | "setInt" | "setShort" | "setObject"
+                )
+                && text(at + 2) == "("
+                && text(at + 4) == ",")
+            {
+                continue;
+            }
+            let Some(number) = text(at + 3)
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=MAX_VALUE_TOKENS).contains(n))
+            else {
+                continue;
+            };
+            let value: Vec<Token> = tokens[..end]
+                .iter()
+                .skip(at + 5)
+                .take_while(|t| !matches!(self.text(t.span.clone()), ")" | "," | ";"))
+                .take(MAX_VALUE_TOKENS)
+                .cloned()
+                .collect();
+            if values.len() < number {
+                values.resize(number, Vec::new());
+            }
+            values[number - 1] = value;
+        }
+        values
     }
 
     /// The arguments of a chain of one-argument `.bind(value)` calls starting at `from`, in order.

@@ -33,6 +33,14 @@
 //!   entry `"name": value` of the dict passed. An interpolation is its name: `{NAME}` (Python),
 //!   `${NAME}` (JavaScript, Kotlin), `$NAME` (Kotlin), `#{NAME}` (Ruby); so is a key under a
 //!   cast, `::bigint` or `CAST(.. AS bigint)`.
+//! - A wrapper (a function, method or decorator whose parameter reaches a lock call's key,
+//!   inferred from the tree to a fixed point across files, or declared in `[scan] wrappers`, or
+//!   one of [`lockward_registry::ScanSettings::DEFAULT_WRAPPERS`]) makes each of its calls a site
+//!   ([`SiteForm::Wrapper`]) whose key is the argument at the wrapper's position or keyword,
+//!   resolved as a call's key is; which calls count for an inferred wrapper (same language, and
+//!   a file, receiver or name that ties the call to it) is in the `wrappers` module. Calls of
+//!   inferred wrappers in files the first walk did not lex are found by a further pass (see
+//!   [`scan`]).
 //! - Ids in comments are never sites. A trailing `lockward: allow(CODE, ...)` comment exempts its
 //!   line from those codes; the sites on it are still reported in [`ScanReport::sites`].
 //! - Hidden files and directories are skipped, as ripgrep skips them. Source files over
@@ -277,6 +285,11 @@ pub fn defined_ids(registry: &Registry, path: &str, text: &str) -> Vec<i64> {
 }
 
 /// Scans the tree under `root` (the registry's directory) and checks it against `registry`.
+///
+/// When the walk infers wrappers whose names hold no trigger word, one more pass per round of
+/// inference (at most four) reads the files of the languages that may call them and lexes those
+/// that hold a name as a word; when every new name holds a trigger word, it re-reads only the
+/// files the walk lexed. Neither keeps a file's text.
 pub fn scan(registry: &Registry, root: &Path, options: &ScanOptions) -> ScanReport {
     let mut walked = walk::walk(registry, root, options);
     follow_wrappers(registry, root, options, &mut walked);

@@ -339,6 +339,9 @@ impl Shared<'_> {
             relative.replace(std::path::MAIN_SEPARATOR, "/").into()
         };
         if !file_type.is_file() {
+            if matches!(self.mode, Mode::Calls { .. }) {
+                return;
+            }
             // A symbolic link (the walk does not follow them), a FIFO or a socket: opening one
             // could hang or leave the tree, so a source file's name on one is only reported.
             if self.source_language(&relative).is_some() && matches!(self.mode, Mode::Sites) {
@@ -616,6 +619,8 @@ mod tests {
         let names = Names::new(&["ADVISORY_LOCK*".into()], &[]);
         let shared = Shared {
             root: root.path(),
+            mode: Mode::Sites,
+            lexed: Mutex::default(),
             include: None,
             prefilter: prefilter(&names),
             names,
@@ -626,8 +631,6 @@ mod tests {
             errors: Mutex::default(),
             progress: Arc::default(),
             not_read: Counters::default(),
-            mode: Mode::Sites,
-            lexed: Mutex::default(),
         };
         let mut buffer = Vec::new();
         shared.visit_file(&directory, "x.py", Language::Python, &mut buffer);
