@@ -114,6 +114,8 @@ codes! {
     UnsupportedConstantsLanguage = "unsupported-constants-language": "Core's constants file is in a language `lockward take` cannot write constants in.",
     InvalidProjectName = "invalid-project-name": "The project's name has characters other than ASCII letters, digits, `_`, `-` and `.`, or is too long.",
     GlobOutsideProject = "glob-outside-project": "A `[plugins] manifests` glob reaches outside the registry's directory.",
+    // Collections, enums and expressions (issue 9, item 3).
+    UnsafeJsInteger = "unsafe-js-integer": "A JavaScript/TypeScript integer literal used as a lock id is beyond 2^53 - 1, so the number the code runs with is not the one written.",
 }
 
 /// Where in a file a finding or label points: a line and column, and the line's text around it.

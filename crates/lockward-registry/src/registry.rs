@@ -90,8 +90,14 @@ pub struct ScanSettings {
 
 impl ScanSettings {
     /// The constant patterns used when `[scan] constant_patterns` is not set.
-    pub const DEFAULT_CONSTANT_PATTERNS: &'static [&'static str] =
-        &["ADVISORY_LOCK*", "*_LOCK_KEY", "*_LOCK_ID"];
+    pub const DEFAULT_CONSTANT_PATTERNS: &'static [&'static str] = &[
+        "ADVISORY_LOCK*",
+        "ADVISORY_LOCKS*",
+        "*_LOCK_KEY",
+        "*_LOCK_ID",
+        "*LOCK_KEYS",
+        "*LOCK_IDS",
+    ];
     /// The keywords always recognised, besides those in `[scan] keywords`.
     pub const DEFAULT_KEYWORDS: &'static [&'static str] = &["advisory_lock_id"];
 }

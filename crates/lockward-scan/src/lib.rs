@@ -40,10 +40,12 @@
 #![deny(missing_docs)]
 
 mod check;
+mod collections;
 mod extract;
 mod lang;
 mod lexer;
 mod plugins;
+mod values;
 mod walk;
 mod words;
 
@@ -212,7 +214,9 @@ pub fn defined_ids(registry: &Registry, path: &str, text: &str) -> Vec<i64> {
         return Vec::new();
     };
     let names = walk::names(registry.scan_settings());
-    let sites = extract::extract(path, language, text, &names);
+    let mut files = [extract::extract(path, language, text, &names)];
+    values::resolve_tree(&mut files);
+    let [sites] = files;
     let mut ids: Vec<i64> = sites
         .items
         .iter()
@@ -231,7 +235,8 @@ pub fn defined_ids(registry: &Registry, path: &str, text: &str) -> Vec<i64> {
 
 /// Scans the tree under `root` (the registry's directory) and checks it against `registry`.
 pub fn scan(registry: &Registry, root: &Path, options: &ScanOptions) -> ScanReport {
-    let walked = walk::walk(registry, root, options);
+    let mut walked = walk::walk(registry, root, options);
+    values::resolve_tree(&mut walked.files);
     let plugins = options
         .plugins
         .clone()
@@ -253,7 +258,8 @@ pub fn scan_source(registry: &Registry, path: &str, text: &str) -> ScanReport {
         return ScanReport::default();
     };
     let names = walk::names(registry.scan_settings());
-    let files = [extract::extract(path, language, text, &names)];
+    let mut files = [extract::extract(path, language, text, &names)];
+    values::resolve_tree(&mut files);
     let mut report = check::check(registry, None, &files, &[]);
     report.files_scanned = 1;
     report.bytes_scanned = text.len() as u64;
