@@ -14,6 +14,8 @@ use crate::registry::{
 };
 use crate::source::SourceFile;
 
+pub use lockward_lang::is_identifier;
+
 /// A registry that passed every rule, and the warnings it raised on the way.
 #[derive(Debug, Clone)]
 pub struct Loaded {
@@ -369,7 +371,9 @@ impl Checker<'_> {
     /// Core's constants file must be in a language `lockward take` writes (and the scan reads):
     /// one it cannot write is refused here, where the registry names it, not at the first take.
     fn constants_language(&mut self, constants: &Spanned<String>) {
-        if crate::take::Language::from_path(&constants.value).is_some() {
+        if lockward_lang::Language::from_path(&constants.value)
+            .is_some_and(lockward_lang::Language::writes_constants)
+        {
             return;
         }
         self.error(
@@ -382,7 +386,7 @@ impl Checker<'_> {
         )
         .help = Some(format!(
             "use a {} file (by its extension); ids defined elsewhere are `defined_in` entries",
-            crate::take::Language::NAMES
+            lockward_lang::Language::CONSTANTS_LANGUAGES
         ));
     }
 
@@ -1012,15 +1016,6 @@ fn table_span(table: &dyn TableLike) -> Range<usize> {
         .unwrap_or(0..0)
 }
 
-/// Whether `name` is an identifier in every language lockward writes constants in.
-pub fn is_identifier(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
 /// Whether `name` is what a registry `constant` may hold: an identifier, or the name of a
 /// member of a collection or an enum as the code names it: `LOCKS["reindex"]` (a
 /// dict/hash/map/object entry with a string key, always written with double quotes),
@@ -1084,15 +1079,6 @@ mod tests {
         assert_eq!(did_you_mean("defined-in", LOCK_KEYS), Some("defined_in"));
         assert_eq!(did_you_mean("wroker", LOCK_KEYS), Some("worker"));
         assert_eq!(did_you_mean("colour", LOCK_KEYS), None);
-    }
-
-    #[test]
-    fn identifiers_follow_the_common_rule() {
-        assert!(is_identifier("_CATALOG_LOCK_KEY"));
-        assert!(is_identifier("AdvisoryLockFoo"));
-        assert!(!is_identifier("1ABC"));
-        assert!(!is_identifier("A-B"));
-        assert!(!is_identifier(""));
     }
 
     #[test]

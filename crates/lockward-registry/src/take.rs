@@ -7,21 +7,24 @@
 //! nothing else. Each edit of the registry is parsed again before it is returned, so an edit
 //! that would break a rule is refused instead of written.
 //!
-//! The new constant copies the shape of the last simple integer constant already in the file
-//! (indentation, `pub const NAME: i64 =`, a Go `const (` block, a Ruby module, a Java class body,
-//! a suffix like `L` or `i64`), so it lands beside its siblings and compiles where they do. A
-//! file with no such constant gets the language's plain form: at the end of the file, or inside
-//! the class body for Java and a Kotlin `object`.
+//! The constant is written by [`lockward_lang::constants`], shaped like its siblings in the
+//! file; the languages, their reserved words and where a file already defines a name come from
+//! [`lockward_lang`] too, the crate the scan reads code with.
 //!
 //! Nothing here reads or writes files: the caller holds the lock, reads, and writes atomically.
 
 use std::fmt::Write as _;
 use std::ops::Range;
 
+use lockward_lang::constants::{NewConstant, WriteError, ends_with_blank_line, line_ending};
+use lockward_lang::{find_definition, is_identifier};
+
 use crate::finding::Finding;
 use crate::id::{Id, KeyShape};
-use crate::parse::{is_identifier, is_member_name, parse};
+use crate::parse::{is_member_name, parse};
 use crate::registry::{Kind, Lock, Registry, Source};
+
+pub use lockward_lang::{Language, parse_id};
 
 /// What `lockward take` is asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,7 +156,7 @@ pub enum EditError {
     #[error("the next free id {0} does not fit in an int4, so it cannot be a family")]
     FamilyOutOfRange(String),
     /// Core's constants file is in a language lockward does not write.
-    #[error("{0}: lockward writes constants in {names} files, not this one", names = Language::NAMES)]
+    #[error("{0}: lockward writes constants in {names} files, not this one", names = Language::CONSTANTS_LANGUAGES)]
     UnsupportedLanguage(String),
     /// Core's constants file does not exist.
     #[error("{0}: core's constants file does not exist; create it, then take the id again")]
@@ -245,12 +248,13 @@ pub fn take(
         None
     } else {
         let language = Language::from_path(constants_path)
+            .filter(|language| language.writes_constants())
             .ok_or_else(|| EditError::UnsupportedLanguage(constants_path.to_owned()))?;
         if language.reserves(&request.constant) {
             return Err(EditError::ReservedWord {
                 path: constants_path.to_owned(),
                 constant: request.constant.clone(),
-                language: language.name(),
+                language: language.name_for(constants_path),
             });
         }
         if language == Language::Ruby
@@ -266,7 +270,7 @@ pub fn take(
         }
         let text = constants_text
             .ok_or_else(|| EditError::MissingConstantsFile(constants_path.to_owned()))?;
-        if let Some(line) = find_definition(text, &request.constant) {
+        if let Some(line) = find_definition(language, text, &request.constant) {
             return Err(EditError::AlreadyDefined {
                 path: constants_path.to_owned(),
                 constant: request.constant.clone(),
@@ -375,30 +379,6 @@ fn reparse(old: &Registry, text: &str) -> Result<Registry, EditError> {
     Ok(registry)
 }
 
-/// Parses an id as TOML writes integers: decimal with `_` separators and an optional sign, or
-/// `0x`, `0o`, `0b` with digits. `None` for anything else.
-pub fn parse_id(text: &str) -> Option<i64> {
-    let text = text.trim();
-    let digits_ok = |digits: &str, radix: u32| {
-        !digits.is_empty()
-            && !digits.starts_with('_')
-            && !digits.ends_with('_')
-            && !digits.contains("__")
-            && digits.chars().all(|c| c == '_' || c.is_digit(radix))
-    };
-    for (prefix, radix) in [("0x", 16), ("0o", 8), ("0b", 2)] {
-        if let Some(digits) = text.strip_prefix(prefix) {
-            return digits_ok(digits, radix)
-                .then(|| i64::from_str_radix(&digits.replace('_', ""), radix).ok())
-                .flatten();
-        }
-    }
-    let unsigned = text.strip_prefix(['-', '+']).unwrap_or(text);
-    digits_ok(unsigned, 10)
-        .then(|| text.replace('_', "").parse().ok())
-        .flatten()
-}
-
 /// The registry's text with `entry` appended as a `[[lock]]` table after the last byte,
 /// separated by one blank line. Every earlier byte is kept; the file's line ending (`\n` or
 /// `\r\n`) is used for the new lines.
@@ -505,19 +485,31 @@ fn whole_lines(text: &str, start: usize, end: usize) -> Range<usize> {
     first..last
 }
 
-/// `"\r\n"` when the text's first line ends that way, `"\n"` otherwise.
-fn line_ending(text: &str) -> &'static str {
-    match text.find('\n') {
-        Some(i) if text[..i].ends_with('\r') => "\r\n",
-        _ => "\n",
-    }
-}
-
-/// Whether the line before the text's final newline holds only whitespace.
-fn ends_with_blank_line(text: &str) -> bool {
-    let body = text.strip_suffix('\n').unwrap_or(text);
-    let last_line = body.rfind('\n').map_or(body, |i| &body[i + 1..]);
-    last_line.trim().is_empty()
+/// Core's constants file's text with the constant `name = id` appended under a comment naming
+/// `worker`, shaped like the last of `siblings` (the constants the registry places in this
+/// file) that the file defines, else like its last integer constant, else in the language's
+/// plain form: [`lockward_lang::constants::append_constant`].
+pub fn append_constant(
+    language: Language,
+    path: &str,
+    text: &str,
+    siblings: &[&str],
+    name: &str,
+    id: &Id,
+    worker: &str,
+) -> Result<String, EditError> {
+    let constant = NewConstant {
+        name,
+        value: id.value(),
+        literal: id.literal(),
+        worker,
+    };
+    lockward_lang::constants::append_constant(language, path, text, siblings, &constant).map_err(
+        |error| match error {
+            WriteError::Unsupported => EditError::UnsupportedLanguage(path.to_owned()),
+            WriteError::NoClassBody => EditError::NoClassBody(path.to_owned()),
+        },
+    )
 }
 
 /// `text` as a TOML basic string.
@@ -539,583 +531,6 @@ fn toml_string(text: &str) -> String {
     }
     out.push('"');
     out
-}
-
-/// A language lockward writes core's constants in, told by the file's extension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Language {
-    /// `.py`, `.pyi`.
-    Python,
-    /// `.rs`.
-    Rust,
-    /// `.go`.
-    Go,
-    /// `.ts`, `.tsx`, `.mts`, `.cts`.
-    TypeScript,
-    /// `.js`, `.jsx`, `.mjs`, `.cjs`.
-    JavaScript,
-    /// `.rb`.
-    Ruby,
-    /// `.java`.
-    Java,
-    /// `.kt`, `.kts`.
-    Kotlin,
-}
-
-impl Language {
-    /// The language of a file, by its extension.
-    pub fn from_path(path: &str) -> Option<Self> {
-        let extension = std::path::Path::new(path)
-            .extension()?
-            .to_str()?
-            .to_ascii_lowercase();
-        Some(match extension.as_str() {
-            "py" | "pyi" => Self::Python,
-            "rs" => Self::Rust,
-            "go" => Self::Go,
-            "ts" | "tsx" | "mts" | "cts" => Self::TypeScript,
-            "js" | "jsx" | "mjs" | "cjs" => Self::JavaScript,
-            "rb" => Self::Ruby,
-            "java" => Self::Java,
-            "kt" | "kts" => Self::Kotlin,
-            _ => return None,
-        })
-    }
-
-    /// The languages, as messages list them.
-    pub const NAMES: &'static str = "Python, Rust, Go, TypeScript/JavaScript, Ruby, Java or Kotlin";
-
-    /// The language's name, as messages write it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Python => "Python",
-            Self::Rust => "Rust",
-            Self::Go => "Go",
-            Self::TypeScript => "TypeScript",
-            Self::JavaScript => "JavaScript",
-            Self::Ruby => "Ruby",
-            Self::Java => "Java",
-            Self::Kotlin => "Kotlin",
-        }
-    }
-
-    /// Whether `name` is a reserved word of the language, which cannot name a constant: its
-    /// keywords (`fn`, `class`, `func`, `None`, `True`), the words it reserves for later
-    /// (Rust's `abstract`, Java's `goto`), and `_` where it names nothing (Rust, Go, Java,
-    /// Kotlin). Names the language lets a declaration shadow (Go's `nil`, JavaScript's
-    /// `undefined`) and contextual keywords (Python's `match`, Java's `var`) are not reserved.
-    pub fn reserves(self, name: &str) -> bool {
-        self.reserved_words().split(' ').any(|word| word == name)
-    }
-
-    /// The reserved words, separated by spaces.
-    fn reserved_words(self) -> &'static str {
-        match self {
-            Self::Python => concat!(
-                "False None True and as assert async await break class continue def del elif ",
-                "else except finally for from global if import in is lambda nonlocal not or ",
-                "pass raise return try while with yield __debug__",
-            ),
-            Self::Rust => concat!(
-                "_ as async await break const continue crate dyn else enum extern false fn for ",
-                "gen if impl in let loop match mod move mut pub ref return self Self static ",
-                "struct super trait true type unsafe use where while abstract become box do ",
-                "final macro override priv try typeof unsized virtual yield",
-            ),
-            Self::Go => concat!(
-                "_ break case chan const continue default defer else fallthrough for func go ",
-                "goto if import interface map package range return select struct switch type ",
-                "var",
-            ),
-            // A module is strict code: the strict-mode reserved words and `eval`/`arguments`
-            // cannot be bound there either.
-            Self::TypeScript | Self::JavaScript => concat!(
-                "arguments await break case catch class const continue debugger default delete ",
-                "do else enum eval export extends false finally for function if implements ",
-                "import in instanceof interface let new null package private protected public ",
-                "return static super switch this throw true try typeof var void while with ",
-                "yield",
-            ),
-            Self::Ruby => concat!(
-                "BEGIN END __ENCODING__ __END__ __FILE__ __LINE__ alias and begin break case ",
-                "class def do else elsif end ensure false for if in module next nil not ",
-                "or redo rescue retry return self super then true undef unless until when while ",
-                "yield",
-            ),
-            Self::Java => concat!(
-                "_ abstract assert boolean break byte case catch char class const continue ",
-                "default do double else enum extends false final finally float for goto if ",
-                "implements import instanceof int interface long native new null package ",
-                "private protected public return short static strictfp super switch ",
-                "synchronized this throw throws transient true try void volatile while",
-            ),
-            Self::Kotlin => concat!(
-                "_ as break class continue do else false for fun if in interface is null object ",
-                "package return super this throw true try typealias typeof val var when while",
-            ),
-        }
-    }
-
-    fn line_comment(self) -> &'static str {
-        match self {
-            Self::Python | Self::Ruby => "#",
-            _ => "//",
-        }
-    }
-
-    /// The comment naming the worker, above the constant: one line, whatever the text holds.
-    /// Control characters (a NUL is an error in Go and Python source) and a byte order mark
-    /// (an error in Go past the file's start) become spaces, and runs of whitespace (line
-    /// breaks included, U+2028 too, which ends a line in JavaScript) one space.
-    fn doc_comment(self, worker: &str) -> String {
-        let worker = worker
-            .replace(|c: char| c.is_control() || c == '\u{FEFF}', " ")
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        match self {
-            Self::Python | Self::Ruby => format!("# {worker}"),
-            Self::Rust => format!("/// {worker}"),
-            Self::Go | Self::TypeScript | Self::JavaScript => format!("// {worker}"),
-            Self::Java => format!(
-                "/** {} */",
-                no_unicode_escapes(&block_comment_safe(&worker))
-            ),
-            Self::Kotlin => format!("/** {} */", block_comment_safe(&worker)),
-        }
-    }
-}
-
-/// `text` with a space between the characters of every `*/` (which would end a block comment
-/// early) and `/*` (which opens a nested comment in Kotlin, leaving the outer one unclosed).
-fn block_comment_safe(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut previous = None;
-    for c in text.chars() {
-        if matches!((previous, c), (Some('*'), '/') | (Some('/'), '*')) {
-            out.push(' ');
-        }
-        out.push(c);
-        previous = Some(c);
-    }
-    out
-}
-
-/// `text` with every backslash that Java would read as the start of a Unicode escape (`\u`
-/// after an even number of backslashes) doubled. Java decodes those escapes before it finds
-/// comments, so `\u002A/` would end the comment and `\users` is a compile error even there.
-fn no_unicode_escapes(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut backslashes = 0;
-    for c in text.chars() {
-        if c == 'u' && backslashes % 2 == 1 {
-            out.push('\\');
-        }
-        backslashes = if c == '\\' { backslashes + 1 } else { 0 };
-        out.push(c);
-    }
-    out
-}
-
-/// Where a name is defined as a constant in `text`: the 1-based line of the first
-/// `NAME = ...` assignment in any of the supported languages' forms (`pub const NAME: i64 =`,
-/// `const NAME =`, `export const NAME =`, `module.exports.NAME =`,
-/// `public static final long NAME =`, `const val NAME: Long =`, a Go `const (` block line).
-/// Uses of the name (`f(NAME)`, `x = NAME`) and comments do not count.
-pub fn find_definition(text: &str, name: &str) -> Option<usize> {
-    text.lines().enumerate().find_map(|(index, line)| {
-        let trimmed = line.trim_start();
-        if ["#", "//", "/*", "*"]
-            .iter()
-            .any(|marker| trimmed.starts_with(marker))
-        {
-            return None;
-        }
-        word_occurrences(line, name)
-            .any(|start| defines_at(line, start, name.len()))
-            .then_some(index + 1)
-    })
-}
-
-fn word_occurrences<'a>(line: &'a str, word: &'a str) -> impl Iterator<Item = usize> + 'a {
-    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    line.match_indices(word).filter_map(move |(start, _)| {
-        let before = line[..start].chars().next_back();
-        let after = line[start + word.len()..].chars().next();
-        (!before.is_some_and(is_ident) && !after.is_some_and(is_ident)).then_some(start)
-    })
-}
-
-/// Whether the name at `start..start + len` of `line` is the target of an assignment: nothing
-/// before it assigns or calls, and after it come at most a type and then `=` (not `==`, `=>`).
-fn defines_at(line: &str, start: usize, len: usize) -> bool {
-    let before = without_restricted_visibility(&line[..start]);
-    if before.contains(['=', '(', '"', '\'']) {
-        return false;
-    }
-    let after = &line[start + len..];
-    let Some(eq) = after.find('=') else {
-        return false;
-    };
-    let between = after[..eq].trim();
-    let type_like = between.is_empty()
-        || between.chars().all(|c| {
-            c.is_ascii_alphanumeric() || matches!(c, '_' | ':' | ' ' | '.' | '[' | ']' | '<' | '>')
-        });
-    let next = after[eq + 1..].chars().next();
-    type_like && !matches!(next, Some('=' | '>')) && !between.ends_with(['!', '<', '>'])
-}
-
-/// `code` with a Rust restricted visibility (`pub(crate)`, `pub(super)`, `pub(in path)`) read
-/// as `pub`, so that its parentheses do not make a definition look like a call.
-fn without_restricted_visibility(code: &str) -> std::borrow::Cow<'_, str> {
-    let Some(open) = code.find("pub(") else {
-        return code.into();
-    };
-    let Some(close) = code[open..].find(')') else {
-        return code.into();
-    };
-    format!("{}pub{}", &code[..open], &code[open + close + 1..]).into()
-}
-
-/// The shape of a simple integer constant line, to be copied for a new constant.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Shape<'a> {
-    /// The constant's name.
-    name: &'a str,
-    /// Everything before the name: indentation and keywords (`    pub const `, `\t`).
-    head: &'a str,
-    /// From the end of the name to the start of the literal (`: i64 = `, ` = `).
-    between: &'a str,
-    /// The literal's suffix (`L`, `i64`, `_i64`, `n`), if any.
-    suffix: &'a str,
-    /// The code after the literal, without a trailing comment (`;`).
-    tail: &'a str,
-    /// Whether a blank line separates this constant (with its comments) from what is above.
-    spaced: bool,
-}
-
-impl Shape<'_> {
-    fn indent(&self) -> &str {
-        let code = self.head.trim_start();
-        &self.head[..self.head.len() - code.len()]
-    }
-}
-
-/// Recognises `line` as a simple integer constant definition in `language` and returns its
-/// shape. `spaced` is left false.
-fn shape_of(line: &str, language: Language) -> Option<Shape<'_>> {
-    let trimmed = line.trim_start();
-    if trimmed.starts_with(language.line_comment()) || trimmed.starts_with(['*', '/']) {
-        return None;
-    }
-    let eq = line.find('=')?;
-    if line[eq + 1..].starts_with(['=', '>']) {
-        return None;
-    }
-    let left = &line[..eq];
-    if !without_restricted_visibility(left)
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || " \t_:.[]<>".contains(c))
-    {
-        return None;
-    }
-    let name = name_in(left, language)?;
-    if !is_identifier(&left[name.clone()])
-        || !left[name.clone()].contains(|c: char| c.is_ascii_uppercase())
-    {
-        return None;
-    }
-
-    let right = &line[eq + 1..];
-    let code = match right.find(language.line_comment()) {
-        Some(comment) => &right[..comment],
-        None => right,
-    }
-    .trim_end();
-    let literal_start = eq + 1 + (code.len() - code.trim_start().len());
-    let code = code.trim_start();
-    let (body, rest) = split_literal(code)?;
-    let suffix_len = rest
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .unwrap_or(rest.len());
-    let (suffix, tail) = rest.split_at(suffix_len);
-    if !matches!(tail.trim(), "" | ";") {
-        return None;
-    }
-    // `1_001_001_i64`: the separator before the suffix belongs to the suffix's style.
-    let suffix_start = literal_start + body.len();
-    let suffix = if body.ends_with('_') {
-        &line[suffix_start - 1..suffix_start + suffix.len()]
-    } else {
-        suffix
-    };
-    Some(Shape {
-        name: &line[name.clone()],
-        head: &line[..name.start],
-        between: &line[name.end..literal_start],
-        suffix,
-        tail: tail.trim(),
-        spaced: false,
-    })
-}
-
-/// The byte range of the constant's name in the left-hand side of an assignment.
-fn name_in(left: &str, language: Language) -> Option<Range<usize>> {
-    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    if language == Language::Go {
-        // `const NAME int64`, `NAME int64` or `NAME` in a `const (` block: the name comes first.
-        let code_start = left.len() - left.trim_start().len();
-        let mut start = code_start;
-        if left[start..].starts_with("const ") {
-            start += "const ".len();
-            start += left[start..].len() - left[start..].trim_start().len();
-        }
-        let len = left[start..]
-            .find(|c: char| !is_ident(c))
-            .unwrap_or(left.len() - start);
-        let first_word = &left[code_start..];
-        if ["var ", "type ", "func "]
-            .iter()
-            .any(|keyword| first_word.starts_with(keyword))
-        {
-            return None;
-        }
-        return (len > 0).then(|| start..start + len);
-    }
-    // The name is the last word before the `:` of a type annotation, or before the `=`.
-    let before_type = left.find(':').map_or(left, |colon| &left[..colon]);
-    let end = before_type.trim_end().len();
-    let start = before_type[..end]
-        .rfind(|c: char| !is_ident(c))
-        .map_or(0, |i| i + 1);
-    (start < end).then_some(start..end)
-}
-
-/// Splits an integer literal (`-1_001_001`, `0x6E69`) from what follows it.
-fn split_literal(code: &str) -> Option<(&str, &str)> {
-    let unsigned = code.strip_prefix('-').unwrap_or(code);
-    let sign = code.len() - unsigned.len();
-    let (prefix, radix) = if unsigned.starts_with("0x") || unsigned.starts_with("0X") {
-        (2, 16)
-    } else {
-        (0, 10)
-    };
-    let digits = &unsigned[prefix..];
-    let len = digits
-        .find(|c: char| !(c == '_' || c.is_digit(radix)))
-        .unwrap_or(digits.len());
-    if len == 0 || !digits.starts_with(|c: char| c.is_digit(radix)) {
-        return None;
-    }
-    Some(code.split_at(sign + prefix + len))
-}
-
-/// Core's constants file's text with the constant `name = id` appended, under a comment naming
-/// `worker`, in `language`: after the last simple integer constant in the file and shaped like
-/// it (the last of `siblings`, the constants the registry places in this file, when the file
-/// defines one: an unrelated constant further down, in a test module say, is no model), or in
-/// the language's plain form when there is none.
-pub fn append_constant(
-    language: Language,
-    path: &str,
-    text: &str,
-    siblings: &[&str],
-    name: &str,
-    id: &Id,
-    worker: &str,
-) -> Result<String, EditError> {
-    let nl = line_ending(text);
-    let comment = language.doc_comment(worker);
-    // CommonJS exports what is assigned to `module.exports`, often an object built at the end
-    // of the file: only an assignment after it exports the new constant.
-    let commonjs = language == Language::JavaScript && is_commonjs(path, text);
-    let shapes: Vec<(usize, Range<usize>, Shape<'_>)> = lines_with_offsets(text)
-        .enumerate()
-        .filter(|_| !commonjs)
-        .filter_map(|(index, (range, line))| Some((index, range, shape_of(line, language)?)))
-        .collect();
-    let siblings: std::collections::HashSet<&str> = siblings.iter().copied().collect();
-    let last_shape = shapes
-        .iter()
-        .rev()
-        .find(|(_, _, shape)| siblings.contains(shape.name))
-        .or(shapes.last())
-        .cloned();
-    if let Some((index, range, mut shape)) = last_shape {
-        shape.spaced = spaced_above(text, index, language);
-        let indent = shape.indent();
-        let literal = literal_for(language, id, shape.suffix);
-        // `const A = 1; export { A };`: the sibling is exported by a list lockward does not
-        // edit, so the new constant exports itself.
-        let export = if matches!(language, Language::JavaScript | Language::TypeScript)
-            && ["const ", "let ", "var "]
-                .iter()
-                .any(|keyword| shape.head.trim_start().starts_with(keyword))
-        {
-            "export "
-        } else {
-            ""
-        };
-        let declaration = format!(
-            "{indent}{export}{}{name}{}{literal}{}",
-            shape.head.trim_start(),
-            shape.between,
-            shape.tail
-        );
-        let at = range.end;
-        let mut insert = String::new();
-        if !text[..at].ends_with('\n') {
-            insert.push_str(nl);
-        }
-        if shape.spaced {
-            insert.push_str(nl);
-        }
-        let _ = write!(insert, "{indent}{comment}{nl}{declaration}");
-        if text[..at].ends_with('\n') {
-            insert.push_str(nl);
-        }
-        return Ok(splice(text, at, &insert));
-    }
-
-    let literal = literal_for(language, id, "");
-    let (declaration, inside_body) = match language {
-        Language::Python | Language::Ruby => (format!("{name} = {literal}"), false),
-        Language::Rust => (format!("pub const {name}: i64 = {literal};"), false),
-        Language::Go => (format!("const {name} = {literal}"), false),
-        Language::JavaScript if commonjs => (format!("module.exports.{name} = {literal};"), false),
-        Language::TypeScript | Language::JavaScript => {
-            (format!("export const {name} = {literal};"), false)
-        }
-        Language::Java => (
-            format!("public static final long {name} = {literal};"),
-            true,
-        ),
-        Language::Kotlin => (
-            format!("const val {name}: Long = {literal}"),
-            has_object(text),
-        ),
-    };
-    if !inside_body {
-        let mut out = String::with_capacity(text.len() + comment.len() + declaration.len() + 4);
-        out.push_str(text);
-        if !out.is_empty() {
-            if !out.ends_with('\n') {
-                out.push_str(nl);
-            }
-            if !ends_with_blank_line(&out) {
-                out.push_str(nl);
-            }
-        }
-        let _ = write!(out, "{comment}{nl}{declaration}{nl}");
-        return Ok(out);
-    }
-    // Before the closing brace of the last class or object in the file.
-    let brace = text
-        .rfind('}')
-        .ok_or_else(|| EditError::NoClassBody(path.to_owned()))?;
-    let line_start = text[..brace].rfind('\n').map_or(0, |i| i + 1);
-    let brace_indent = &text[line_start..brace];
-    let (at, lead) = if brace_indent.trim().is_empty() {
-        (line_start, "")
-    } else {
-        // `class Locks { }` on one line: break the line before the brace.
-        (brace, nl)
-    };
-    let indent = format!("{}    ", if lead.is_empty() { brace_indent } else { "" });
-    let above = &text[..at];
-    let spacer = if above.trim_end().ends_with('{') || ends_with_blank_line(above) {
-        ""
-    } else {
-        nl
-    };
-    let insert = format!("{lead}{spacer}{indent}{comment}{nl}{indent}{declaration}{nl}");
-    Ok(splice(text, at, &insert))
-}
-
-fn splice(text: &str, at: usize, insert: &str) -> String {
-    let mut out = String::with_capacity(text.len() + insert.len());
-    out.push_str(&text[..at]);
-    out.push_str(insert);
-    out.push_str(&text[at..]);
-    out
-}
-
-/// The id's literal for a constant in `language`: the registry's style (`1_001_006`, hex) with
-/// `suffix`, plus `L` where Java or Kotlin need a long and `n` where a JavaScript number would
-/// lose precision.
-fn literal_for(language: Language, id: &Id, suffix: &str) -> String {
-    const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
-    let suffix = match language {
-        Language::Java | Language::Kotlin if suffix.is_empty() => "L",
-        Language::TypeScript | Language::JavaScript
-            if suffix.is_empty() && id.value().unsigned_abs() > MAX_SAFE_INTEGER.unsigned_abs() =>
-        {
-            "n"
-        }
-        _ => suffix,
-    };
-    format!("{}{suffix}", id.literal())
-}
-
-/// Whether a JavaScript file is CommonJS: `.cjs`, or a file that assigns `module.exports` /
-/// `exports.` and has no `export` statement.
-fn is_commonjs(path: &str, text: &str) -> bool {
-    if path.to_ascii_lowercase().ends_with(".cjs") {
-        return true;
-    }
-    let starts = |prefix: &str| {
-        text.lines()
-            .any(|line| line.trim_start().starts_with(prefix))
-    };
-    (text.contains("module.exports") || starts("exports.")) && !starts("export ")
-}
-
-/// Whether a Kotlin file declares an `object` to hold its constants.
-fn has_object(text: &str) -> bool {
-    text.lines().any(|line| {
-        let mut words = line.split_whitespace();
-        words.any(|word| word == "object") && line.trim_end().ends_with('{')
-    })
-}
-
-/// Whether the line above constant line `index` (and the comments right above it) is blank.
-fn spaced_above(text: &str, index: usize, language: Language) -> bool {
-    let lines: Vec<&str> = text.lines().collect();
-    let mut above = index;
-    while above > 0 {
-        above -= 1;
-        let line = lines[above].trim();
-        if line.is_empty() {
-            return true;
-        }
-        let is_comment = line.starts_with(language.line_comment())
-            || line.starts_with("/*")
-            || line.starts_with('*')
-            || line.starts_with("#[")
-            || line.starts_with('@');
-        if !is_comment {
-            return false;
-        }
-    }
-    false
-}
-
-/// Each line's byte range (newline included) and its text (newline and `\r` excluded).
-fn lines_with_offsets(text: &str) -> impl Iterator<Item = (Range<usize>, &str)> {
-    let mut start = 0;
-    std::iter::from_fn(move || {
-        if start >= text.len() {
-            return None;
-        }
-        let end = text[start..]
-            .find('\n')
-            .map_or(text.len(), |i| start + i + 1);
-        let line = text[start..end].trim_end_matches(['\n', '\r']);
-        let range = start..end;
-        start = end;
-        Some((range, line))
-    })
 }
 
 #[cfg(test)]
@@ -1403,116 +818,6 @@ key = \"family\"
     }
 
     #[test]
-    fn ids_parse_in_every_toml_integer_form() {
-        assert_eq!(parse_id("1_001_001"), Some(1_001_001));
-        assert_eq!(parse_id("0x6E697374"), Some(0x6E69_7374));
-        assert_eq!(parse_id("-5"), Some(-5));
-        assert_eq!(parse_id("0b101"), Some(5));
-        assert_eq!(parse_id("1__0"), None);
-        assert_eq!(parse_id("_1"), None);
-        assert_eq!(parse_id("ADVISORY"), None);
-        assert_eq!(parse_id("99999999999999999999"), None);
-    }
-
-    fn constant(path: &str, text: &str) -> String {
-        let language = Language::from_path(path).unwrap();
-        append_constant(
-            language,
-            path,
-            text,
-            &["A_LOCK_ID", "ADVISORY_LOCK_A"],
-            "ADVISORY_LOCK_DUNNING",
-            &Id::styled_like(1_001_006, "1_001_001"),
-            "dunning\nreminders",
-        )
-        .unwrap()
-    }
-
-    #[test]
-    fn constants_in_an_empty_file_take_each_languages_plain_form() {
-        let cases = [
-            (
-                "locks.py",
-                "# dunning reminders\nADVISORY_LOCK_DUNNING = 1_001_006\n",
-            ),
-            (
-                "locks.rb",
-                "# dunning reminders\nADVISORY_LOCK_DUNNING = 1_001_006\n",
-            ),
-            (
-                "locks.rs",
-                "/// dunning reminders\npub const ADVISORY_LOCK_DUNNING: i64 = 1_001_006;\n",
-            ),
-            (
-                "locks.go",
-                "// dunning reminders\nconst ADVISORY_LOCK_DUNNING = 1_001_006\n",
-            ),
-            (
-                "locks.ts",
-                "// dunning reminders\nexport const ADVISORY_LOCK_DUNNING = 1_001_006;\n",
-            ),
-            (
-                "locks.cjs",
-                "// dunning reminders\nmodule.exports.ADVISORY_LOCK_DUNNING = 1_001_006;\n",
-            ),
-            (
-                "Locks.kt",
-                "/** dunning reminders */\nconst val ADVISORY_LOCK_DUNNING: Long = 1_001_006L\n",
-            ),
-        ];
-        for (path, expected) in cases {
-            assert_eq!(constant(path, ""), expected, "{path}");
-        }
-    }
-
-    #[test]
-    fn a_new_constant_copies_the_shape_of_the_last_one() {
-        let go = "package locks\n\nconst (\n\t// a\n\tADVISORY_LOCK_A int64 = 1_001_001\n)\n";
-        assert_eq!(
-            constant("locks.go", go),
-            "package locks\n\nconst (\n\t// a\n\tADVISORY_LOCK_A int64 = 1_001_001\n\t// dunning reminders\n\tADVISORY_LOCK_DUNNING int64 = 1_001_006\n)\n"
-        );
-        let rust = "//! Locks.\n\n/// a\npub const ADVISORY_LOCK_A: i64 = 1_001_001_i64; // legacy\n\nfn unrelated() {}\n";
-        assert_eq!(
-            constant("locks.rs", rust),
-            "//! Locks.\n\n/// a\npub const ADVISORY_LOCK_A: i64 = 1_001_001_i64; // legacy\n\n/// dunning reminders\npub const ADVISORY_LOCK_DUNNING: i64 = 1_001_006_i64;\n\nfn unrelated() {}\n"
-        );
-        let ruby = "module Harbor\n  module Locks\n    A_LOCK_ID = 1_001_001\n  end\nend";
-        assert_eq!(
-            constant("locks.rb", ruby),
-            "module Harbor\n  module Locks\n    A_LOCK_ID = 1_001_001\n    # dunning reminders\n    ADVISORY_LOCK_DUNNING = 1_001_006\n  end\nend"
-        );
-        let java = "package h;\n\npublic final class Locks {\n    /** a */\n    public static final long A_LOCK_ID = 1_001_001L;\n}\n";
-        assert_eq!(
-            constant("Locks.java", java),
-            "package h;\n\npublic final class Locks {\n    /** a */\n    public static final long A_LOCK_ID = 1_001_001L;\n    /** dunning reminders */\n    public static final long ADVISORY_LOCK_DUNNING = 1_001_006L;\n}\n"
-        );
-        let python_crlf = "A_LOCK_ID = 1  # x\r\n";
-        assert_eq!(
-            constant("locks.py", python_crlf),
-            "A_LOCK_ID = 1  # x\r\n# dunning reminders\r\nADVISORY_LOCK_DUNNING = 1_001_006\r\n"
-        );
-    }
-
-    #[test]
-    fn a_new_rust_constant_keeps_its_siblings_restricted_visibility() {
-        let rust = "pub(crate) const A_LOCK_ID: i64 = 1;\n\nfn unrelated() {}\n";
-        assert_eq!(
-            constant("locks.rs", rust),
-            "pub(crate) const A_LOCK_ID: i64 = 1;\n/// dunning reminders\npub(crate) const ADVISORY_LOCK_DUNNING: i64 = 1_001_006;\n\nfn unrelated() {}\n"
-        );
-    }
-
-    #[test]
-    fn a_new_constant_follows_its_registered_siblings_not_a_test_module() {
-        let rust = "pub const A_LOCK_ID: i64 = 1;\n\n#[cfg(test)]\nmod tests {\n    const FAKE_LOCK_ID: i64 = 9;\n}\n";
-        assert_eq!(
-            constant("locks.rs", rust),
-            "pub const A_LOCK_ID: i64 = 1;\n/// dunning reminders\npub const ADVISORY_LOCK_DUNNING: i64 = 1_001_006;\n\n#[cfg(test)]\nmod tests {\n    const FAKE_LOCK_ID: i64 = 9;\n}\n"
-        );
-    }
-
-    #[test]
     fn an_entry_appended_after_other_tables_still_belongs_to_the_locks() {
         let text = format!("{REGISTRY}\n[scan]\nexclude = [\"vendor/**\"]\n");
         let out = append_entry(&text, &entry(1_001_005));
@@ -1536,114 +841,72 @@ key = \"family\"
     }
 
     #[test]
-    fn javascript_constants_are_always_exported() {
-        let commonjs = "const A_LOCK_ID = 1;\n\nmodule.exports = { A_LOCK_ID };\n";
-        assert_eq!(
-            constant("locks.js", commonjs),
-            format!(
-                "{commonjs}\n// dunning reminders\nmodule.exports.ADVISORY_LOCK_DUNNING = 1_001_006;\n"
-            )
-        );
-        let listed = "const A_LOCK_ID = 1;\nexport { A_LOCK_ID };\n";
-        assert_eq!(
-            constant("locks.mjs", listed),
-            "const A_LOCK_ID = 1;\n// dunning reminders\nexport const ADVISORY_LOCK_DUNNING = 1_001_006;\nexport { A_LOCK_ID };\n"
-        );
-    }
-
-    #[test]
-    fn java_and_kotlin_objects_without_constants_get_one_in_the_body() {
-        assert_eq!(
-            constant("Locks.java", "public final class Locks {\n}\n"),
-            "public final class Locks {\n    /** dunning reminders */\n    public static final long ADVISORY_LOCK_DUNNING = 1_001_006L;\n}\n"
-        );
-        assert_eq!(
-            constant(
-                "Locks.kt",
-                "package h\n\nobject Locks {\n    val unrelated = \"x\"\n}\n"
+    fn a_definition_in_a_docstring_comment_or_raw_string_does_not_block_take() {
+        for (path, text) in [
+            (
+                "locks.py",
+                "\"\"\"Locks.\n\nADVISORY_LOCK_X = 5\n\"\"\"\nA_LOCK_ID = 1\n",
             ),
-            "package h\n\nobject Locks {\n    val unrelated = \"x\"\n\n    /** dunning reminders */\n    const val ADVISORY_LOCK_DUNNING: Long = 1_001_006L\n}\n"
-        );
-        let error = append_constant(
-            Language::Java,
-            "Locks.java",
-            "",
-            &[],
-            "X",
-            &Id::plain(1),
-            "w",
-        )
-        .unwrap_err();
-        assert!(matches!(error, EditError::NoClassBody(_)));
-    }
-
-    #[test]
-    fn a_worker_text_never_breaks_out_of_its_comment() {
-        // Kotlin nests block comments; Java reads `\u` escapes even in comments; Go and Python
-        // refuse a NUL; JavaScript ends a line at U+2028.
-        let worker = "a */ b /* c\u{2028}d\u{0}e\u{FEFF}f \\users \\\\u **/ /*/";
-        assert_eq!(
-            Language::Kotlin.doc_comment(worker),
-            "/** a * / b / * c d e f \\users \\\\u ** / / * / */"
-        );
-        assert_eq!(
-            Language::Java.doc_comment(worker),
-            "/** a * / b / * c d e f \\\\users \\\\u ** / / * / */"
-        );
-        assert_eq!(
-            Language::Go.doc_comment(worker),
-            "// a */ b /* c d e f \\users \\\\u **/ /*/"
-        );
-        assert_eq!(Language::Python.doc_comment("x\r\ny\u{7}z"), "# x y z");
-    }
-
-    #[test]
-    fn javascript_past_the_safe_integer_range_uses_a_bigint() {
-        let id = Id::plain(1 << 60);
-        let out = append_constant(
-            Language::TypeScript,
-            "l.ts",
-            "",
-            &[],
-            "BIG_LOCK_ID",
-            &id,
-            "w",
-        )
-        .unwrap();
-        assert!(out.ends_with("export const BIG_LOCK_ID = 1152921504606846976n;\n"));
-    }
-
-    #[test]
-    fn definitions_are_found_in_every_languages_form_and_uses_are_not() {
-        let name = "ADVISORY_LOCK_A";
-        for line in [
-            "ADVISORY_LOCK_A = 1",
-            "pub const ADVISORY_LOCK_A: i64 = 1;",
-            "\tADVISORY_LOCK_A int64 = 1",
-            "export const ADVISORY_LOCK_A = 1n;",
-            "module.exports.ADVISORY_LOCK_A = 1;",
-            "    public static final long ADVISORY_LOCK_A = 1L;",
-            "const val ADVISORY_LOCK_A: Long = 1L",
-            "ADVISORY_LOCK_A: Final[int] = 1",
-            "pub(crate) const ADVISORY_LOCK_A: i64 = 1;",
-            "    pub(in crate::locks) const ADVISORY_LOCK_A: i64 = 1;",
+            (
+                "locks.js",
+                "/* ADVISORY_LOCK_X = 5 */\nexport const A_LOCK_ID = 1;\n",
+            ),
+            (
+                "locks.go",
+                "package locks\n\nconst doc = `\nADVISORY_LOCK_X = 5\n`\n",
+            ),
         ] {
+            let text_registry = REGISTRY.replace("locks.py", path);
+            let taken = take(
+                &registry(&text_registry),
+                &request("ADVISORY_LOCK_X"),
+                &[],
+                Some(text),
+            )
+            .unwrap_or_else(|error| panic!("{path}: {error}"));
+            let written = taken.constants_text.unwrap();
+            // Appended after the file, and the new line is the definition `take` sees next time.
+            assert!(written.starts_with(text), "{written}");
+            let new_line = 1 + written
+                .lines()
+                .position(|line| line.contains("ADVISORY_LOCK_X") && line.contains("1_001_005"))
+                .unwrap();
             assert_eq!(
-                find_definition(&format!("x\n{line}\n"), name),
-                Some(2),
-                "{line}"
+                find_definition(
+                    Language::from_path(path).unwrap(),
+                    &written,
+                    "ADVISORY_LOCK_X"
+                ),
+                Some(new_line),
+                "{path}: {written}"
             );
         }
-        for line in [
-            "x = ADVISORY_LOCK_A",
-            "lock(ADVISORY_LOCK_A)",
-            "# ADVISORY_LOCK_A = 1",
-            "// ADVISORY_LOCK_A = 1",
-            "if ADVISORY_LOCK_A == 1:",
-            "ADVISORY_LOCK_AB = 1",
-            "\"ADVISORY_LOCK_A = 1\"",
-        ] {
-            assert_eq!(find_definition(line, name), None, "{line}");
-        }
+        // The same line in code does block it.
+        let error = take(
+            &registry(REGISTRY),
+            &request("ADVISORY_LOCK_X"),
+            &[],
+            Some("\"\"\"Locks.\"\"\"\nADVISORY_LOCK_X = 5\n"),
+        )
+        .unwrap_err();
+        assert!(matches!(error, EditError::AlreadyDefined { line: 2, .. }));
+    }
+
+    #[test]
+    fn a_rake_file_is_ruby_to_take_and_sql_is_refused_where_the_registry_names_it() {
+        let rake = REGISTRY.replace("locks.py", "lib/tasks/locks.rake");
+        let taken = take(&registry(&rake), &request("ADVISORY_LOCK_X"), &[], Some("")).unwrap();
+        assert_eq!(
+            taken.constants_text.unwrap(),
+            "# dunning reminders\nADVISORY_LOCK_X = 1_001_005\n"
+        );
+        let sql = REGISTRY.replace("locks.py", "db/locks.sql");
+        let findings = parse("lockward.toml", &sql).unwrap_err();
+        assert!(
+            findings
+                .iter()
+                .any(|finding| finding.code == crate::Code::UnsupportedConstantsLanguage),
+            "{findings:?}"
+        );
     }
 }

@@ -42,8 +42,6 @@
 mod check;
 mod collections;
 mod extract;
-mod lang;
-mod lexer;
 mod plugins;
 mod values;
 mod walk;
@@ -56,7 +54,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use lockward_registry::{Finding, Registry};
 use serde::Serialize;
 
-pub use lang::Language;
+pub use lockward_lang::Language;
+use lockward_lang::{lang, lexer};
 
 /// A plugin's name, its directory (relative to the registry's directory, `/`-separated: the
 /// directory of its manifest) and the ids its manifest declares.

@@ -328,7 +328,9 @@ proptest! {
     fn parse_never_panics_on_arbitrary_text(text in "\\PC*") {
         let _ = parse("lockward.toml", &text);
         let _ = take::retire_entry(&text, 1, "x");
-        let _ = take::find_definition(&text, "ADVISORY_LOCK_A");
+        for language in [Language::Python, Language::Rust, Language::Go, Language::Ruby] {
+            let _ = lockward_lang::find_definition(language, &text, "ADVISORY_LOCK_A");
+        }
         for path in ["l.py", "l.rs", "l.go", "l.ts", "l.js", "l.rb", "L.java", "L.kt"] {
             let language = Language::from_path(path).expect("supported");
             let id = lockward_registry::Id::plain(7);

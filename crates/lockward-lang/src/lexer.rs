@@ -10,7 +10,7 @@ use crate::lang::Syntax;
 
 /// What a token is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum TokenKind {
+pub enum TokenKind {
     /// A name: letters, digits, `_` and any non-ASCII character.
     Ident,
     /// Something starting with a digit.
@@ -23,24 +23,29 @@ pub(crate) enum TokenKind {
 
 /// One token: its kind, its byte range and, for a string, the range of its content.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Token {
-    pub(crate) kind: TokenKind,
-    pub(crate) span: Range<usize>,
-    pub(crate) content: Range<usize>,
+pub struct Token {
+    /// What the token is.
+    pub kind: TokenKind,
+    /// Its bytes in the text, quotes and prefixes included.
+    pub span: Range<usize>,
+    /// For a string, the bytes between its delimiters; empty otherwise.
+    pub content: Range<usize>,
     /// A line break lies between the previous token and this one.
-    pub(crate) newline_before: bool,
+    pub newline_before: bool,
 }
 
 /// The tokens of a text, and the comments that carry a `lockward:` directive.
 #[derive(Debug, Default)]
-pub(crate) struct Lexed {
-    pub(crate) tokens: Vec<Token>,
-    pub(crate) directives: Vec<Range<usize>>,
+pub struct Lexed {
+    /// The tokens, in order.
+    pub tokens: Vec<Token>,
+    /// The byte ranges of the comments that contain `lockward:`.
+    pub directives: Vec<Range<usize>>,
 }
 
 /// Words after which an expression starts: a `/` opens a regex rather than divides
 /// (`return /'/.test(s)`, `when /x/`), and a `(` groups rather than calls (`return ("...", 2)`).
-pub(crate) const KEYWORDS_BEFORE_EXPRESSION: &[&[u8]] = &[
+pub const KEYWORDS_BEFORE_EXPRESSION: &[&[u8]] = &[
     b"return", b"typeof", b"case", b"when", b"if", b"elsif", b"unless", b"while", b"until", b"and",
     b"or", b"not", b"in", b"of", b"yield", b"await", b"delete", b"void", b"throw", b"new", b"else",
     b"do", b"then",
@@ -51,7 +56,7 @@ const TWO_CHAR_OPERATORS: &[&[u8; 2]] = &[
 ];
 
 /// Lexes `text[range]` by `syntax`. Offsets in the result are offsets into `text`.
-pub(crate) fn lex(text: &str, range: Range<usize>, syntax: &Syntax) -> Lexed {
+pub fn lex(text: &str, range: Range<usize>, syntax: &Syntax) -> Lexed {
     // A byte order mark (as Windows editors write) is no part of the first name.
     let bom = if range.start == 0 && text.starts_with('\u{FEFF}') {
         '\u{FEFF}'.len_utf8()
