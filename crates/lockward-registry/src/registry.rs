@@ -187,7 +187,9 @@ impl Lock {
         &self.kind
     }
 
-    /// The constant's name, for constants and externals (and optionally others).
+    /// The constant's name, for constants and externals (and optionally others): an identifier,
+    /// or a member of a collection or an enum as the code names it (`LOCKS["reindex"]`,
+    /// `Locks.REINDEX`; see [`crate::is_constant_name`]).
     pub fn constant(&self) -> Option<&str> {
         self.constant.as_deref()
     }

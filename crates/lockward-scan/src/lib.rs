@@ -33,6 +33,17 @@
 //!   entry `"name": value` of the dict passed. An interpolation is its name: `{NAME}` (Python),
 //!   `${NAME}` (JavaScript, Kotlin), `$NAME` (Kotlin), `#{NAME}` (Ruby); so is a key under a
 //!   cast, `::bigint` or `CAST(.. AS bigint)`.
+//! - Ids in collections and enums (dict/hash/map/object entries, enum members) are definitions
+//!   under their member name (`LOCKS["reindex"]`, `LOCKS[:reindex]`, `Locks.REINDEX`,
+//!   `Locks::Reindex`) when the collection's name matches a pattern, or when a lock call uses the
+//!   member (or the registry names it); see `collections`. A use `LOCKS['reindex']`,
+//!   `LOCKS.reindex`, `Locks.REINDEX.value` resolves to the member.
+//! - A definition's value may be an integer expression (`(0x4C << 32) | 7`, `BASE + 3`),
+//!   evaluated exactly by each language's rules over the file's names, then the tree's pattern
+//!   constants; what the language would wrap or round stays unresolved (see `values`).
+//! - In JavaScript, a number literal beyond 2^53 - 1 used as an id is `unsafe-js-integer`.
+//! - A field of a struct literal or of an object passed to a call, and a call's keyword
+//!   argument, is configuration: no constant definition unless it matches a keyword.
 //! - Ids in comments are never sites. A trailing `lockward: allow(CODE, ...)` comment exempts its
 //!   line from those codes; the sites on it are still reported in [`ScanReport::sites`].
 //! - Hidden files and directories are skipped, as ripgrep skips them; so are files over
@@ -214,7 +225,7 @@ pub fn defined_ids(registry: &Registry, path: &str, text: &str) -> Vec<i64> {
     };
     let names = walk::names(registry.scan_settings());
     let mut files = [extract::extract(path, language, text, &names)];
-    values::resolve_tree(&mut files);
+    values::resolve_tree(&mut files, registry);
     let [sites] = files;
     let mut ids: Vec<i64> = sites
         .items
@@ -235,7 +246,7 @@ pub fn defined_ids(registry: &Registry, path: &str, text: &str) -> Vec<i64> {
 /// Scans the tree under `root` (the registry's directory) and checks it against `registry`.
 pub fn scan(registry: &Registry, root: &Path, options: &ScanOptions) -> ScanReport {
     let mut walked = walk::walk(registry, root, options);
-    values::resolve_tree(&mut walked.files);
+    values::resolve_tree(&mut walked.files, registry);
     let plugins = options
         .plugins
         .clone()
@@ -258,7 +269,7 @@ pub fn scan_source(registry: &Registry, path: &str, text: &str) -> ScanReport {
     };
     let names = walk::names(registry.scan_settings());
     let mut files = [extract::extract(path, language, text, &names)];
-    values::resolve_tree(&mut files);
+    values::resolve_tree(&mut files, registry);
     let mut report = check::check(registry, None, &files, &[]);
     report.files_scanned = 1;
     report.bytes_scanned = text.len() as u64;

@@ -13,7 +13,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use lockward_registry::Id;
+use lockward_registry::{Id, Registry};
 
 use crate::extract::{FileSites, ItemKind, Key};
 use crate::lang::Language;
@@ -547,10 +547,17 @@ pub(crate) struct Pending {
 }
 
 /// Settles what needs the whole tree: the members of collections and enums that no pattern
-/// matches but a lock call uses as its key become definitions, and the expressions that name
+/// matches but a lock call uses as its key (or the registry names) become definitions, and the
+/// expressions that name
 /// other files' constants are evaluated over the tree's pattern constants (repeatedly, so a
 /// constant built on another file's expression resolves too; a cycle stays unresolved).
-pub(crate) fn resolve_tree(files: &mut [FileSites]) {
+pub(crate) fn resolve_tree(files: &mut [FileSites], registry: &Registry) {
+    let registered = registry
+        .locks()
+        .iter()
+        .filter_map(|lock| lock.constant())
+        .filter(|name| lockward_registry::is_member_name(name))
+        .map(str::to_owned);
     let used: HashSet<String> = files
         .iter()
         .flat_map(|file| file.items.iter())
@@ -562,6 +569,7 @@ pub(crate) fn resolve_tree(files: &mut [FileSites]) {
             ItemKind::Definition { .. } => None,
         })
         .flatten()
+        .chain(registered)
         .collect();
     for file in files.iter_mut() {
         for (item, expr) in std::mem::take(&mut file.members) {

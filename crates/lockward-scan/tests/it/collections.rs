@@ -438,3 +438,49 @@ func setup() {
     let keyword = "package jobs\n\nvar j = Job{AdvisoryLockID: 7_000_100}\n";
     assert_eq!(uses(&scan("jobs.go", keyword)), [(3, None, 7_000_100)]);
 }
+
+#[test]
+fn a_registered_member_counts_even_where_no_lock_call_names_it() {
+    let registry = registry(
+        "[[lock]]\nid = 7_000_100\nconstant = \"Locks.REINDEX\"\nworker = \"reindex\"\n\
+         defined_in = [\"jobs.py\"]\n",
+    );
+    let text = "class Locks(IntEnum):\n    REINDEX = 7_000_100\n    VACUUM = 7_000_101\n";
+    let report = scan_source(&registry, "jobs.py", text);
+    assert_eq!(
+        definitions(&report),
+        defs(&[(2, "Locks.REINDEX", 7_000_100)])
+    );
+    assert_eq!(brief(&report.findings), Vec::<String>::new());
+}
+
+#[test]
+fn expressions_resolve_across_files_and_a_cycle_across_files_stays_unresolved() {
+    let project = crate::support::Project::harbor();
+    project
+        .write(
+            "services/jobs/base.py",
+            "ADVISORY_LOCK_JOBS_BASE = 7_000_000\nADVISORY_LOCK_P = ADVISORY_LOCK_Q + 1\n",
+        )
+        .write(
+            "services/jobs/next.py",
+            "ADVISORY_LOCK_JOBS_NEXT = ADVISORY_LOCK_JOBS_BASE + 5\n\
+             ADVISORY_LOCK_JOBS_LAST = ADVISORY_LOCK_JOBS_NEXT << 1\n\
+             ADVISORY_LOCK_Q = ADVISORY_LOCK_P - 1\n",
+        );
+    let report = project.scan();
+    let found: Vec<(String, usize, i64)> = report
+        .sites
+        .iter()
+        .filter(|site| site.path.starts_with("services/jobs/"))
+        .map(|site| (site.path.clone(), site.line, site.id))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("services/jobs/base.py".to_owned(), 1, 7_000_000),
+            ("services/jobs/next.py".to_owned(), 1, 7_000_005),
+            ("services/jobs/next.py".to_owned(), 2, 14_000_010),
+        ]
+    );
+}
