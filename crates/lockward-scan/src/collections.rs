@@ -305,7 +305,11 @@ impl Finder<'_> {
             };
             let span = self.tokens[key.start].span.start..self.tokens[key.end - 1].span.end;
             let literal = literal_value(self.text, &self.tokens[value.clone()], self.language);
-            let value = self.expr(value);
+            // An entry that holds no integer (a string, a nested table) is no id.
+            let Some(value) = self.expr(value) else {
+                continue;
+            };
+            let value = Some(value);
             self.found.members.push(Member {
                 span,
                 container: container.clone(),

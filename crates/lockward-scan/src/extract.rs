@@ -976,7 +976,8 @@ impl Extractor<'_> {
             let Some((binding, value, typed)) = self.bound_value(tokens, i) else {
                 return;
             };
-            let literal = literal_value(self.file, &tokens[value.clone()], language);
+            let literal = literal_value(self.file, &tokens[value.clone()], language)
+                .or_else(|| self.numeric_string(&tokens[value.clone()]));
             let expr = match &literal {
                 Some(_) => None,
                 None => values::parse(self.file, &tokens[value.clone()], language),
@@ -1045,6 +1046,24 @@ impl Extractor<'_> {
         {
             self.keyword_site(span, name, key);
         }
+    }
+
+    /// A key written as a quoted decimal number (`LOCK_KEY = "12345"`): PostgreSQL casts the
+    /// text to the bigint, so it is the id.
+    fn numeric_string(&self, tokens: &[Token]) -> Option<Id> {
+        let [string] = tokens else {
+            return None;
+        };
+        if string.kind != TokenKind::Str {
+            return None;
+        }
+        let content = self.text(string.content.clone());
+        let digits = content.strip_prefix('-').unwrap_or(content);
+        if digits.is_empty() || digits.len() > 19 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let value = content.parse::<i64>().ok()?;
+        Some(Id::new(value, content))
     }
 
     fn keyword_site(&mut self, span: Range<usize>, keyword: String, key: Key) {

@@ -576,7 +576,14 @@ pub(crate) fn resolve_tree(files: &mut [FileSites], registry: &Registry) {
             let ItemKind::Definition { name, .. } = &item.kind else {
                 continue;
             };
-            if used.contains(name) {
+            // A member whose key is itself a pattern constant (`Locks.ADVISORY_LOCK_X`) is
+            // that constant's definition already; the use falls back to its plain name.
+            let defined = file.items.iter().any(|other| {
+                matches!(other.kind, ItemKind::Definition { .. })
+                    && other.at.span.line == item.at.span.line
+                    && other.at.span.column == item.at.span.column
+            });
+            if used.contains(name) && !defined {
                 if let Some(expr) = expr {
                     file.pending.push(Pending {
                         item: file.items.len(),

@@ -484,3 +484,57 @@ fn expressions_resolve_across_files_and_a_cycle_across_files_stays_unresolved() 
         ]
     );
 }
+
+#[test]
+fn an_enum_member_named_like_a_pattern_constant_is_that_constant() {
+    let registry = registry(
+        "[[lock]]\nid = 7_000_100\nconstant = \"ADVISORY_LOCK_REINDEX\"\nworker = \"reindex\"\n\
+         defined_in = [\"jobs.py\"]\n",
+    );
+    let text = "\
+class Locks(IntEnum):
+    ADVISORY_LOCK_REINDEX = 7_000_100
+
+def run(cur):
+    cur.execute(\"SELECT pg_advisory_lock(%s)\", (Locks.ADVISORY_LOCK_REINDEX.value,))
+";
+    let report = scan_source(&registry, "jobs.py", text);
+    assert_eq!(brief(&report.findings), Vec::<String>::new());
+    assert_eq!(
+        definitions(&report),
+        defs(&[(2, "ADVISORY_LOCK_REINDEX", 7_000_100)])
+    );
+    assert_eq!(
+        uses(&report),
+        [(5, Some("ADVISORY_LOCK_REINDEX".to_owned()), 7_000_100)]
+    );
+}
+
+#[test]
+fn entries_that_hold_no_integer_are_not_definitions() {
+    let text = "ADVISORY_LOCKS = {\"reindex\": {\"id\": 7_000_100}, \"name\": \"nightly\"}\n";
+    let report = scan("jobs.py", text);
+    assert!(report.sites.is_empty(), "{:?}", report.sites);
+    assert!(report.findings.is_empty(), "{:?}", report.findings);
+}
+
+#[test]
+fn a_key_written_as_a_quoted_number_is_the_id_postgres_casts_it_to() {
+    let text = "\
+REPORT_LOCK_KEY = \"7000100\"
+local_key = '7000101'
+NOT_A_NUMBER_LOCK_KEY = \"7_000_102x\"
+
+def run(cur):
+    cur.execute(\"SELECT pg_advisory_lock(%s)\", (local_key,))
+";
+    let report = scan("jobs.py", text);
+    assert_eq!(
+        definitions(&report),
+        defs(&[(1, "REPORT_LOCK_KEY", 7_000_100)])
+    );
+    assert_eq!(
+        uses(&report),
+        [(6, Some("local_key".to_owned()), 7_000_101)]
+    );
+}
