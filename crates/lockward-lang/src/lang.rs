@@ -279,11 +279,17 @@ pub struct Syntax {
     pub block_comment: Option<(&'static str, &'static str, bool)>,
     /// `"""` / `'''` strings (Python; `"""` text blocks on the JVM).
     pub triple_quotes: bool,
+    /// A backslash escapes the next character in a `"""` string (Python, Java's text blocks),
+    /// or does not (Kotlin's raw strings: `"""C:\dir\"""` ends at its third quote).
+    pub triple_quote_escapes: bool,
     /// `'` opens a string (otherwise it is a character literal or a lifetime).
     pub single_quote_strings: bool,
     /// `` ` `` opens a string (Go raw strings, JavaScript templates).
     pub backtick_strings: bool,
-    /// Backslash escapes inside strings (SQL doubles the quote instead).
+    /// A backslash escapes the next character in a `` ` `` string (JavaScript templates), or
+    /// does not (Go raw strings: `` `C:\dir\` `` ends at its second backtick).
+    pub backtick_escapes: bool,
+    /// Backslash escapes inside `"` and `'` strings (SQL doubles the quote instead).
     pub backslash_escapes: bool,
     /// `"` and `'` strings may span lines (otherwise an unclosed one ends at the line's end).
     pub multiline_strings: bool,
@@ -305,8 +311,10 @@ const BASE: Syntax = Syntax {
     line_comments: &["//"],
     block_comment: Some(("/*", "*/", false)),
     triple_quotes: false,
+    triple_quote_escapes: true,
     single_quote_strings: false,
     backtick_strings: false,
+    backtick_escapes: true,
     backslash_escapes: true,
     multiline_strings: false,
     raw_hash_strings: false,
@@ -332,6 +340,7 @@ static RUST: Syntax = Syntax {
 };
 static GO: Syntax = Syntax {
     backtick_strings: true,
+    backtick_escapes: false,
     ..BASE
 };
 /// SQL's rules, for the SQL inside another language's strings.
@@ -370,6 +379,7 @@ static JAVA: Syntax = Syntax {
 static KOTLIN: Syntax = Syntax {
     block_comment: Some(("/*", "*/", true)),
     triple_quotes: true,
+    triple_quote_escapes: false,
     ..BASE
 };
 

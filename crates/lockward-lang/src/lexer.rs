@@ -206,7 +206,7 @@ impl Lexer<'_> {
             let body = start + 3;
             let mut at = body;
             while at < self.end && !self.bytes[at..self.end].starts_with(quote) {
-                at += if self.bytes[at] == b'\\' && syntax.backslash_escapes {
+                at += if self.bytes[at] == b'\\' && syntax.triple_quote_escapes {
                     2
                 } else {
                     1
@@ -218,10 +218,19 @@ impl Lexer<'_> {
             return true;
         }
         match byte {
-            b'"' => self.quoted(b'"', syntax.multiline_strings),
-            b'\'' if syntax.single_quote_strings => self.quoted(b'\'', syntax.multiline_strings),
+            b'"' => self.quoted(b'"', syntax.multiline_strings, quote_escape(syntax)),
+            b'\'' if syntax.single_quote_strings => {
+                self.quoted(b'\'', syntax.multiline_strings, quote_escape(syntax));
+            }
             b'\'' => return self.char_literal(),
-            b'`' if syntax.backtick_strings => self.quoted(b'`', true),
+            b'`' if syntax.backtick_strings => {
+                let escape = if syntax.backtick_escapes {
+                    Escape::Backslash
+                } else {
+                    Escape::None
+                };
+                self.quoted(b'`', true, escape);
+            }
             b'r' | b'b' if syntax.raw_hash_strings => return self.raw_string(),
             b'$' if syntax.dollar_quotes => return self.dollar_quote(),
             b'/' if syntax.regex_literals => return self.regex_literal(),
@@ -232,19 +241,21 @@ impl Lexer<'_> {
         true
     }
 
-    fn quoted(&mut self, quote: u8, multiline: bool) {
+    /// A string from this quote to the next one that `escape` does not make part of it.
+    fn quoted(&mut self, quote: u8, multiline: bool, escape: Escape) {
         let start = self.pos;
         let mut at = start + 1;
-        let escapes = self.syntax.backslash_escapes;
         let close = loop {
             let Some(&byte) = self.bytes.get(at).filter(|_| at < self.end) else {
                 break self.end;
             };
-            if byte == b'\\' && escapes {
+            if byte == b'\\' && escape == Escape::Backslash {
                 at += 2;
             } else if byte == quote {
-                // SQL writes a quote inside a string by doubling it.
-                if !escapes && self.bytes.get(at + 1) == Some(&quote) && at + 1 < self.end {
+                if escape == Escape::Doubled
+                    && self.bytes.get(at + 1) == Some(&quote)
+                    && at + 1 < self.end
+                {
                     at += 2;
                 } else {
                     break at;
@@ -499,6 +510,26 @@ impl Lexer<'_> {
     }
 }
 
+/// How a string writes its own delimiter inside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Escape {
+    /// `\"`: a backslash escapes the next character.
+    Backslash,
+    /// `''`: a doubled quote is one quote (SQL, where a backslash is just a character).
+    Doubled,
+    /// Nothing: the string ends at the next delimiter (Go's raw strings).
+    None,
+}
+
+/// The escape rule of a language's `"` and `'` strings.
+fn quote_escape(syntax: &Syntax) -> Escape {
+    if syntax.backslash_escapes {
+        Escape::Backslash
+    } else {
+        Escape::Doubled
+    }
+}
+
 fn utf8_width(first: u8) -> usize {
     match first {
         0xF0.. => 4,
@@ -624,5 +655,206 @@ mod tests {
         assert_eq!(tokens[1], (TokenKind::Str, "'it''s'"));
         assert!(tokens.contains(&(TokenKind::Number, "1")));
         assert_eq!(tokens.len(), 5);
+    }
+
+    #[test]
+    fn a_go_raw_string_ending_in_a_backslash_ends_at_its_backtick() {
+        let text =
+            "package locks\n\nconst dir = `C:\\dir\\`\n\nconst ADVISORY_LOCK_X = 1_001_042\n";
+        let tokens = kinds(text, Language::Go);
+        assert!(
+            tokens.contains(&(TokenKind::Str, "`C:\\dir\\`")),
+            "{tokens:?}"
+        );
+        assert!(
+            tokens.contains(&(TokenKind::Ident, "ADVISORY_LOCK_X")),
+            "{tokens:?}"
+        );
+        assert!(
+            tokens.contains(&(TokenKind::Number, "1_001_042")),
+            "{tokens:?}"
+        );
+    }
+
+    #[test]
+    fn a_kotlin_raw_string_ending_in_a_backslash_ends_at_its_quotes() {
+        let text = "val dir = \"\"\"C:\\dir\\\"\"\"\nconst val ADVISORY_LOCK_X = 1_001_042L\n";
+        let tokens = kinds(text, Language::Kotlin);
+        assert!(
+            tokens.contains(&(TokenKind::Str, "\"\"\"C:\\dir\\\"\"\"")),
+            "{tokens:?}"
+        );
+        assert!(
+            tokens.contains(&(TokenKind::Number, "1_001_042L")),
+            "{tokens:?}"
+        );
+    }
+
+    #[test]
+    fn javascript_templates_and_java_text_blocks_keep_their_escapes() {
+        let js = kinds("const s = `a\\`b`; const X = 7;\n", Language::JavaScript);
+        assert!(js.contains(&(TokenKind::Str, "`a\\`b`")), "{js:?}");
+        assert!(js.contains(&(TokenKind::Number, "7")), "{js:?}");
+        assert!(!js.contains(&(TokenKind::Ident, "b")), "{js:?}");
+        let java = "String s = \"\"\"\n  a \\\"\"\" b\n  \"\"\";\nlong X = 7L;\n";
+        let tokens = kinds(java, Language::Java);
+        assert!(
+            tokens.contains(&(TokenKind::Str, "\"\"\"\n  a \\\"\"\" b\n  \"\"\"")),
+            "{tokens:?}"
+        );
+        assert!(tokens.contains(&(TokenKind::Number, "7L")), "{tokens:?}");
+    }
+
+    #[test]
+    fn rust_and_sql_block_comments_nest_and_java_ones_do_not() {
+        let text = "/* /* */ ADVISORY_LOCK_X = 1 */\n";
+        for language in [Language::Rust, Language::Sql, Language::Kotlin] {
+            assert_eq!(kinds(text, language), vec![], "{language:?}");
+        }
+        let java = kinds(text, Language::Java);
+        assert!(
+            java.contains(&(TokenKind::Ident, "ADVISORY_LOCK_X")),
+            "{java:?}"
+        );
+        assert!(java.contains(&(TokenKind::Number, "1")), "{java:?}");
+    }
+
+    #[test]
+    fn a_go_empty_raw_string_is_not_an_escaped_backtick() {
+        let tokens = kinds("a := ``\nconst X = 3\n", Language::Go);
+        assert!(tokens.contains(&(TokenKind::Str, "``")), "{tokens:?}");
+        assert!(tokens.contains(&(TokenKind::Number, "3")), "{tokens:?}");
+    }
+
+    const LANGUAGES: [Language; 8] = [
+        Language::Python,
+        Language::Rust,
+        Language::Go,
+        Language::Sql,
+        Language::Ruby,
+        Language::JavaScript,
+        Language::Java,
+        Language::Kotlin,
+    ];
+
+    /// Text biased towards what the lexers care about, so the interesting paths are reached.
+    fn source_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let pieces = prop_oneof![
+            any::<char>().prop_map(String::from),
+            prop::sample::select(vec![
+                "\"",
+                "'",
+                "`",
+                "\"\"\"",
+                "'''",
+                "r#\"",
+                "\"#",
+                "br\"",
+                "$$",
+                "$tag$",
+                "$1",
+                "/*",
+                "*/",
+                "//",
+                "--",
+                "#",
+                "\n",
+                "=begin\n",
+                "=end\n",
+                "<<~SQL\n",
+                "SQL\n",
+                "%Q{",
+                "%(",
+                "{",
+                "}",
+                "(",
+                ")",
+                "/",
+                "\\",
+                "::",
+                ":=",
+                "=>",
+                "1_001_001",
+                "0x",
+                "'a'",
+                "'\\n'",
+                "é",
+                "\u{1F600}",
+                "\u{FEFF}",
+                "${",
+                "#{",
+                "lockward: allow(",
+                "return ",
+                " ",
+            ])
+            .prop_map(str::to_owned),
+        ];
+        prop::collection::vec(pieces, 0..120).prop_map(|parts| parts.concat())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 300,
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        #[test]
+        fn any_text_lexes_to_ordered_tokens_on_char_boundaries(
+            text in source_text(),
+            cut in 0usize..1000,
+        ) {
+            // A sub-range too, as the scan lexes a string's content as SQL.
+            let start = (0..=cut.min(text.len()))
+                .rev()
+                .find(|&i| text.is_char_boundary(i))
+                .unwrap_or(0);
+            for range in [0..text.len(), start..text.len()] {
+                for language in LANGUAGES {
+                    check_tokens(&text, range.clone(), language)?;
+                }
+            }
+        }
+    }
+
+    fn check_tokens(
+        text: &str,
+        range: Range<usize>,
+        language: Language,
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        use proptest::prop_assert;
+        let lexed = lex(text, range.clone(), language.syntax());
+        let mut previous_end = range.start;
+        for token in &lexed.tokens {
+            let (span, content) = (token.span.clone(), token.content.clone());
+            prop_assert!(span.start < span.end, "{language:?}: empty {span:?}");
+            prop_assert!(
+                span.start >= previous_end,
+                "{language:?}: overlap at {span:?}"
+            );
+            prop_assert!(
+                span.end <= range.end,
+                "{language:?}: {span:?} past {range:?}"
+            );
+            prop_assert!(text.is_char_boundary(span.start) && text.is_char_boundary(span.end));
+            // A heredoc's body lies after its marker, so the content is only within the range.
+            prop_assert!(
+                range.start <= content.start
+                    && content.start <= content.end
+                    && content.end <= range.end,
+                "{language:?}: content {content:?} of {span:?} outside {range:?}"
+            );
+            prop_assert!(
+                text.is_char_boundary(content.start) && text.is_char_boundary(content.end)
+            );
+            previous_end = span.end;
+        }
+        for directive in &lexed.directives {
+            prop_assert!(range.start <= directive.start && directive.end <= range.end);
+            prop_assert!(
+                text.is_char_boundary(directive.start) && text.is_char_boundary(directive.end)
+            );
+        }
+        Ok(())
     }
 }

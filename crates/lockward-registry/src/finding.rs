@@ -114,8 +114,33 @@ codes! {
     UnsupportedConstantsLanguage = "unsupported-constants-language": "Core's constants file is in a language `lockward take` cannot write constants in.",
     InvalidProjectName = "invalid-project-name": "The project's name has characters other than ASCII letters, digits, `_`, `-` and `.`, or is too long.",
     GlobOutsideProject = "glob-outside-project": "A `[plugins] manifests` glob reaches outside the registry's directory.",
+    // What the scan cannot see, said out loud (issue 9, item 4).
+    UnresolvedConstant = "unresolved-constant": "A name matching the lock constant patterns whose value the scan cannot compute.",
+    FileNotRead = "file-not-read": "A source file the scan skipped: binary, too large, or a symbolic link it does not follow.",
+    UnreadableFile = "unreadable-file": "A source file the scan could not read (an I/O error), so its locks were not checked.",
+    UnusedAllow = "unused-allow": "A `lockward: allow(CODE)` comment that suppresses no finding.",
+    UnknownAllowCode = "unknown-allow-code": "A `lockward: allow(CODE)` comment names a code that does not exist.",
     // Collections, enums and expressions (issue 9, item 3).
     UnsafeJsInteger = "unsafe-js-integer": "A JavaScript/TypeScript integer literal used as a lock id is beyond 2^53 - 1, so the number the code runs with is not the one written.",
+}
+
+impl Code {
+    /// The code `text` most likely meant, for a near miss (`dynamic-keys`, `dynamic_key` →
+    /// `dynamic-key`); `None` when no code is close.
+    pub fn closest(text: &str) -> Option<Code> {
+        let normalized = text.to_ascii_lowercase().replace('_', "-");
+        Code::ALL
+            .iter()
+            .map(|&code| {
+                (
+                    crate::parse::edit_distance(&normalized, code.as_str()),
+                    code,
+                )
+            })
+            .filter(|&(distance, code)| distance <= 2.max(code.as_str().len() / 4))
+            .min_by_key(|&(distance, _)| distance)
+            .map(|(_, code)| code)
+    }
 }
 
 /// Where in a file a finding or label points: a line and column, and the line's text around it.
@@ -370,5 +395,13 @@ mod tests {
             );
             assert_eq!(Code::from_str_opt(text), Some(*code));
         }
+    }
+
+    #[test]
+    fn a_near_miss_of_a_code_names_the_code() {
+        assert_eq!(Code::closest("dynamic-keys"), Some(Code::DynamicKey));
+        assert_eq!(Code::closest("undeclared_site"), Some(Code::UndeclaredSite));
+        assert_eq!(Code::closest("UNREGISTERED-ID"), Some(Code::UnregisteredId));
+        assert_eq!(Code::closest("everything"), None);
     }
 }

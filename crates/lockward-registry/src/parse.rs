@@ -1056,7 +1056,7 @@ fn did_you_mean<'k>(key: &str, known: &[&'k str]) -> Option<&'k str> {
         .map(|(_, candidate)| candidate)
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut previous: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

@@ -25,6 +25,8 @@ struct Checker<'a> {
     report: ScanReport,
     found: HashSet<i64>,
     mismatched: HashSet<i64>,
+    /// The allow comments that suppressed a finding: path, line, code.
+    used_allows: HashSet<(String, usize, Code)>,
 }
 
 /// Checks the sites of `files` against `registry`. With `root`, the files are the whole tree under
@@ -57,6 +59,7 @@ pub(crate) fn check(
         report: ScanReport::default(),
         found: HashSet::new(),
         mismatched: HashSet::new(),
+        used_allows: HashSet::new(),
     };
     for file in files {
         for item in &file.items {
@@ -67,9 +70,17 @@ pub(crate) fn check(
             .findings
             .extend(file.findings.iter().cloned());
     }
+    for file in files {
+        checker.unresolved(file);
+    }
     checker.duplicates(files);
     if let Some(root) = root {
         checker.missing(root, files);
+    }
+    // Last, once every finding that an allow could suppress has been made. One file alone
+    // (`scan_source`) cannot tell: a whole-tree pass may make the finding an allow is for.
+    for file in files {
+        checker.allows(file, root.is_some());
     }
     let mut report = checker.report;
     report
@@ -102,9 +113,114 @@ impl<'a> Checker<'a> {
         finding.with_label(label)
     }
 
+    /// Reports `finding`, unless an allow comment on its line exempts its code; that allow is
+    /// then used. Every finding at a site goes through here, or its allow reads as unused.
     fn emit(&mut self, at: &Location, finding: Finding) {
-        if !at.allowed.contains(&finding.code) {
+        if at.allowed.contains(&finding.code) {
+            self.used_allows
+                .insert((finding.path, at.span.line, finding.code));
+        } else {
             self.report.findings.push(finding);
+        }
+    }
+
+    /// `unresolved-constant` for each definition under a matching name whose value is still
+    /// unknown and could be an id. A collection or enum whose members the scan read
+    /// (`LOCKS["reindex"]`, `Locks.REINDEX`) is not unresolved: its members are the ids.
+    fn unresolved(&mut self, file: &FileSites) {
+        if file.unresolved.is_empty() {
+            return;
+        }
+        let members: HashSet<&str> = file
+            .items
+            .iter()
+            .filter_map(|item| match &item.kind {
+                ItemKind::Definition {
+                    name,
+                    value: Some(_),
+                } => name
+                    .split_once(['[', '.', ':'])
+                    .map(|(container, _)| container),
+                _ => None,
+            })
+            .collect();
+        for item in &file.items {
+            let ItemKind::Definition { name, value: None } = &item.kind else {
+                continue;
+            };
+            let at = (item.at.span.line, item.at.span.column);
+            let Some(shown) = file
+                .unresolved
+                .iter()
+                .find(|unresolved| unresolved.at == at)
+                .map(|unresolved| &unresolved.value)
+            else {
+                continue;
+            };
+            if members.contains(name.as_str()) {
+                continue;
+            }
+            self.report.unresolved_constants += 1;
+            let message = format!(
+                "`{name}` matches the lock constant patterns but its value `{shown}` is not a value the scan can compute"
+            );
+            let help = "if it is an advisory lock id, write it as an integer literal (or an expression of literals and constants) so the scan can check it; otherwise add a trailing `lockward: allow(unresolved-constant)` comment";
+            let finding = finding(
+                Code::UnresolvedConstant,
+                Severity::Note,
+                &file.path,
+                &item.at,
+                message,
+            );
+            self.emit(&item.at, finding.with_help(help));
+        }
+    }
+
+    /// `unknown-allow-code` for each code an allow comment names that does not exist, and with
+    /// the whole tree checked, `unused-allow` for each one that suppressed nothing.
+    fn allows(&mut self, file: &FileSites, whole_tree: bool) {
+        for allow in &file.allows {
+            let at = Location {
+                span: allow.at.clone(),
+                allowed: Vec::new(),
+            };
+            let Some(code) = allow.code else {
+                let written = &allow.written;
+                let help = match Code::closest(written) {
+                    Some(near) => format!("did you mean `{}`?", near.as_str()),
+                    None => "the codes are the kebab-case names findings are shown with, e.g. `undeclared-site`, `dynamic-key`".to_owned(),
+                };
+                let message = format!("`lockward: allow({written})` names no finding code");
+                let finding = finding(
+                    Code::UnknownAllowCode,
+                    Severity::Error,
+                    &file.path,
+                    &at,
+                    message,
+                );
+                self.report.findings.push(finding.with_help(help));
+                continue;
+            };
+            if !whole_tree
+                || self
+                    .used_allows
+                    .contains(&(file.path.clone(), allow.line, code))
+            {
+                continue;
+            }
+            let code = code.as_str();
+            let message = format!(
+                "`lockward: allow({code})` allows nothing: no `{code}` finding is on this line"
+            );
+            let help = "remove it (or the code from its list): an allow that allows nothing hides the next real finding here";
+            let finding = finding(
+                Code::UnusedAllow,
+                Severity::Warning,
+                &file.path,
+                &at,
+                message,
+            );
+            self.report.findings.push(finding.with_help(help));
         }
     }
 

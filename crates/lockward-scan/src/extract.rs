@@ -53,7 +53,8 @@ impl Names {
     /// The words any site must contain, for the byte prefilter; `None` when a pattern has no
     /// literal word (then every file must be lexed).
     pub(crate) fn trigger_runs(&self) -> Option<Vec<Vec<String>>> {
-        let mut runs = vec![vec!["advisory".to_owned()]];
+        // `lockward` too: a file whose allow comments allow nothing is read for them.
+        let mut runs = vec![vec!["advisory".to_owned()], vec!["lockward".to_owned()]];
         for pattern in self.patterns.iter().chain(&self.keywords) {
             let literal = pattern.literal_runs();
             runs.push(
@@ -164,6 +165,34 @@ pub(crate) struct FileSites {
     pub(crate) members: Vec<(Item, Option<Expr>)>,
     /// Findings made while reading the file (`unsafe-js-integer`).
     pub(crate) findings: Vec<Finding>,
+    /// The codes of the file's `lockward: allow(...)` comments, each where it is written.
+    pub(crate) allows: Vec<Allow>,
+    /// For a definition whose value is not an integer literal but could be an id (not a string,
+    /// a function, `None`): its line and column, and the value as written, for the
+    /// `unresolved-constant` note if no later pass resolves it.
+    pub(crate) unresolved: Vec<Unresolved>,
+}
+
+/// A definition's value that is not an integer literal but could be an id.
+#[derive(Debug, Clone)]
+pub(crate) struct Unresolved {
+    /// The definition's line and column, as its item's location has them.
+    pub(crate) at: (usize, usize),
+    /// The value as written (its first line, at most 60 characters).
+    pub(crate) value: String,
+}
+
+/// One code of a `lockward: allow(...)` comment.
+#[derive(Debug, Clone)]
+pub(crate) struct Allow {
+    /// The line the comment exempts (the line it starts on).
+    pub(crate) line: usize,
+    /// Where the code is written in the comment.
+    pub(crate) at: Span,
+    /// The code as written.
+    pub(crate) written: String,
+    /// The code, when `written` names one.
+    pub(crate) code: Option<Code>,
 }
 
 /// A name the code assigns: its value's expression, and the literal as written when the value
@@ -203,6 +232,8 @@ pub(crate) fn extract(path: &str, language: Language, text: &str, names: &Names)
             .map(|m| m.span.start)
             .collect(),
         expressions: HashMap::new(),
+        allows: Vec::new(),
+        unresolved: Vec::new(),
     };
     extractor.collect_directives(&code);
     extractor.walk(&code.tokens, language, true);
@@ -211,9 +242,12 @@ pub(crate) fn extract(path: &str, language: Language, text: &str, names: &Names)
         raw,
         locals,
         directives,
+        allows,
+        unresolved,
         mut expressions,
         ..
     } = extractor;
+    let (allows, unresolved) = place_allows_and_unresolved(text, allows, unresolved);
     let exprs: HashMap<String, Option<Expr>> = locals
         .iter()
         .map(|(name, local)| (name.clone(), local.as_ref().map(|l| l.expr.clone())))
@@ -225,6 +259,13 @@ pub(crate) fn extract(path: &str, language: Language, text: &str, names: &Names)
             let value = evaluated.get(name).copied().flatten()?;
             let literal = local.as_ref().and_then(|l| l.literal.clone());
             Some((name.clone(), literal.unwrap_or_else(|| Id::plain(value))))
+        })
+        .collect();
+    let aliases: HashMap<String, String> = locals
+        .iter()
+        .filter_map(|(name, local)| match local.as_ref().map(|l| &l.expr) {
+            Some(Expr::Name(other)) => Some((name.clone(), other.clone())),
+            _ => None,
         })
         .collect();
     let member_names: HashSet<&str> = found.members.iter().map(|m| m.name.as_str()).collect();
@@ -263,10 +304,12 @@ pub(crate) fn extract(path: &str, language: Language, text: &str, names: &Names)
         pending: Vec::new(),
         members: Vec::new(),
         findings: Vec::new(),
+        allows,
+        unresolved,
     };
     let local_value = |name: &str| local_ids.get(name).map(Id::value);
     for (span, mut kind, later) in raw {
-        resolve_local(&mut kind, &local_ids, &member_names);
+        resolve_local(&mut kind, &local_ids, &aliases, &member_names);
         let at = locator.locate(span);
         let evaluate = |expr: Expr, kind: &mut ItemKind| -> Option<Expr> {
             let ItemKind::Definition { value, .. } = kind else {
@@ -299,17 +342,18 @@ pub(crate) fn extract(path: &str, language: Language, text: &str, names: &Names)
         }
     }
     if language == Language::JavaScript {
-        sites.findings = unsafe_js_integers(path, &sites.items);
+        sites.findings = unsafe_js_integers(path, &mut sites.items);
     }
     sites.assigned = local_ids.into_values().map(|id| id.value()).collect();
     sites
 }
 
-/// `unsafe-js-integer` for every id written as a JavaScript number literal beyond 2^53 - 1.
-fn unsafe_js_integers(path: &str, items: &[Item]) -> Vec<Finding> {
+/// `unsafe-js-integer` for every id written as a JavaScript number literal beyond 2^53 - 1. The
+/// site's id becomes the number the code runs with: that is the lock it takes.
+fn unsafe_js_integers(path: &str, items: &mut [Item]) -> Vec<Finding> {
     let mut findings = Vec::new();
     for item in items {
-        let id = match &item.kind {
+        let id = match &mut item.kind {
             ItemKind::Definition {
                 value: Some(value), ..
             } => value,
@@ -319,7 +363,7 @@ fn unsafe_js_integers(path: &str, items: &[Item]) -> Vec<Finding> {
             },
             ItemKind::Definition { value: None, .. } => continue,
         };
-        let written = id.literal();
+        let written = id.literal().to_owned();
         let bigint = written.ends_with('n');
         let literal = written.trim_start_matches('-');
         let is_literal = literal.starts_with(|c: char| c.is_ascii_digit())
@@ -340,6 +384,11 @@ fn unsafe_js_integers(path: &str, items: &[Item]) -> Vec<Finding> {
             "write it as a BigInt (`{}n`), as the PostgreSQL driver needs for a bigint beyond 2^53, or use an id below 2^53",
             id.value()
         );
+        // Beyond i64 (a literal near 2^63 rounds up to it) PostgreSQL refuses the key: the
+        // written id stays the site's.
+        if let Ok(runs) = i64::try_from(runs) {
+            *id = Id::plain(runs);
+        }
         findings.push(
             Finding {
                 code: Code::UnsafeJsInteger,
@@ -356,7 +405,57 @@ fn unsafe_js_integers(path: &str, items: &[Item]) -> Vec<Finding> {
     findings
 }
 
-fn resolve_local(kind: &mut ItemKind, locals: &HashMap<String, Id>, members: &HashSet<&str>) {
+/// The allow comments' codes and the unresolved values, from byte offsets to lines and columns.
+fn place_allows_and_unresolved(
+    text: &str,
+    mut allows: Vec<(usize, Range<usize>, Option<Code>)>,
+    unresolved: Vec<(usize, String)>,
+) -> (Vec<Allow>, Vec<Unresolved>) {
+    if allows.is_empty() && unresolved.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let lines = Lines::new(text);
+    let column = |offset: usize| {
+        let (start, _) = lines.bounds(lines.line_of(offset), text);
+        text[start..offset].chars().count() + 1
+    };
+    // A string's SQL is lexed again at a deeper level: one comment, one allow per code.
+    allows.sort_by_key(|(_, range, _)| (range.start, range.end));
+    allows.dedup_by_key(|(_, range, _)| range.clone());
+    let allows = allows
+        .into_iter()
+        .map(|(comment, range, code)| {
+            let line = lines.line_of(range.start);
+            let (start, end) = lines.bounds(line, text);
+            let end_in_line = range.end.clamp(range.start, end);
+            Allow {
+                line: lines.line_of(comment),
+                at: Span::in_line(
+                    line,
+                    &text[start..end],
+                    range.start - start..end_in_line - start,
+                ),
+                written: text[range].to_owned(),
+                code,
+            }
+        })
+        .collect();
+    let unresolved = unresolved
+        .into_iter()
+        .map(|(offset, value)| Unresolved {
+            at: (lines.line_of(offset), column(offset)),
+            value,
+        })
+        .collect();
+    (allows, unresolved)
+}
+
+fn resolve_local(
+    kind: &mut ItemKind,
+    locals: &HashMap<String, Id>,
+    aliases: &HashMap<String, String>,
+    members: &HashSet<&str>,
+) {
     let (ItemKind::Call { key, .. } | ItemKind::Keyword { key, .. }) = kind else {
         return;
     };
@@ -371,11 +470,23 @@ fn resolve_local(kind: &mut ItemKind, locals: &HashMap<String, Id>, members: &Ha
         } if !candidates.iter().any(|m| members.contains(m.as_str())) => name,
         _ => return,
     };
-    if let Some(value) = locals.get(name.as_str()) {
+    // An alias (`lock_id = MIGRATE_LOCK_ID`) is a use of the name it stands for.
+    let mut target = name.clone();
+    for _ in 0..8 {
+        match aliases.get(target.as_str()) {
+            Some(next) if *next != target => target.clone_from(next),
+            _ => break,
+        }
+    }
+    if let Some(value) = locals.get(target.as_str())
+        && !aliases.contains_key(target.as_str())
+    {
         *key = Key::Local {
-            name: std::mem::take(name),
+            name: target,
             value: value.clone(),
         };
+    } else if target != *name {
+        *key = Key::Name(target);
     }
 }
 
@@ -474,6 +585,11 @@ struct Extractor<'a> {
     locals: HashMap<String, Option<Local>>,
     /// Byte offsets of `lockward: allow(...)` comments, and the codes they allow.
     directives: Vec<(usize, Vec<Code>)>,
+    /// Every code an allow comment writes: the comment's offset, the code's bytes, the code.
+    allows: Vec<(usize, Range<usize>, Option<Code>)>,
+    /// Definitions whose value may be an id the scan cannot compute: the name's offset and the
+    /// value as written.
+    unresolved: Vec<(usize, String)>,
     /// While walking a string's SQL: what its placeholders are bound to.
     binds: Option<Binds>,
     /// Go's constants of `const (...)` blocks, by their name's offset (see
@@ -512,19 +628,30 @@ impl Extractor<'_> {
     }
 
     fn collect_directives(&mut self, lexed: &Lexed) {
+        let file = self.file;
         for span in &lexed.directives {
-            let comment = self.text(span.clone());
+            let comment = &file[span.clone()];
             let mut codes = Vec::new();
             for (at, _) in comment.match_indices("lockward:") {
-                let rest = comment[at + "lockward:".len()..].trim_start();
+                let after = at + "lockward:".len();
+                let rest = comment[after..].trim_start();
                 let Some(list) = rest.strip_prefix("allow(").and_then(|r| r.split_once(')')) else {
                     continue;
                 };
-                codes.extend(
-                    list.0
-                        .split(',')
-                        .filter_map(|c| Code::from_str_opt(c.trim())),
-                );
+                let list_start =
+                    span.start + after + (comment.len() - after - rest.len()) + "allow(".len();
+                let mut offset = list_start;
+                for written in list.0.split(',') {
+                    let trimmed = written.trim();
+                    if !trimmed.is_empty() {
+                        let start = offset + (written.len() - written.trim_start().len());
+                        let code = Code::from_str_opt(trimmed);
+                        codes.extend(code);
+                        self.allows
+                            .push((span.start, start..start + trimmed.len(), code));
+                    }
+                    offset += written.len() + 1;
+                }
             }
             if !codes.is_empty() {
                 self.directives.push((span.start, codes));
@@ -1019,7 +1146,11 @@ impl Extractor<'_> {
         // argument, configure something (`AdvisoryLockPrefix: 123_456`): only a keyword
         // pattern makes one a lock id.
         let in_fields = context == Bracket::Fields && binding != Binding::Assign;
-        let site_key = |this: &Self| value.map(|value| this.key(&tokens[value], language));
+        let site_key = |this: &Self| {
+            value
+                .clone()
+                .map(|value| this.key(&tokens[value], language))
+        };
         if keyword && (in_arguments || in_fields || binding != Binding::Assign) {
             // A typed parameter with a default (`advisory_lock_id: int = 0`) is a signature,
             // not a use.
@@ -1032,6 +1163,12 @@ impl Extractor<'_> {
                 && let Some(expr) = expr
             {
                 self.expressions.insert(span.start, expr);
+            }
+            if literal.is_none()
+                && let Some(value) = &value
+                && let Some(shown) = self.unresolved_value(&tokens[value.clone()])
+            {
+                self.unresolved.push((span.start, shown));
             }
             self.raw.push((
                 span,
@@ -1064,6 +1201,48 @@ impl Extractor<'_> {
         }
         let value = content.parse::<i64>().ok()?;
         Some(Id::new(value, content))
+    }
+
+    /// A definition's value that is not an integer literal, as written, when it could be an id
+    /// the scan cannot compute (`compute()`, `OTHER + 1`, `{"reindex": 7}`, `"12345"`); `None`
+    /// when it clearly is not one: text (`"5s"`), a decimal, `None`/`nil`/`true`, a function or
+    /// a lambda, an object under construction (`new Mutex()`).
+    fn unresolved_value(&self, value: &[Token]) -> Option<String> {
+        let (first, last) = (value.first()?, value.last()?);
+        let word = |token: &Token| self.text(token.span.clone());
+        let numeric_text = |token: &Token| {
+            let content = self.text(token.content.clone()).trim();
+            !content.is_empty() && content.bytes().all(|b| b.is_ascii_digit() || b == b'_')
+        };
+        let not_an_id = match (first.kind, value.len()) {
+            (TokenKind::Str, 1) => !numeric_text(first),
+            (TokenKind::Str, _) | (TokenKind::Number, 1) => true,
+            (TokenKind::Ident, _) => matches!(
+                word(first),
+                "None"
+                    | "nil"
+                    | "null"
+                    | "undefined"
+                    | "true"
+                    | "false"
+                    | "True"
+                    | "False"
+                    | "lambda"
+                    | "function"
+                    | "fn"
+                    | "func"
+                    | "fun"
+                    | "def"
+                    | "proc"
+                    | "class"
+                    | "new"
+                    | "async"
+            ),
+            _ => false,
+        } || value
+            .iter()
+            .any(|token| token.kind == TokenKind::Punct && matches!(word(token), "=>" | "->"));
+        (!not_an_id).then(|| excerpt(&self.file[first.span.start..last.span.end]))
     }
 
     fn keyword_site(&mut self, span: Range<usize>, keyword: String, key: Key) {

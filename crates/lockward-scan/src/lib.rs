@@ -48,6 +48,10 @@
 //!   line from those codes; the sites on it are still reported in [`ScanReport::sites`].
 //! - Hidden files and directories are skipped, as ripgrep skips them; so are files over
 //!   [`ScanOptions::max_file_size`] and files with a NUL byte in their first 8 KiB.
+//!
+//! What it finds on real code is measured by the labelled corpus (`tests/corpus/`): hand labels
+//! of public repositories that take advisory locks, each tied to a synthetic pattern fixture with
+//! exact two-way expectations, and `scripts/corpus-measure` to score a scan against the labels.
 #![deny(missing_docs)]
 
 mod check;
@@ -201,8 +205,35 @@ pub struct ScanReport {
     /// How many lock calls have a key that cannot be resolved (each is also a `dynamic-key` note,
     /// unless allowed).
     pub dynamic_keys: usize,
+    /// How many definitions under a name that matches the constant patterns have a value the
+    /// scan cannot compute (each is also an `unresolved-constant` note, unless allowed).
+    pub unresolved_constants: usize,
+    /// The source files (of a language the scan reads) it did not read, by reason.
+    pub not_read: NotRead,
     /// Every site whose id is known, sorted by path, line and column.
     pub sites: Vec<Site>,
+}
+
+/// Source files the scan did not read, by reason. Each is also a finding: `file-not-read`
+/// (a note) for the first three, `unreadable-file` (a warning) for the last.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct NotRead {
+    /// Files with a NUL byte in their first 8 KiB that hold a trigger word.
+    pub binary: u64,
+    /// Files over [`ScanOptions::max_file_size`].
+    pub too_large: u64,
+    /// Symbolic links, which the walk does not follow (their targets inside the tree are read
+    /// where they are), and other entries that are not regular files.
+    pub not_followed: u64,
+    /// Files whose reading failed (permissions, an I/O error).
+    pub unreadable: u64,
+}
+
+impl NotRead {
+    /// All the files not read.
+    pub fn total(&self) -> u64 {
+        self.binary + self.too_large + self.not_followed + self.unreadable
+    }
 }
 
 impl ScanReport {
@@ -254,6 +285,7 @@ pub fn scan(registry: &Registry, root: &Path, options: &ScanOptions) -> ScanRepo
     let mut report = check::check(registry, Some(root), &walked.files, &plugins);
     report.files_scanned = walked.files_scanned;
     report.bytes_scanned = walked.bytes_scanned;
+    report.not_read = walked.not_read;
     report.findings.extend(walked.errors);
     lockward_registry::finding::sort(&mut report.findings);
     report

@@ -2,6 +2,7 @@
 
 use std::io::Read;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ignore::overrides::OverrideBuilder;
@@ -11,7 +12,7 @@ use regex::bytes::{Regex, RegexBuilder};
 
 use crate::extract::{FileSites, Names, extract};
 use crate::lang::Language;
-use crate::{PluginDir, Progress, ScanOptions, plugins};
+use crate::{NotRead, PluginDir, Progress, ScanOptions, plugins};
 
 /// What the walk collected.
 #[derive(Debug, Default)]
@@ -21,6 +22,7 @@ pub(crate) struct Walked {
     pub(crate) errors: Vec<Finding>,
     pub(crate) files_scanned: u64,
     pub(crate) bytes_scanned: u64,
+    pub(crate) not_read: NotRead,
 }
 
 /// The constant patterns and keywords in force: the registry's, or the defaults.
@@ -80,6 +82,24 @@ struct Shared<'a> {
     plugins: Mutex<Vec<PluginDir>>,
     errors: Mutex<Vec<Finding>>,
     progress: Arc<Progress>,
+    not_read: Counters,
+}
+
+/// The files not read, by reason, counted from every walker thread.
+#[derive(Debug, Default)]
+struct Counters {
+    binary: AtomicU64,
+    too_large: AtomicU64,
+    not_followed: AtomicU64,
+    unreadable: AtomicU64,
+}
+
+/// Why a source file was not read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Skipped {
+    Binary,
+    TooLarge,
+    NotFollowed,
 }
 
 pub(crate) fn walk(registry: &Registry, root: &Path, options: &ScanOptions) -> Walked {
@@ -132,6 +152,7 @@ pub(crate) fn walk(registry: &Registry, root: &Path, options: &ScanOptions) -> W
         plugins: Mutex::default(),
         errors: Mutex::new(errors),
         progress: options.progress.clone().unwrap_or_default(),
+        not_read: Counters::default(),
     };
     // A caller may share one `Progress` across scans; this scan's figures are the difference.
     let (files_before, bytes_before) = (shared.progress.files(), shared.progress.bytes());
@@ -168,6 +189,12 @@ pub(crate) fn walk(registry: &Registry, root: &Path, options: &ScanOptions) -> W
             .unwrap_or_else(std::sync::PoisonError::into_inner),
         files_scanned: shared.progress.files() - files_before,
         bytes_scanned: shared.progress.bytes() - bytes_before,
+        not_read: NotRead {
+            binary: shared.not_read.binary.into_inner(),
+            too_large: shared.not_read.too_large.into_inner(),
+            not_followed: shared.not_read.not_followed.into_inner(),
+            unreadable: shared.not_read.unreadable.into_inner(),
+        },
     }
 }
 
@@ -209,7 +236,10 @@ impl Shared<'_> {
     }
 
     fn visit(&self, entry: &DirEntry, buffer: &mut Vec<u8>) {
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
+        let Some(file_type) = entry.file_type() else {
+            return;
+        };
+        if file_type.is_dir() {
             return;
         }
         let relative = entry.path().strip_prefix(self.root).unwrap_or(entry.path());
@@ -219,29 +249,63 @@ impl Shared<'_> {
         } else {
             relative.replace(std::path::MAIN_SEPARATOR, "/").into()
         };
+        if !file_type.is_file() {
+            // A symbolic link (the walk does not follow them), a FIFO or a socket: opening one
+            // could hang or leave the tree, so a source file's name on one is only reported.
+            if self.source_language(&relative).is_some() {
+                let what = if file_type.is_symlink() {
+                    "it is a symbolic link, which the scan does not follow"
+                } else {
+                    "it is not a regular file"
+                };
+                self.not_read(&relative, Skipped::NotFollowed, what);
+            }
+            return;
+        }
         if let Some((globs, table)) = &self.manifests
             && globs.is_match(relative.as_ref())
         {
             self.manifest(entry.path(), &relative, table);
         }
-        let Some(language) = Language::from_path(&relative) else {
-            return;
-        };
-        if self
+        if let Some(language) = self.source_language(&relative) {
+            self.visit_file(entry.path(), &relative, language, buffer);
+        }
+    }
+
+    /// The language of a file the scan reads: one of its languages, and `[scan] include`d.
+    fn source_language(&self, relative: &str) -> Option<Language> {
+        let language = Language::from_path(relative)?;
+        let excluded = self
             .include
             .as_ref()
-            .is_some_and(|globs| !globs.is_match(relative.as_ref()))
-        {
-            return;
-        }
+            .is_some_and(|globs| !globs.is_match(relative));
+        (!excluded).then_some(language)
+    }
+
+    /// Reads one source file and extracts its sites; a file that cannot be read, or is not
+    /// text, is counted and reported.
+    fn visit_file(&self, path: &Path, relative: &str, language: Language, buffer: &mut Vec<u8>) {
         buffer.clear();
-        let read = std::fs::File::open(entry.path())
+        let read = std::fs::File::open(path)
             .and_then(|file| file.take(self.max_file_size + 1).read_to_end(buffer));
         if let Err(error) = read {
-            self.error(&relative, format!("cannot read `{relative}`: {error}"));
+            self.not_read.unreadable.fetch_add(1, Ordering::Relaxed);
+            let finding = Finding::file(
+                Code::UnreadableFile,
+                Severity::Warning,
+                relative,
+                format!("cannot read `{relative}`: {error}; its advisory locks were not checked"),
+            )
+            .with_help("check the file's permissions, or exclude it with `[scan] exclude`");
+            lock(&self.errors).push(finding);
             return;
         }
         if buffer.len() as u64 > self.max_file_size {
+            let why = format!(
+                "it is larger than the scan's limit of {} bytes",
+                self.max_file_size
+            );
+            self.not_read(relative, Skipped::TooLarge, &why);
             return;
         }
         self.progress.add(buffer.len() as u64);
@@ -252,14 +316,49 @@ impl Shared<'_> {
         {
             return;
         }
+        // Binary: only a file that holds a trigger word loses anything by being skipped.
         if memchr::memchr(0, &buffer[..buffer.len().min(8192)]).is_some() {
+            self.not_read(
+                relative,
+                Skipped::Binary,
+                "it has a NUL byte in its first 8 KiB, so the scan takes it for a binary file",
+            );
             return;
         }
         let text = String::from_utf8_lossy(buffer);
-        let sites = extract(&relative, language, &text, &self.names);
-        if !sites.items.is_empty() {
+        let sites = extract(relative, language, &text, &self.names);
+        if !sites.items.is_empty() || !sites.allows.is_empty() {
             lock(&self.files).push(sites);
         }
+    }
+
+    /// A source file skipped for `reason`: counted, and a `file-not-read` note.
+    fn not_read(&self, relative: &str, reason: Skipped, why: &str) {
+        let counter = match reason {
+            Skipped::Binary => &self.not_read.binary,
+            Skipped::TooLarge => &self.not_read.too_large,
+            Skipped::NotFollowed => &self.not_read.not_followed,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+        let help = match reason {
+            Skipped::Binary => {
+                "if it is text, remove the NUL byte; if it holds no lock ids, exclude it with `[scan] exclude`"
+            }
+            Skipped::TooLarge => {
+                "check its advisory lock ids by hand (a generated bundle's source is scanned where it lies), or exclude it with `[scan] exclude`"
+            }
+            Skipped::NotFollowed => {
+                "a link's target inside the tree is scanned where it lies; one outside is not: scan it where it lives, or exclude the link with `[scan] exclude`"
+            }
+        };
+        let finding = Finding::file(
+            Code::FileNotRead,
+            Severity::Note,
+            relative,
+            format!("`{relative}` was not scanned: {why}"),
+        )
+        .with_help(help);
+        lock(&self.errors).push(finding);
     }
 
     fn manifest(&self, path: &Path, relative: &str, table: &str) {
@@ -390,5 +489,49 @@ mod tests {
         let (path, message) = walk_error(std::path::Path::new("/work/project"), &error);
         assert_eq!(path, "secret");
         assert_eq!(message, "cannot read it: permission denied");
+    }
+
+    /// As root, a file's permissions stop no read; a directory (EISDIR) and `/proc/self/mem`
+    /// (EIO) fail the way an unreadable file fails, through the same path.
+    #[test]
+    fn a_source_file_that_cannot_be_read_is_a_warning_and_counted() {
+        let root = tempfile::tempdir().expect("a temporary directory");
+        let directory = root.path().join("x.py");
+        std::fs::create_dir(&directory).expect("mkdir");
+        let names = Names::new(&["ADVISORY_LOCK*".into()], &[]);
+        let shared = Shared {
+            root: root.path(),
+            include: None,
+            prefilter: prefilter(&names),
+            names,
+            manifests: None,
+            max_file_size: 1 << 20,
+            files: Mutex::default(),
+            plugins: Mutex::default(),
+            errors: Mutex::default(),
+            progress: Arc::default(),
+            not_read: Counters::default(),
+        };
+        let mut buffer = Vec::new();
+        shared.visit_file(&directory, "x.py", Language::Python, &mut buffer);
+        if cfg!(target_os = "linux") {
+            let mem = Path::new("/proc/self/mem");
+            shared.visit_file(mem, "mem.py", Language::Python, &mut buffer);
+        }
+        let errors = shared.errors.into_inner().expect("not poisoned");
+        let expected = if cfg!(target_os = "linux") { 2 } else { 1 };
+        assert_eq!(errors.len(), expected, "{errors:#?}");
+        assert!(
+            errors
+                .iter()
+                .all(|finding| finding.code == Code::UnreadableFile
+                    && finding.severity == Severity::Warning)
+        );
+        assert!(
+            errors[0].message.starts_with("cannot read `x.py`: "),
+            "{}",
+            errors[0].message
+        );
+        assert_eq!(shared.not_read.unreadable.into_inner(), expected as u64);
     }
 }

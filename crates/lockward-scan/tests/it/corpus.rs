@@ -5,7 +5,8 @@ use std::path::Path;
 
 use crate::support::{data, scan_dir};
 
-/// `(path, line, what)` for each annotation in the corpus, sorted.
+/// `(path, line, what)` for each annotation in the corpus, sorted. The pattern fixtures under
+/// `fixtures/` are projects of their own (`patterns.rs`), excluded from this one.
 fn annotations(dir: &Path, marker: &str) -> Vec<(String, usize, String)> {
     let mut found = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -13,7 +14,9 @@ fn annotations(dir: &Path, marker: &str) -> Vec<(String, usize, String)> {
         for entry in std::fs::read_dir(&at).expect("readable") {
             let path = entry.expect("an entry").path();
             if path.is_dir() {
-                stack.push(path);
+                if path != dir.join("fixtures") {
+                    stack.push(path);
+                }
                 continue;
             }
             if lockward_scan::Language::from_path(&path.to_string_lossy()).is_none() {

@@ -27,3 +27,14 @@ HELP = \"ADVISORY_LOCK_DOC = 1_001_091\"
         Vec::<i64>::new()
     );
 }
+
+/// A Go raw string ending in a backslash swallowed the rest of the file: the constants after it
+/// vanished from the scan.
+#[test]
+fn a_constant_after_a_go_raw_string_ending_in_a_backslash_is_found() {
+    let registry = registry(&data("fixtures/harbor"));
+    let go = "package locks\n\nconst dir = `C:\\dir\\`\n\nconst ADVISORY_LOCK_WIP = 1_001_007\n";
+    assert_eq!(defined_ids(&registry, "locks.go", go), vec![1_001_007]);
+    let kotlin = "object Locks {\n    val dir = \"\"\"C:\\dir\\\"\"\"\n    const val ADVISORY_LOCK_WIP = 1_001_007L\n}\n";
+    assert_eq!(defined_ids(&registry, "Locks.kt", kotlin), vec![1_001_007]);
+}

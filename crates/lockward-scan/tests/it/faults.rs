@@ -176,9 +176,13 @@ fn an_allowed_line_is_exempt_but_still_a_site() {
         "cur.execute(\"SELECT pg_advisory_lock(4242)\")  # lockward: allow(unregistered-id)\ncur.execute(\"SELECT pg_advisory_lock(4243)\")  # lockward: allow(dynamic-key)\n",
     );
     let report = project.scan();
+    // Line 2's allow names a code its line does not have: it allows nothing.
     assert_eq!(
         brief(&report.findings),
-        ["services/jobs/legacy.py:2 unregistered-id"]
+        [
+            "services/jobs/legacy.py:2 unregistered-id",
+            "services/jobs/legacy.py:2 unused-allow"
+        ]
     );
     assert_eq!(report.uses_of(4242).count(), 1);
 }
@@ -491,4 +495,174 @@ fn one_text_is_checked_as_the_tree_scan_checks_it_at_its_path() {
     assert_eq!(one.files_scanned, 1);
     let unknown = lockward_scan::scan_source(&registry, "notes.txt", text);
     assert!(unknown.findings.is_empty() && unknown.files_scanned == 0);
+}
+
+/// Issue 9: a name matching the patterns with a value the scan cannot compute checked clean.
+#[test]
+fn a_matching_name_whose_value_cannot_be_computed_is_a_note_and_counted() {
+    let project = Project::harbor();
+    project.write(
+        "services/jobs/derived.py",
+        "\
+\"\"\"ADVISORY_LOCK_IN_DOCSTRING = compute()\"\"\"
+# ADVISORY_LOCK_IN_COMMENT = compute()
+ADVISORY_LOCK_COMPUTED = compute_lock_id()
+ADVISORY_LOCK_IDS = {\"reindex\": 7_000_100, \"vacuum\": 7_000_101}
+ADVISORY_LOCK_QUOTED = \"12345\"
+ADVISORY_LOCK_TIMEOUT = \"5s\"
+ADVISORY_LOCK_RETRY_SECONDS = 1.5
+ADVISORY_LOCK_UNSET = None
+ADVISORY_LOCK_FACTORY = lambda: None
+ADVISORY_LOCK_KNOWN = compute()  # lockward: allow(unresolved-constant)
+
+def advisory_lock(conn, key):
+    return conn
+",
+    );
+    project.write(
+        "services/api/derived.ts",
+        "export const ADVISORY_LOCK_HANDLER = (id: number) => id;\nexport const ADVISORY_LOCK_FROM_ENV = Number(process.env.LOCK);\n",
+    );
+    let report = project.scan();
+    assert_eq!(
+        brief(&report.findings),
+        [
+            "services/api/derived.ts:2 unresolved-constant",
+            "services/jobs/derived.py:3 unresolved-constant",
+            // The dict's entries and the quoted number are ids the scan reads (item 3).
+            "services/jobs/derived.py:4 unregistered-id",
+            "services/jobs/derived.py:4 unregistered-id",
+            "services/jobs/derived.py:5 unregistered-id",
+        ]
+    );
+    assert!(
+        report
+            .findings
+            .iter()
+            .filter(|finding| finding.code.as_str() == "unresolved-constant")
+            .all(|finding| finding.severity == Severity::Note)
+    );
+    assert_eq!(
+        report.findings[1].message,
+        "`ADVISORY_LOCK_COMPUTED` matches the lock constant patterns but its value `compute_lock_id()` is not a value the scan can compute"
+    );
+    // Counted whether or not allowed, as dynamic keys are.
+    assert_eq!(report.unresolved_constants, 3);
+}
+
+#[test]
+fn files_the_scan_skips_are_counted_and_reported() {
+    let project = Project::harbor();
+    project.write(
+        "services/jobs/blob.py",
+        "ADVISORY_LOCK_BLOB = 4242\n\0\0binary",
+    );
+    project.write("services/jobs/plain_blob.py", "no trigger here\n\0\0binary");
+    project.write(
+        "services/jobs/huge.py",
+        &format!("ADVISORY_LOCK_HUGE = 4243\n{}", "#\n".repeat(1 << 19)),
+    );
+    std::os::unix::fs::symlink(
+        "../../outside/locks.py",
+        project.path().join("services/jobs/link.py"),
+    )
+    .expect("symlink");
+    let report = scan(
+        &registry(project.path()),
+        project.path(),
+        &ScanOptions {
+            threads: 2,
+            max_file_size: 1 << 19,
+            ..ScanOptions::default()
+        },
+    );
+    assert_eq!(
+        brief(&report.findings),
+        [
+            "services/jobs/blob.py file-not-read",
+            "services/jobs/huge.py file-not-read",
+            "services/jobs/link.py file-not-read",
+        ]
+    );
+    assert!(report.findings.iter().all(|f| f.severity == Severity::Note));
+    assert!(
+        report.findings[0].message.contains("NUL byte"),
+        "{}",
+        report.findings[0].message
+    );
+    assert!(report.findings[1].message.contains("larger than"));
+    assert!(report.findings[2].message.contains("symbolic link"));
+    assert_eq!(
+        report.not_read,
+        lockward_scan::NotRead {
+            binary: 1,
+            too_large: 1,
+            not_followed: 1,
+            unreadable: 0,
+        }
+    );
+}
+
+#[test]
+fn an_allow_that_allows_nothing_and_an_unknown_code_are_reported() {
+    let project = Project::harbor();
+    project.write(
+        "services/jobs/allows.py",
+        "\
+cur.execute(\"SELECT pg_advisory_lock(4242)\")  # lockward: allow(unregistered-id, dynamic-kye)
+RETRIES = 3  # lockward: allow(undeclared-site)
+",
+    );
+    let report = project.scan();
+    assert_eq!(
+        brief(&report.findings),
+        [
+            "services/jobs/allows.py:1 unknown-allow-code",
+            "services/jobs/allows.py:2 unused-allow",
+        ]
+    );
+    let unknown = &report.findings[0];
+    assert_eq!(unknown.severity, Severity::Error);
+    assert_eq!(unknown.column(), Some(82), "at the code in the comment");
+    assert_eq!(unknown.help.as_deref(), Some("did you mean `dynamic-key`?"));
+    assert_eq!(report.findings[1].severity, Severity::Warning);
+    assert_eq!(report.findings[1].column(), Some(32));
+}
+
+/// `duplicate-definition` is made by the pass over the whole tree, after every file's sites.
+#[test]
+fn an_allow_used_by_the_whole_tree_pass_is_used() {
+    let project = Project::harbor();
+    project.write(
+        "services/jobs/one.py",
+        "ADVISORY_LOCK_ONE = 4300  # lockward: allow(unregistered-id)\n",
+    );
+    project.write(
+        "services/jobs/two.py",
+        "ADVISORY_LOCK_TWO = 4300  # lockward: allow(unregistered-id, duplicate-definition)\n",
+    );
+    assert_eq!(brief(&project.scan().findings), Vec::<String>::new());
+    project.write(
+        "services/jobs/two.py",
+        "ADVISORY_LOCK_TWO = 4301  # lockward: allow(unregistered-id, duplicate-definition)\n",
+    );
+    assert_eq!(
+        brief(&project.scan().findings),
+        ["services/jobs/two.py:1 unused-allow"]
+    );
+}
+
+/// One file alone cannot tell whether the whole tree would use an allow; a bad code it can.
+#[test]
+fn scan_source_reports_unknown_codes_but_not_unused_allows() {
+    let registry = registry(&crate::support::data("fixtures/harbor"));
+    let report = lockward_scan::scan_source(
+        &registry,
+        "services/jobs/two.py",
+        "ADVISORY_LOCK_TWO = 4300  # lockward: allow(unregistered-id, duplicate-definition, nope)\n",
+    );
+    assert_eq!(
+        brief(&report.findings),
+        ["services/jobs/two.py:1 unknown-allow-code"]
+    );
 }

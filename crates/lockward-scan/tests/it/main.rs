@@ -6,4 +6,5 @@ mod corpus;
 mod defined;
 mod faults;
 mod fuzz;
+mod patterns;
 mod support;
