@@ -29,6 +29,12 @@ const LOCK_FUNCTIONS: &[&str] = &[
 /// defined (`def pg_advisory_lock(conn, key):`), not a call.
 const FUNCTION_KEYWORDS: &[&str] = &["def", "fn", "func", "fun", "function"];
 
+/// Last words of a name that make it a setting beside a lock, not a lock id.
+const SETTING_WORDS: &[&str] = &[
+    "salt", "seed", "prefix", "timeout", "timeouts", "interval", "ttl", "seconds", "secs",
+    "millis", "delay", "duration", "mask", "bits", "shift",
+];
+
 /// How far a bound value is followed, in tokens.
 const MAX_VALUE_TOKENS: usize = 64;
 /// How far a call's closing parenthesis is looked for, in tokens; a call without one in reach
@@ -66,8 +72,14 @@ impl Names {
         Some(runs)
     }
 
+    /// Whether a name is a lock constant's: it matches a pattern, and its last word does not
+    /// make it a setting next to the id (`ADVISORY_LOCK_TIMEOUT`, golang-migrate's
+    /// `advisoryLockIDSalt`): a pattern such as `ADVISORY_LOCK*` matches those too.
     pub(crate) fn is_constant(&self, words: &[String]) -> bool {
-        self.patterns.iter().any(|p| p.matches(words))
+        let setting = words
+            .last()
+            .is_some_and(|last| SETTING_WORDS.contains(&last.as_str()));
+        !setting && self.patterns.iter().any(|p| p.matches(words))
     }
 
     fn is_keyword(&self, words: &[String]) -> bool {
@@ -232,6 +244,7 @@ pub(crate) fn extract(path: &str, language: Language, text: &str, names: &Names)
             .map(|m| m.span.start)
             .collect(),
         expressions: HashMap::new(),
+        member_locals: HashMap::new(),
         allows: Vec::new(),
         unresolved: Vec::new(),
     };
@@ -245,6 +258,7 @@ pub(crate) fn extract(path: &str, language: Language, text: &str, names: &Names)
         allows,
         unresolved,
         mut expressions,
+        member_locals,
         ..
     } = extractor;
     let (allows, unresolved) = place_allows_and_unresolved(text, allows, unresolved);
@@ -310,6 +324,12 @@ pub(crate) fn extract(path: &str, language: Language, text: &str, names: &Names)
     let local_value = |name: &str| local_ids.get(name).map(Id::value);
     for (span, mut kind, later) in raw {
         resolve_local(&mut kind, &local_ids, &aliases, &member_names);
+        if let ItemKind::Call { key, .. } | ItemKind::Keyword { key, .. } = &mut kind
+            && let Key::Name(name) = key
+            && let Some(Some(member)) = member_locals.get(name.as_str())
+        {
+            *key = member.clone();
+        }
         let at = locator.locate(span);
         let evaluate = |expr: Expr, kind: &mut ItemKind| -> Option<Expr> {
             let ItemKind::Definition { value, .. } = kind else {
@@ -600,6 +620,9 @@ struct Extractor<'a> {
     member_keys: HashSet<usize>,
     /// The expressions of definitions whose value is not a literal, by the name's offset.
     expressions: HashMap<usize, Expr>,
+    /// Names assigned a member (`family = LOCK_TYPES["mine-topic"]`): a use of the name is a
+    /// use of the member (`None` when the name is assigned something else too).
+    member_locals: HashMap<String, Option<Key>>,
 }
 
 /// The code values bound to the placeholders of the SQL string being walked.
@@ -1134,6 +1157,26 @@ impl Extractor<'_> {
                     self.locals.insert(name.clone(), local);
                 }
             }
+            let member = match (&literal, &expr, &value) {
+                (None, None, Some(value)) => {
+                    let tokens = &tokens[value.clone()];
+                    let shown = match (tokens.first(), tokens.last()) {
+                        (Some(first), Some(last)) => {
+                            excerpt(&self.file[first.span.start..last.span.end])
+                        }
+                        _ => String::new(),
+                    };
+                    self.member_key(tokens, language, &shown)
+                }
+                _ => None,
+            };
+            match self.member_locals.get_mut(&name) {
+                Some(known) if *known != member => *known = None,
+                Some(_) => {}
+                None => {
+                    self.member_locals.insert(name.clone(), member);
+                }
+            }
         }
         if !name.bytes().any(|b| b.is_ascii_alphabetic()) {
             return;
@@ -1540,8 +1583,9 @@ impl Extractor<'_> {
                     }
                     format!("{container}[\"{content}\"]")
                 }
+                // In a Ruby string's SQL (`#{LOCKS[:export]}`) the key is lexed as SQL.
                 [colon, name]
-                    if language == Language::Ruby
+                    if matches!(language, Language::Ruby | Language::Sql)
                         && text(colon) == ":"
                         && name.kind == TokenKind::Ident =>
                 {

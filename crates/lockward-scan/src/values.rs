@@ -571,6 +571,9 @@ pub(crate) fn resolve_tree(files: &mut [FileSites], registry: &Registry) {
         .flatten()
         .chain(registered)
         .collect();
+    // One entry that reaches a lock key makes its collection or enum one of ids: all its
+    // members count.
+    let used_containers: HashSet<String> = used.iter().map(|m| container(m).to_owned()).collect();
     for file in files.iter_mut() {
         for (item, expr) in std::mem::take(&mut file.members) {
             let ItemKind::Definition { name, .. } = &item.kind else {
@@ -583,7 +586,7 @@ pub(crate) fn resolve_tree(files: &mut [FileSites], registry: &Registry) {
                     && other.at.span.line == item.at.span.line
                     && other.at.span.column == item.at.span.column
             });
-            if used.contains(name) && !defined {
+            if (used.contains(name) || used_containers.contains(container(name))) && !defined {
                 if let Some(expr) = expr {
                     file.pending.push(Pending {
                         item: file.items.len(),
@@ -617,6 +620,13 @@ pub(crate) fn resolve_tree(files: &mut [FileSites], registry: &Registry) {
             break;
         }
     }
+}
+
+/// The collection or enum of a member name (`LOCKS` of `LOCKS["reindex"]`, `Locks::Reindex`).
+fn container(member: &str) -> &str {
+    member
+        .find(['[', '.', ':'])
+        .map_or(member, |at| &member[..at])
 }
 
 /// Each pattern constant's value across the tree: `None` when files disagree on it.

@@ -118,12 +118,15 @@ def run(cur):
     let report = scan("jobs.py", used);
     assert_eq!(
         definitions(&report),
-        defs(&[(1, "LOCKS[\"reindex\"]", 7_000_100)])
+        defs(&[
+            (1, "LOCKS[\"reindex\"]", 7_000_100),
+            (1, "LOCKS[\"vacuum\"]", 7_000_101)
+        ]),
+        "one entry reaches a lock key: the dict is one of ids, and the timeouts are not"
     );
     assert_eq!(
         brief(&report.findings),
-        ["jobs.py:1 unregistered-id"],
-        "the used entry, not the timeouts nor the unused entry"
+        ["jobs.py:1 unregistered-id", "jobs.py:1 unregistered-id"]
     );
     let unused = "LOCKS = {\"reindex\": 7_000_100}\nTIMEOUTS = {\"advisory\": 30}\n";
     assert!(scan("jobs.py", unused).sites.is_empty());
@@ -172,6 +175,7 @@ def run(cur):
             (4, "AdvisoryLocks.REINDEX", 7_000_100),
             (5, "AdvisoryLocks.VACUUM", 7_000_101),
             (6, "AdvisoryLocks.EXPORT", 7_000_102),
+            (15, "Counted.FIRST", 1),
             (16, "Counted.SECOND", 2),
         ]),
         "`Colour` has no lock use and no matching name"
@@ -229,8 +233,11 @@ fn run() -> String {
     let report = scan("locks.rs", rust);
     assert_eq!(
         definitions(&report),
-        defs(&[(5, "Locks::Vacuum", 7_000_101)]),
-        "`Locks` matches no pattern: its members count where a lock call uses them"
+        defs(&[
+            (3, "Locks::Reindex", 7_000_100),
+            (5, "Locks::Vacuum", 7_000_101)
+        ]),
+        "`Locks` matches no pattern, but a lock call uses one of its members"
     );
 }
 
@@ -459,9 +466,16 @@ fn a_registered_member_counts_even_where_no_lock_call_names_it() {
     let report = scan_source(&registry, "jobs.py", text);
     assert_eq!(
         definitions(&report),
-        defs(&[(2, "Locks.REINDEX", 7_000_100)])
+        defs(&[
+            (2, "Locks.REINDEX", 7_000_100),
+            (3, "Locks.VACUUM", 7_000_101)
+        ])
     );
-    assert_eq!(brief(&report.findings), Vec::<String>::new());
+    assert_eq!(
+        brief(&report.findings),
+        ["jobs.py:3 unregistered-id"],
+        "the registry names one member: the enum is one of ids"
+    );
 }
 
 #[test]
@@ -547,5 +561,15 @@ def run(cur):
     assert_eq!(
         uses(&report),
         [(6, Some("local_key".to_owned()), 7_000_101)]
+    );
+}
+
+#[test]
+fn a_setting_beside_a_lock_is_not_an_id_though_its_name_matches() {
+    let text = "ADVISORY_LOCK_TIMEOUT = 30\nADVISORY_LOCK_ID_SALT = 1486364155\nADVISORY_LOCK_RETRY = 7_000_100\n";
+    assert_eq!(
+        definitions(&scan("jobs.py", text)),
+        defs(&[(3, "ADVISORY_LOCK_RETRY", 7_000_100)]),
+        "a timeout and a salt are settings; a retry job's lock is a lock"
     );
 }
