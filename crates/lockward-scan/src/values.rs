@@ -562,7 +562,9 @@ pub(crate) fn resolve_tree(files: &mut [FileSites], registry: &Registry) {
         .iter()
         .flat_map(|file| file.items.iter())
         .filter_map(|item| match &item.kind {
-            ItemKind::Call { key, .. } | ItemKind::Keyword { key, .. } => match key {
+            ItemKind::Call { key, .. }
+            | ItemKind::Keyword { key, .. }
+            | ItemKind::Wrapper { key, .. } => match key {
                 Key::Member { members, .. } => Some(members.clone()),
                 _ => None,
             },

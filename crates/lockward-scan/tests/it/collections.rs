@@ -36,9 +36,9 @@ fn uses(report: &ScanReport) -> Vec<(usize, Option<String>, i64)> {
         .sites
         .iter()
         .filter_map(|site| match &site.form {
-            SiteForm::Call { constant, .. } | SiteForm::Keyword { constant, .. } => {
-                Some((site.line, constant.clone(), site.id))
-            }
+            SiteForm::Call { constant, .. }
+            | SiteForm::Keyword { constant, .. }
+            | SiteForm::Wrapper { constant, .. } => Some((site.line, constant.clone(), site.id)),
             SiteForm::Definition { .. } => None,
         })
         .collect()

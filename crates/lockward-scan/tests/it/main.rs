@@ -8,3 +8,4 @@ mod faults;
 mod fuzz;
 mod patterns;
 mod support;
+mod wrappers;
