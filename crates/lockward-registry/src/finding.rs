@@ -120,6 +120,8 @@ codes! {
     UnreadableFile = "unreadable-file": "A source file the scan could not read (an I/O error), so its locks were not checked.",
     UnusedAllow = "unused-allow": "A `lockward: allow(CODE)` comment that suppresses no finding.",
     UnknownAllowCode = "unknown-allow-code": "A `lockward: allow(CODE)` comment names a code that does not exist.",
+    // Collections, enums and expressions (issue 9, item 3).
+    UnsafeJsInteger = "unsafe-js-integer": "A JavaScript/TypeScript integer literal used as a lock id is beyond 2^53 - 1, so the number the code runs with is not the one written.",
 }
 
 impl Code {

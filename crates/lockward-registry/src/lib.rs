@@ -24,7 +24,10 @@ pub mod take;
 
 pub use finding::{Code, Excerpt, Finding, Label, Severity, Span};
 pub use id::{AdvisoryKey, Id, KeyShape};
-pub use parse::{LoadError, Loaded, decode_utf8, is_identifier, parse, recorded_ids};
+pub use parse::{
+    LoadError, Loaded, decode_utf8, is_constant_name, is_identifier, is_member_name, parse,
+    recorded_ids,
+};
 pub use plugin::{AdmissionReport, AdmittedPlugin, Manifest, Verdict};
 pub use registry::{
     Block, Core, Kind, Lock, LockView, PluginSettings, Project, Registry, Reservation,

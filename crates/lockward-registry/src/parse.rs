@@ -909,15 +909,18 @@ impl Checker<'_> {
     ) -> Option<(Lock, Option<Spanned<String>>)> {
         let mut ok = self.one_kind(&entry, &id);
         if let Some(constant) = &entry.constant
-            && !is_identifier(&constant.value)
+            && !is_constant_name(&constant.value)
         {
             self.error(
                 Code::InvalidConstantName,
                 constant.span.clone(),
-                format!("`{}` is not an identifier", constant.value),
+                format!(
+                    "`{}` is not an identifier nor a member name",
+                    constant.value
+                ),
             )
             .help = Some(
-                "a constant name is ASCII letters, digits and `_`, not starting with a digit"
+                "a constant name is ASCII letters, digits and `_`, not starting with a digit; a member of a collection or enum is `LOCKS[\"reindex\"]`, `LOCKS[:reindex]`, `Locks.REINDEX` or `Locks::Reindex`"
                     .to_owned(),
             );
             ok = false;
@@ -1118,6 +1121,35 @@ fn table_span(table: &dyn TableLike) -> Range<usize> {
         .unwrap_or(0..0)
 }
 
+/// Whether `name` is what a registry `constant` may hold: an identifier, or the name of a
+/// member of a collection or an enum as the code names it: `LOCKS["reindex"]` (a
+/// dict/hash/map/object entry with a string key, always written with double quotes),
+/// `LOCKS[:reindex]` (a Ruby symbol key), `Locks.REINDEX` (an enum member in Python, Java,
+/// Kotlin, TypeScript) or `Locks::Reindex` (Rust).
+pub fn is_constant_name(name: &str) -> bool {
+    is_identifier(name) || is_member_name(name)
+}
+
+/// Whether `name` names a member of a collection or an enum (see [`is_constant_name`]), as
+/// opposed to a plain constant.
+pub fn is_member_name(name: &str) -> bool {
+    if let Some((container, rest)) = name.split_once('[') {
+        let Some(key) = rest.strip_suffix(']') else {
+            return false;
+        };
+        let string_key = key
+            .strip_prefix('"')
+            .and_then(|k| k.strip_suffix('"'))
+            .is_some_and(|k| {
+                !k.is_empty() && !k.contains(['"', '\\']) && !k.contains(char::is_control)
+            });
+        let symbol_key = key.strip_prefix(':').is_some_and(is_identifier);
+        return is_identifier(container) && (string_key || symbol_key);
+    }
+    let parts = name.split_once("::").or_else(|| name.split_once('.'));
+    parts.is_some_and(|(container, member)| is_identifier(container) && is_identifier(member))
+}
+
 /// The known key closest to `key`, if it is a near miss (`defined-in` → `defined_in`).
 fn did_you_mean<'k>(key: &str, known: &[&'k str]) -> Option<&'k str> {
     let normalized = key.to_ascii_lowercase().replace('-', "_");
@@ -1152,6 +1184,36 @@ mod tests {
         assert_eq!(did_you_mean("defined-in", LOCK_KEYS), Some("defined_in"));
         assert_eq!(did_you_mean("wroker", LOCK_KEYS), Some("worker"));
         assert_eq!(did_you_mean("colour", LOCK_KEYS), None);
+    }
+
+    #[test]
+    fn member_names_follow_the_code_that_names_them() {
+        for name in [
+            "LOCKS[\"reindex\"]",
+            "LOCKS[\"re index-2\"]",
+            "LOCKS[:reindex]",
+            "Locks.REINDEX",
+            "Locks::Reindex",
+        ] {
+            assert!(is_member_name(name), "{name}");
+            assert!(is_constant_name(name), "{name}");
+        }
+        for name in [
+            "LOCKS['reindex']",
+            "LOCKS[\"\"]",
+            "LOCKS[\"a\"b\"]",
+            "LOCKS[reindex]",
+            "LOCKS[7]",
+            "LOCKS[\"a\"",
+            "a.b.c",
+            "Locks.",
+            "1X.A",
+            "ADVISORY_LOCK_FOO",
+        ] {
+            assert!(!is_member_name(name), "{name}");
+        }
+        assert!(is_constant_name("ADVISORY_LOCK_FOO"));
+        assert!(!is_constant_name("a.b.c"));
     }
 
     #[test]

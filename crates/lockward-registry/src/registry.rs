@@ -117,8 +117,14 @@ impl Wrapper {
 
 impl ScanSettings {
     /// The constant patterns used when `[scan] constant_patterns` is not set.
-    pub const DEFAULT_CONSTANT_PATTERNS: &'static [&'static str] =
-        &["ADVISORY_LOCK*", "*_LOCK_KEY", "*_LOCK_ID"];
+    pub const DEFAULT_CONSTANT_PATTERNS: &'static [&'static str] = &[
+        "ADVISORY_LOCK*",
+        "ADVISORY_LOCKS*",
+        "*_LOCK_KEY",
+        "*_LOCK_ID",
+        "*LOCK_KEYS",
+        "*LOCK_IDS",
+    ];
     /// The keywords always recognised, besides those in `[scan] keywords`.
     pub const DEFAULT_KEYWORDS: &'static [&'static str] = &["advisory_lock_id"];
     /// Helpers of well-known libraries that take an integer key, always on in their language:
@@ -245,7 +251,9 @@ impl Lock {
         &self.kind
     }
 
-    /// The constant's name, for constants and externals (and optionally others).
+    /// The constant's name, for constants and externals (and optionally others): an identifier,
+    /// or a member of a collection or an enum as the code names it (`LOCKS["reindex"]`,
+    /// `Locks.REINDEX`; see [`crate::is_constant_name`]).
     pub fn constant(&self) -> Option<&str> {
         self.constant.as_deref()
     }

@@ -21,7 +21,7 @@ use lockward_lang::{find_definition, is_identifier};
 
 use crate::finding::Finding;
 use crate::id::{Id, KeyShape};
-use crate::parse::parse;
+use crate::parse::{is_member_name, parse};
 use crate::registry::{Kind, Lock, Registry, Source};
 
 pub use lockward_lang::{Language, parse_id};
@@ -89,6 +89,12 @@ pub enum EditError {
         "`{0}` is not an identifier: use ASCII letters, digits and `_`, not starting with a digit"
     )]
     InvalidConstantName(String),
+    /// The name is a member of a collection or an enum (`LOCKS["reindex"]`, `Locks.REINDEX`):
+    /// `take` writes plain constants only.
+    #[error(
+        "`{0}` names a member of a collection or an enum; `take` writes plain constants only: add the member to its collection in the code and register it by hand with `constant = {0:?}`"
+    )]
+    MemberName(String),
     /// The name is a reserved word of the constants file's language: the constant would not
     /// compile.
     #[error(
@@ -210,6 +216,9 @@ pub fn take(
     also_taken: &[i64],
     constants_text: Option<&str>,
 ) -> Result<Taken, EditError> {
+    if is_member_name(&request.constant) {
+        return Err(EditError::MemberName(request.constant.clone()));
+    }
     if !is_identifier(&request.constant) {
         return Err(EditError::InvalidConstantName(request.constant.clone()));
     }
@@ -693,6 +702,14 @@ key = \"family\"
         ));
         let error = take(&registry, &request("1_BAD"), &[], Some("")).unwrap_err();
         assert!(matches!(error, EditError::InvalidConstantName(_)));
+        for member in ["LOCKS[\"reindex\"]", "Locks.REINDEX", "Locks::Reindex"] {
+            let error = take(&registry, &request(member), &[], Some("")).unwrap_err();
+            assert!(matches!(error, EditError::MemberName(_)), "{member}");
+            assert!(
+                error.to_string().contains("plain constants only"),
+                "{error}"
+            );
+        }
         let error = take(
             &registry,
             &request("ADVISORY_LOCK_DUNNING"),

@@ -65,6 +65,10 @@ pub(crate) fn check(
         for item in &file.items {
             checker.item(&file.path, item);
         }
+        checker
+            .report
+            .findings
+            .extend(file.findings.iter().cloned());
     }
     for file in files {
         checker.unresolved(file);
@@ -441,6 +445,20 @@ impl<'a> Checker<'a> {
                 Some(value) => (value, Written::ByName, Some(last_part(written))),
                 None => return self.dynamic(path, at, function, written),
             },
+            Key::Member {
+                members,
+                name,
+                shown,
+            } => {
+                let resolved = members
+                    .iter()
+                    .chain(name)
+                    .find_map(|candidate| Some((self.resolve(path, candidate)?, candidate)));
+                match resolved {
+                    Some((value, candidate)) => (value, Written::ByName, Some(candidate.as_str())),
+                    None => return self.dynamic(path, at, function, shown),
+                }
+            }
             Key::Dynamic(text) => return self.dynamic(path, at, function, text),
         };
         let lock = self.site(path, at, site_key(value.value()), form(constant));

@@ -5,10 +5,12 @@ mod functions;
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
-use lockward_registry::{Code, Excerpt, Id, Span};
+use lockward_registry::{Code, Excerpt, Finding, Id, Severity, Span};
 
+use crate::collections;
 use crate::lang::{Language, SQL};
 use crate::lexer::{KEYWORDS_BEFORE_EXPRESSION, Lexed, Token, TokenKind, lex};
+use crate::values::{self, Expr, Pending};
 use crate::words::{self, Pattern};
 use crate::wrappers::FileWrappers;
 
@@ -29,6 +31,12 @@ const LOCK_FUNCTIONS: &[&str] = &[
 /// Keywords that declare a function: a lock function's name after one is a wrapper being
 /// defined (`def pg_advisory_lock(conn, key):`), not a call.
 const FUNCTION_KEYWORDS: &[&str] = &["def", "fn", "func", "fun", "function"];
+
+/// Last words of a name that make it a setting beside a lock, not a lock id.
+const SETTING_WORDS: &[&str] = &[
+    "salt", "seed", "prefix", "timeout", "timeouts", "interval", "ttl", "seconds", "secs",
+    "millis", "delay", "duration", "mask", "bits", "shift",
+];
 
 /// How far a bound value is followed, in tokens.
 const MAX_VALUE_TOKENS: usize = 64;
@@ -80,8 +88,14 @@ impl Names {
         Some(runs)
     }
 
-    fn is_constant(&self, words: &[String]) -> bool {
-        self.patterns.iter().any(|p| p.matches(words))
+    /// Whether a name is a lock constant's: it matches a pattern, and its last word does not
+    /// make it a setting next to the id (`ADVISORY_LOCK_TIMEOUT`, golang-migrate's
+    /// `advisoryLockIDSalt`): a pattern such as `ADVISORY_LOCK*` matches those too.
+    pub(crate) fn is_constant(&self, words: &[String]) -> bool {
+        let setting = words
+            .last()
+            .is_some_and(|last| SETTING_WORDS.contains(&last.as_str()));
+        !setting && self.patterns.iter().any(|p| p.matches(words))
     }
 
     fn is_keyword(&self, words: &[String]) -> bool {
@@ -99,6 +113,18 @@ pub(crate) struct Location {
     pub(crate) allowed: Vec<Code>,
 }
 
+/// What kind of bracket is open while walking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Bracket {
+    /// A call's arguments (or an index).
+    Arguments,
+    /// A block of declarations (`const (`) or statements.
+    Block,
+    /// A struct literal (`Config{`) or an object passed as a call's argument: its fields are
+    /// configuration, not constant definitions.
+    Fields,
+}
+
 /// How a lock key is written at a use.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Key {
@@ -110,6 +136,15 @@ pub(crate) enum Key {
     /// A name to resolve across the tree, as written (`Locks::FOO`, `l.lockID`): the last part
     /// ([`last_part`]) is the name.
     Name(String),
+    /// A member of a collection or an enum (`LOCKS["reindex"]`, `Locks.REINDEX.value`): the
+    /// member names it may be (a JavaScript `LOCKS.reindex` is an object's entry or an enum's
+    /// member), and the plain name to fall back on (`Locks.ADVISORY_LOCK_FOO` may be a class's
+    /// constant `ADVISORY_LOCK_FOO`).
+    Member {
+        members: Vec<String>,
+        name: Option<String>,
+        shown: String,
+    },
     /// Anything else: a placeholder, a variable, an expression.
     Dynamic(String),
 }
@@ -153,6 +188,14 @@ pub(crate) struct FileSites {
     /// The value of every name the file's code assigns one integer literal (any name, not only
     /// those the constant patterns match).
     pub(crate) assigned: Vec<i64>,
+    pub(crate) language: Language,
+    /// Definitions whose expression names constants of other files.
+    pub(crate) pending: Vec<Pending>,
+    /// Members of collections and enums under a name no pattern matches: definitions only if a
+    /// lock call uses them as its key ([`values::resolve_tree`]).
+    pub(crate) members: Vec<(Item, Option<Expr>)>,
+    /// Findings made while reading the file (`unsafe-js-integer`).
+    pub(crate) findings: Vec<Finding>,
     /// The codes of the file's `lockward: allow(...)` comments, each where it is written.
     pub(crate) allows: Vec<Allow>,
     /// For a definition whose value is not an integer literal but could be an id (not a string,
@@ -185,6 +228,23 @@ pub(crate) struct Allow {
     pub(crate) code: Option<Code>,
 }
 
+/// A name the code assigns: its value's expression, and the literal as written when the value
+/// is one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Local {
+    expr: Expr,
+    literal: Option<Id>,
+}
+
+/// What an extracted item still needs once the whole file is read.
+enum Later {
+    Nothing,
+    /// A definition whose value is an expression.
+    Evaluate(Expr),
+    /// A member under a name no pattern matches.
+    Candidate(Option<Expr>),
+}
+
 /// The last part of a path as written: `FOO` in `Locks::FOO`, `lockID` in `l.lockID`.
 pub(crate) fn last_part(path: &str) -> &str {
     path.rsplit(['.', ':', '>']).next().unwrap_or(path)
@@ -204,6 +264,8 @@ pub(crate) fn extract_calls(
     wanted: &HashSet<String>,
 ) -> FileSites {
     let code = lex(text, 0..text.len(), language.syntax());
+    let found = collections::find(text, &code.tokens, language);
+    let matching = |container: &str| names.is_constant(&words::split(container));
     let mut extractor = Extractor {
         file: text,
         names,
@@ -211,6 +273,15 @@ pub(crate) fn extract_calls(
         locals: HashMap::new(),
         directives: Vec::new(),
         binds: None,
+        go_constants: found.go_constants,
+        member_keys: found
+            .members
+            .iter()
+            .filter(|m| matching(&m.container))
+            .map(|m| m.span.start)
+            .collect(),
+        expressions: HashMap::new(),
+        member_locals: HashMap::new(),
         allows: Vec::new(),
         unresolved: Vec::new(),
     };
@@ -270,52 +341,198 @@ pub(crate) fn extract_calls(
         directives,
         allows,
         unresolved,
+        mut expressions,
+        member_locals,
         ..
     } = extractor;
     let (allows, unresolved) = place_allows_and_unresolved(text, allows, unresolved);
+    let exprs: HashMap<String, Option<Expr>> = locals
+        .iter()
+        .map(|(name, local)| (name.clone(), local.as_ref().map(|l| l.expr.clone())))
+        .collect();
+    let evaluated = values::evaluate_locals(&exprs, language);
+    let local_ids: HashMap<String, Id> = locals
+        .iter()
+        .filter_map(|(name, local)| {
+            let value = evaluated.get(name).copied().flatten()?;
+            let literal = local.as_ref().and_then(|l| l.literal.clone());
+            Some((name.clone(), literal.unwrap_or_else(|| Id::plain(value))))
+        })
+        .collect();
+    let aliases: HashMap<String, String> = locals
+        .iter()
+        .filter_map(|(name, local)| match local.as_ref().map(|l| &l.expr) {
+            Some(Expr::Name(other)) => Some((name.clone(), other.clone())),
+            _ => None,
+        })
+        .collect();
+    let member_names: HashSet<&str> = found.members.iter().map(|m| m.name.as_str()).collect();
+    let mut raw: Vec<(Range<usize>, ItemKind, Later)> = raw
+        .into_iter()
+        .map(|(span, kind)| {
+            let later = match &kind {
+                ItemKind::Definition { value: None, .. } => expressions
+                    .remove(&span.start)
+                    .map_or(Later::Nothing, Later::Evaluate),
+                _ => Later::Nothing,
+            };
+            (span, kind, later)
+        })
+        .collect();
+    for member in &found.members {
+        let kind = ItemKind::Definition {
+            name: member.name.clone(),
+            value: member.literal.clone(),
+        };
+        let expr = member.value.clone().filter(|_| member.literal.is_none());
+        let later = if matching(&member.container) {
+            expr.map_or(Later::Nothing, Later::Evaluate)
+        } else {
+            Later::Candidate(expr)
+        };
+        raw.push((member.span.clone(), kind, later));
+    }
+    raw.sort_by_key(|(span, _, _)| span.start);
     let mut locator = Locator::new(text, directives.clone());
     let mut reach_sites = Vec::new();
-    let items: Vec<Item> = raw
-        .into_iter()
-        .map(|(span, mut kind)| {
-            resolve_local(&mut kind, &locals);
-            let start = span.start;
-            let at = locator.locate(span);
-            if reach_offsets.contains(&start) {
-                reach_sites.push((start, at.span.line, at.span.column));
-            }
-            Item { at, kind }
-        })
-        .collect();
-    let mut locator = Locator::new(text, directives);
-    let calls = calls
-        .into_iter()
-        .map(|(span, mut call)| {
-            call.at = Some(locator.locate(span));
-            for arg in &mut call.args {
-                resolve_key(&mut arg.key, &locals);
-            }
-            call
-        })
-        .collect();
-    let assigned = locals
-        .into_values()
-        .filter_map(|value| value.map(|id| id.value()))
-        .collect();
-    FileSites {
+    let mut sites = FileSites {
         path: path.to_owned(),
-        items,
-        assigned,
+        items: Vec::new(),
+        assigned: Vec::new(),
+        language,
+        pending: Vec::new(),
+        members: Vec::new(),
+        findings: Vec::new(),
         allows,
         unresolved,
         wrappers: FileWrappers {
             definitions,
-            calls,
-            reach_sites,
+            calls: Vec::new(),
+            reach_sites: Vec::new(),
             words,
             defined,
         },
+    };
+    let local_value = |name: &str| local_ids.get(name).map(Id::value);
+    for (span, mut kind, later) in raw {
+        resolve_local(&mut kind, &local_ids, &aliases, &member_names);
+        if let ItemKind::Call { key, .. } | ItemKind::Keyword { key, .. } = &mut kind
+            && let Key::Name(name) = key
+            && let Some(Some(member)) = member_locals.get(name.as_str())
+        {
+            *key = member.clone();
+        }
+        let start = span.start;
+        let at = locator.locate(span);
+        if reach_offsets.contains(&start) {
+            reach_sites.push((start, at.span.line, at.span.column));
+        }
+        let evaluate = |expr: Expr, kind: &mut ItemKind| -> Option<Expr> {
+            let ItemKind::Definition { value, .. } = kind else {
+                return None;
+            };
+            match values::evaluate(&expr, language, &mut |n| local_value(n)) {
+                Some(result) => {
+                    *value = Some(Id::plain(result));
+                    None
+                }
+                None => Some(values::substitute(expr, &mut |n| local_value(n))),
+            }
+        };
+        match later {
+            Later::Nothing => sites.items.push(Item { at, kind }),
+            Later::Evaluate(expr) => {
+                if let Some(expr) = evaluate(expr, &mut kind) {
+                    sites.pending.push(Pending {
+                        item: sites.items.len(),
+                        expr,
+                        language,
+                    });
+                }
+                sites.items.push(Item { at, kind });
+            }
+            Later::Candidate(expr) => {
+                let pending = expr.and_then(|expr| evaluate(expr, &mut kind));
+                sites.members.push((Item { at, kind }, pending));
+            }
+        }
     }
+    let mut locator = Locator::new(text, directives);
+    sites.wrappers.calls = calls
+        .into_iter()
+        .map(|(span, mut call)| {
+            call.at = Some(locator.locate(span));
+            for arg in &mut call.args {
+                resolve_key(&mut arg.key, &local_ids, &aliases, &member_names);
+            }
+            call
+        })
+        .collect();
+    sites.wrappers.reach_sites = reach_sites;
+    if language == Language::JavaScript {
+        sites.findings = unsafe_js_integers(path, &mut sites.items);
+    }
+    sites.assigned = local_ids.into_values().map(|id| id.value()).collect();
+    sites
+}
+
+/// `unsafe-js-integer` for every id written as a JavaScript number literal beyond 2^53 - 1. The
+/// site's id becomes the number the code runs with: that is the lock it takes.
+fn unsafe_js_integers(path: &str, items: &mut [Item]) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for item in items {
+        let id = match &mut item.kind {
+            ItemKind::Definition {
+                value: Some(value), ..
+            } => value,
+            ItemKind::Call { key, .. }
+            | ItemKind::Keyword { key, .. }
+            | ItemKind::Wrapper { key, .. } => match key {
+                Key::Literal(value) | Key::Local { value, .. } => value,
+                _ => continue,
+            },
+            ItemKind::Definition { value: None, .. } => continue,
+        };
+        let written = id.literal().to_owned();
+        let bigint = written.ends_with('n');
+        let literal = written.trim_start_matches('-');
+        let is_literal = literal.starts_with(|c: char| c.is_ascii_digit())
+            && Language::JavaScript.parse_int(literal).is_some();
+        if bigint
+            || !is_literal
+            || i128::from(id.value()).abs() <= values::MAX_SAFE_INTEGER
+            || item.at.allowed.contains(&Code::UnsafeJsInteger)
+        {
+            continue;
+        }
+        let runs = values::js_runtime_value(id.value());
+        let message = format!(
+            "`{written}` is beyond JavaScript's Number.MAX_SAFE_INTEGER (2^53 - 1): the code runs with {runs}, not the id {} written here",
+            id.value()
+        );
+        let help = format!(
+            "write it as a BigInt (`{}n`), as the PostgreSQL driver needs for a bigint beyond 2^53, or use an id below 2^53",
+            id.value()
+        );
+        // Beyond i64 (a literal near 2^63 rounds up to it) PostgreSQL refuses the key: the
+        // written id stays the site's.
+        if let Ok(runs) = i64::try_from(runs) {
+            *id = Id::plain(runs);
+        }
+        findings.push(
+            Finding {
+                code: Code::UnsafeJsInteger,
+                severity: Severity::Error,
+                message,
+                path: path.to_owned(),
+                span: Some(item.at.span.clone()),
+                labels: Vec::new(),
+                help: None,
+            }
+            .with_help(help),
+        );
+    }
+    findings
 }
 
 /// The allow comments' codes and the unresolved values, from byte offsets to lines and columns.
@@ -363,24 +580,56 @@ fn place_allows_and_unresolved(
     (allows, unresolved)
 }
 
-fn resolve_local(kind: &mut ItemKind, locals: &HashMap<String, Option<Id>>) {
+fn resolve_local(
+    kind: &mut ItemKind,
+    locals: &HashMap<String, Id>,
+    aliases: &HashMap<String, String>,
+    members: &HashSet<&str>,
+) {
     let (ItemKind::Call { key, .. }
     | ItemKind::Keyword { key, .. }
     | ItemKind::Wrapper { key, .. }) = kind
     else {
         return;
     };
-    resolve_key(key, locals);
+    resolve_key(key, locals, aliases, members);
 }
 
-fn resolve_key(key: &mut Key, locals: &HashMap<String, Option<Id>>) {
-    if let Key::Name(name) = key
-        && let Some(Some(value)) = locals.get(last_part(name))
+fn resolve_key(
+    key: &mut Key,
+    locals: &HashMap<String, Id>,
+    aliases: &HashMap<String, String>,
+    members: &HashSet<&str>,
+) {
+    let name = match key {
+        Key::Name(name) => name,
+        // A member of this file's collections or enums stays a member; otherwise a qualified
+        // name may be a constant of this file (`Config.TIMEOUT_LOCK_ID`).
+        Key::Member {
+            members: candidates,
+            name: Some(name),
+            ..
+        } if !candidates.iter().any(|m| members.contains(m.as_str())) => name,
+        _ => return,
+    };
+    // An alias (`lock_id = MIGRATE_LOCK_ID`) is a use of the name it stands for.
+    let written = last_part(name).to_owned();
+    let mut target = written.clone();
+    for _ in 0..8 {
+        match aliases.get(target.as_str()) {
+            Some(next) if *next != target => target.clone_from(next),
+            _ => break,
+        }
+    }
+    if let Some(value) = locals.get(target.as_str())
+        && !aliases.contains_key(target.as_str())
     {
         *key = Key::Local {
-            name: std::mem::take(name),
+            name: target,
             value: value.clone(),
         };
+    } else if target != written {
+        *key = Key::Name(target);
     }
 }
 
@@ -476,7 +725,7 @@ struct Extractor<'a> {
     raw: Vec<(Range<usize>, ItemKind)>,
     /// Names assigned in code: the one integer literal a name is always assigned, or `None`
     /// when it is also assigned something else (then it is a variable, not a constant).
-    locals: HashMap<String, Option<Id>>,
+    locals: HashMap<String, Option<Local>>,
     /// Byte offsets of `lockward: allow(...)` comments, and the codes they allow.
     directives: Vec<(usize, Vec<Code>)>,
     /// Every code an allow comment writes: the comment's offset, the code's bytes, the code.
@@ -486,6 +735,17 @@ struct Extractor<'a> {
     unresolved: Vec<(usize, String)>,
     /// While walking a string's SQL: what its placeholders are bound to.
     binds: Option<Binds>,
+    /// Go's constants of `const (...)` blocks, by their name's offset (see
+    /// [`collections::Found::go_constants`]).
+    go_constants: HashMap<usize, Option<collections::GoConstant>>,
+    /// Offsets of the keys of entries of collections whose name matches a pattern: members,
+    /// not definitions of their own.
+    member_keys: HashSet<usize>,
+    /// The expressions of definitions whose value is not a literal, by the name's offset.
+    expressions: HashMap<usize, Expr>,
+    /// Names assigned a member (`family = LOCK_TYPES["mine-topic"]`): a use of the name is a
+    /// use of the member (`None` when the name is assigned something else too).
+    member_locals: HashMap<String, Option<Key>>,
 }
 
 /// The code values bound to the placeholders of the SQL string being walked.
@@ -734,6 +994,7 @@ impl Extractor<'_> {
             _ => return self.jdbc_sets(tokens, index + 1),
         };
         let single_operand = text(index + 1) == "%" && text(start) != "(";
+        let mut subscripts = 0usize;
         let mut values = Vec::new();
         let mut current = Vec::new();
         let mut depth = 0usize;
@@ -751,6 +1012,17 @@ impl Extractor<'_> {
             }
             if single_operand && (token.newline_before && i > start) {
                 break;
+            }
+            // A subscript (`LOCKS["reindex"]`) is part of its value, not an array around values.
+            if piece == "[" && !current.is_empty() && !token.newline_before {
+                subscripts += 1;
+                current.push(token.clone());
+                continue;
+            }
+            if piece == "]" && subscripts > 0 {
+                subscripts -= 1;
+                current.push(token.clone());
+                continue;
             }
             match piece {
                 "," | "(" | "[" | ")" | "]" => {
@@ -963,7 +1235,7 @@ impl Extractor<'_> {
     fn walk(&mut self, tokens: &[Token], language: Language, code: bool) {
         // Which brackets are open, and whether each holds arguments (as opposed to a block of
         // declarations such as Go's `const (` or a class body).
-        let mut brackets: Vec<bool> = Vec::new();
+        let mut brackets: Vec<Bracket> = Vec::new();
         for (i, token) in tokens.iter().enumerate() {
             let text = self.text(token.span.clone());
             match (token.kind, text) {
@@ -971,14 +1243,20 @@ impl Extractor<'_> {
                     let declarations = i.checked_sub(1).is_some_and(|p| {
                         matches!(self.text(tokens[p].span.clone()), "const" | "var")
                     });
-                    brackets.push(!declarations);
+                    brackets.push(if declarations {
+                        Bracket::Block
+                    } else {
+                        Bracket::Arguments
+                    });
                 }
-                (TokenKind::Punct, "{") => brackets.push(false),
+                (TokenKind::Punct, "{") => {
+                    brackets.push(self.brace(tokens, i, brackets.last().copied()));
+                }
                 (TokenKind::Punct, ")" | "]" | "}") => {
                     brackets.pop();
                 }
                 (TokenKind::Ident, _) => {
-                    let in_arguments = brackets.last().copied().unwrap_or(false);
+                    let context = brackets.last().copied().unwrap_or(Bracket::Block);
                     if tokens
                         .get(i + 1)
                         .is_some_and(|t| self.text(t.span.clone()) == "(")
@@ -992,7 +1270,7 @@ impl Extractor<'_> {
                     {
                         self.call(tokens, i, language);
                     } else {
-                        self.binding(tokens, i, language, code, in_arguments);
+                        self.binding(tokens, i, language, code, context);
                     }
                 }
                 (TokenKind::Str, _) => {
@@ -1009,26 +1287,111 @@ impl Extractor<'_> {
         }
     }
 
+    /// What the `{` at `i` opens: a struct literal after a type name (`Config{`, `pgx.Config {`)
+    /// or an object passed as an argument holds fields; anything else a block or a literal.
+    fn brace(&self, tokens: &[Token], i: usize, outer: Option<Bracket>) -> Bracket {
+        let Some(previous) = i.checked_sub(1).map(|p| &tokens[p]) else {
+            return Bracket::Block;
+        };
+        let before = self.text(previous.span.clone());
+        let type_name = previous.kind == TokenKind::Ident
+            && !previous.newline_before
+            && !KEYWORDS_BEFORE_EXPRESSION.contains(&before.as_bytes())
+            && before.starts_with(|c: char| c.is_ascii_uppercase());
+        let argument = outer == Some(Bracket::Arguments) && matches!(before, "(" | ",");
+        if type_name || argument {
+            Bracket::Fields
+        } else {
+            Bracket::Block
+        }
+    }
+
     fn binding(
         &mut self,
         tokens: &[Token],
         i: usize,
         language: Language,
         code: bool,
-        in_arguments: bool,
+        context: Bracket,
     ) {
-        let Some((binding, value, typed)) = self.bound_value(tokens, i) else {
-            return;
-        };
         let span = tokens[i].span.clone();
+        if code && self.member_keys.contains(&span.start) {
+            return;
+        }
+        let go_constant = if code {
+            self.go_constants.get(&span.start).cloned()
+        } else {
+            None
+        };
+        let (binding, literal, expr, value, typed) = if let Some(constant) = go_constant {
+            // A spec of a Go `const (...)` block: its value is its list's expression, `iota`
+            // counted, whether written on this line or repeated from an earlier one.
+            let (literal, expr) = match constant {
+                Some(constant) => {
+                    let tokens = &tokens[constant.tokens.clone()];
+                    let literal = if constant.uses_iota {
+                        None
+                    } else {
+                        literal_value(self.file, tokens, language)
+                    };
+                    (literal, constant.expr)
+                }
+                None => (None, None),
+            };
+            (Binding::Assign, literal, expr, None, false)
+        } else {
+            let Some((binding, value, typed)) = self.bound_value(tokens, i) else {
+                return;
+            };
+            let literal = literal_value(self.file, &tokens[value.clone()], language)
+                .or_else(|| self.numeric_string(&tokens[value.clone()]));
+            let expr = match &literal {
+                Some(_) => None,
+                None => values::parse(self.file, &tokens[value.clone()], language),
+            };
+            (binding, literal, expr, Some(value), typed)
+        };
         let name = self.text(span.clone()).to_owned();
-        let literal = literal_value(self.file, &tokens[value.clone()], language);
         if binding == Binding::Assign && code {
+            let local = match (&literal, &expr) {
+                (Some(id), _) => Some(Local {
+                    expr: Expr::Int {
+                        value: i128::from(id.value()),
+                        wide: false,
+                    },
+                    literal: Some(id.clone()),
+                }),
+                (None, Some(expr)) => Some(Local {
+                    expr: expr.clone(),
+                    literal: None,
+                }),
+                (None, None) => None,
+            };
             match self.locals.get_mut(&name) {
-                Some(known) if *known != literal => *known = None,
+                Some(known) if *known != local => *known = None,
                 Some(_) => {}
                 None => {
-                    self.locals.insert(name.clone(), literal.clone());
+                    self.locals.insert(name.clone(), local);
+                }
+            }
+            let member = match (&literal, &expr, &value) {
+                (None, None, Some(value)) => {
+                    let tokens = &tokens[value.clone()];
+                    let shown = match (tokens.first(), tokens.last()) {
+                        (Some(first), Some(last)) => {
+                            excerpt(&self.file[first.span.start..last.span.end])
+                        }
+                        _ => String::new(),
+                    };
+                    self.member_key(tokens, language, &shown)
+                }
+                _ => None,
+            };
+            match self.member_locals.get_mut(&name) {
+                Some(known) if *known != member => *known = None,
+                Some(_) => {}
+                None => {
+                    self.member_locals.insert(name.clone(), member);
                 }
             }
         }
@@ -1038,13 +1401,24 @@ impl Extractor<'_> {
         let name_words = words::split(&name);
         let keyword = self.names.is_keyword(&name_words);
         let constant = self.names.is_constant(&name_words);
-        if (keyword || constant) && (in_arguments || (keyword && binding != Binding::Assign)) {
+        let in_arguments = context == Bracket::Arguments;
+        // A field of a struct literal or of an object passed to a call, and a call's keyword
+        // argument, configure something (`AdvisoryLockPrefix: 123_456`): only a keyword
+        // pattern makes one a lock id.
+        let in_fields = context == Bracket::Fields && binding != Binding::Assign;
+        let site_key = |this: &Self| {
+            value
+                .clone()
+                .map(|value| this.key(&tokens[value], language))
+        };
+        if keyword && (in_arguments || in_fields || binding != Binding::Assign) {
             // A typed parameter with a default (`advisory_lock_id: int = 0`) is a signature,
             // not a use.
-            if !typed {
-                let key = self.key(&tokens[value], language);
+            if !typed && let Some(key) = site_key(self) {
                 self.keyword_site(span, name, key);
             }
+        } else if constant && (in_arguments || in_fields) {
+            // Configuration, not a definition: see above.
         } else if constant && code {
             // `type AdvisoryLockId = i64;` names a type, not a value.
             let type_alias = i
@@ -1052,7 +1426,14 @@ impl Extractor<'_> {
                 .is_some_and(|p| self.text(tokens[p].span.clone()) == "type");
             if literal.is_none()
                 && !type_alias
-                && let Some(shown) = self.unresolved_value(&tokens[value])
+                && let Some(expr) = expr
+            {
+                self.expressions.insert(span.start, expr);
+            }
+            if literal.is_none()
+                && !type_alias
+                && let Some(value) = &value
+                && let Some(shown) = self.unresolved_value(&tokens[value.clone()])
             {
                 self.unresolved.push((span.start, shown));
             }
@@ -1063,10 +1444,30 @@ impl Extractor<'_> {
                     value: literal,
                 },
             ));
-        } else if keyword && !typed {
-            let key = self.key(&tokens[value], language);
+        } else if keyword
+            && !typed
+            && let Some(key) = site_key(self)
+        {
             self.keyword_site(span, name, key);
         }
+    }
+
+    /// A key written as a quoted decimal number (`LOCK_KEY = "12345"`): PostgreSQL casts the
+    /// text to the bigint, so it is the id.
+    fn numeric_string(&self, tokens: &[Token]) -> Option<Id> {
+        let [string] = tokens else {
+            return None;
+        };
+        if string.kind != TokenKind::Str {
+            return None;
+        }
+        let content = self.text(string.content.clone());
+        let digits = content.strip_prefix('-').unwrap_or(content);
+        if digits.is_empty() || digits.len() > 19 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let value = content.parse::<i64>().ok()?;
+        Some(Id::new(value, content))
     }
 
     /// A definition's value that is not an integer literal, as written, when it could be an id
@@ -1315,6 +1716,9 @@ impl Extractor<'_> {
         if let Some(value) = literal_value(text, tokens, language) {
             return Key::Literal(value);
         }
+        if let Some(key) = self.member_key(tokens, language, &shown) {
+            return key;
+        }
         let is_path = !tokens.is_empty()
             && tokens.iter().enumerate().all(|(k, t)| {
                 if k % 2 == 0 {
@@ -1333,9 +1737,128 @@ impl Extractor<'_> {
     }
 }
 
+impl Extractor<'_> {
+    /// A key that names a member: `LOCKS["reindex"]`, `LOCKS['reindex']`, `LOCKS[:reindex]`,
+    /// `Locks.REINDEX`, `Locks.REINDEX.value`, `Locks::Reindex as i64`, JavaScript's
+    /// `LOCKS.reindex`. An enum's `.ordinal` is its position, not a value: not a member.
+    fn member_key(&self, tokens: &[Token], language: Language, shown: &str) -> Option<Key> {
+        let text = |t: &Token| &self.file[t.span.clone()];
+        let mut tokens = tokens;
+        let mut accessor = false;
+        loop {
+            match tokens {
+                [head @ .., r#as, kind]
+                    if text(r#as) == "as" && kind.kind == TokenKind::Ident && !head.is_empty() =>
+                {
+                    tokens = head;
+                    accessor = true;
+                }
+                [head @ .., dot, field, open, close]
+                    if text(dot) == "."
+                        && matches!(
+                            text(field),
+                            "getValue"
+                                | "getId"
+                                | "getKey"
+                                | "getCode"
+                                | "toLong"
+                                | "longValue"
+                                | "value"
+                                | "id"
+                                | "key"
+                        )
+                        && text(open) == "("
+                        && text(close) == ")"
+                        && !head.is_empty() =>
+                {
+                    tokens = head;
+                    accessor = true;
+                }
+                [head @ .., dot, field]
+                    if text(dot) == "."
+                        && matches!(text(field), "value" | "id" | "key" | "code" | "lockId")
+                        && head.len() >= 3 =>
+                {
+                    tokens = head;
+                    accessor = true;
+                }
+                _ => break,
+            }
+        }
+        let is_path = |path: &[Token]| {
+            path.iter().enumerate().all(|(k, t)| {
+                if k % 2 == 0 {
+                    t.kind == TokenKind::Ident
+                } else {
+                    matches!(text(t), "." | "::" | "->")
+                }
+            }) && path.len() % 2 == 1
+        };
+        // A subscript with a string or symbol key.
+        let subscript = tokens
+            .last()
+            .filter(|close| text(close) == "]")
+            .and_then(|_| tokens.iter().rposition(|t| text(t) == "["))
+            .map(|open| (&tokens[..open], &tokens[open + 1..tokens.len() - 1]));
+        if let Some((path, key)) = subscript
+            && !path.is_empty()
+            && is_path(path)
+        {
+            let container = text(path.last()?);
+            let member = match key {
+                [string] if string.kind == TokenKind::Str => {
+                    let content = &self.file[string.content.clone()];
+                    if content.is_empty() || content.contains(['"', '\\', '\n']) {
+                        return None;
+                    }
+                    format!("{container}[\"{content}\"]")
+                }
+                // In a Ruby string's SQL (`#{LOCKS[:export]}`) the key is lexed as SQL.
+                [colon, name]
+                    if matches!(language, Language::Ruby | Language::Sql)
+                        && text(colon) == ":"
+                        && name.kind == TokenKind::Ident =>
+                {
+                    format!("{container}[:{}]", text(name))
+                }
+                _ => return None,
+            };
+            return Some(Key::Member {
+                members: vec![member],
+                name: None,
+                shown: shown.to_owned(),
+            });
+        }
+        if tokens.len() < 3 || !is_path(tokens) {
+            return None;
+        }
+        let [.., container, separator, member] = tokens else {
+            return None;
+        };
+        let (container, separator, member) = (text(container), text(separator), text(member));
+        let members = match (separator, language) {
+            ("::", Language::Rust) => vec![format!("{container}::{member}")],
+            (".", Language::JavaScript) => vec![
+                format!("{container}.{member}"),
+                format!("{container}[\"{member}\"]"),
+            ],
+            // A member of a type, not a field of a value (`self.lock_id`).
+            (".", _) if accessor || container.starts_with(|c: char| c.is_ascii_uppercase()) => {
+                vec![format!("{container}.{member}")]
+            }
+            _ => return None,
+        };
+        Some(Key::Member {
+            members,
+            name: Some(member.to_owned()),
+            shown: shown.to_owned(),
+        })
+    }
+}
+
 /// The value of `tokens` when it is exactly an integer literal, possibly negated, with the
 /// literal as written (`1_001_016`, `0x7A_0005`, `-5`) for messages.
-fn literal_value(text: &str, tokens: &[Token], language: Language) -> Option<Id> {
+pub(crate) fn literal_value(text: &str, tokens: &[Token], language: Language) -> Option<Id> {
     // A type assertion leaves the value as it is: `1_001_016 as const`, `5 satisfies number`.
     let tokens = match tokens {
         [head @ .., word, kind]

@@ -41,6 +41,17 @@
 //!   a file, receiver or name that ties the call to it) is in the `wrappers` module. Calls of
 //!   inferred wrappers in files the first walk did not lex are found by a further pass (see
 //!   [`scan`]).
+//! - Ids in collections and enums (dict/hash/map/object entries, enum members) are definitions
+//!   under their member name (`LOCKS["reindex"]`, `LOCKS[:reindex]`, `Locks.REINDEX`,
+//!   `Locks::Reindex`) when the collection's name matches a pattern, or when a lock call uses the
+//!   member (or the registry names it); see `collections`. A use `LOCKS['reindex']`,
+//!   `LOCKS.reindex`, `Locks.REINDEX.value` resolves to the member.
+//! - A definition's value may be an integer expression (`(0x4C << 32) | 7`, `BASE + 3`),
+//!   evaluated exactly by each language's rules over the file's names, then the tree's pattern
+//!   constants; what the language would wrap or round stays unresolved (see `values`).
+//! - In JavaScript, a number literal beyond 2^53 - 1 used as an id is `unsafe-js-integer`.
+//! - A field of a struct literal or of an object passed to a call, and a call's keyword
+//!   argument, is configuration: no constant definition unless it matches a keyword.
 //! - Ids in comments are never sites. A trailing `lockward: allow(CODE, ...)` comment exempts its
 //!   line from those codes; the sites on it are still reported in [`ScanReport::sites`].
 //! - Hidden files and directories are skipped, as ripgrep skips them. Source files over
@@ -59,8 +70,10 @@
 #![deny(missing_docs)]
 
 mod check;
+mod collections;
 mod extract;
 mod plugins;
+mod values;
 mod walk;
 mod words;
 mod wrappers;
@@ -267,7 +280,9 @@ pub fn defined_ids(registry: &Registry, path: &str, text: &str) -> Vec<i64> {
         return Vec::new();
     };
     let names = walk::names(registry.scan_settings());
-    let sites = extract::extract(path, language, text, &names);
+    let mut files = [extract::extract(path, language, text, &names)];
+    values::resolve_tree(&mut files, registry);
+    let [sites] = files;
     let mut ids: Vec<i64> = sites
         .items
         .iter()
@@ -293,6 +308,7 @@ pub fn defined_ids(registry: &Registry, path: &str, text: &str) -> Vec<i64> {
 pub fn scan(registry: &Registry, root: &Path, options: &ScanOptions) -> ScanReport {
     let mut walked = walk::walk(registry, root, options);
     follow_wrappers(registry, root, options, &mut walked);
+    values::resolve_tree(&mut walked.files, registry);
     let plugins = options
         .plugins
         .clone()
@@ -371,6 +387,7 @@ pub fn scan_source(registry: &Registry, path: &str, text: &str) -> ScanReport {
         )];
     }
     wrappers::resolve(&mut files, &declared);
+    values::resolve_tree(&mut files, registry);
     let mut report = check::check(registry, None, &files, &[]);
     report.files_scanned = 1;
     report.bytes_scanned = text.len() as u64;

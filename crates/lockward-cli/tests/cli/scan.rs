@@ -192,7 +192,7 @@ fn what_the_scan_cannot_see_is_counted_in_the_summary_and_the_json() {
     let project = TestProject::harbor();
     project.write(
         "services/api/derived.py",
-        "ADVISORY_LOCK_IDS = {\"reindex\": 7_000_100}\nADVISORY_LOCK_REPORT = compute()\n",
+        "ADVISORY_LOCK_FROM_ENV = int(os.environ[\"LOCK\"])\nADVISORY_LOCK_REPORT = compute()\n",
     );
     project.write("services/api/blob.py", "ADVISORY_LOCK_BLOB = 1\n\0binary\n");
     std::os::unix::fs::symlink(
@@ -234,6 +234,62 @@ fn what_the_scan_cannot_see_is_counted_in_the_summary_and_the_json() {
     );
 }
 
+/// The harbor example with a dict of ids in `services/jobs/locks.py`, its `reindex` entry
+/// registered by its member name, and the page rendered.
+fn with_a_dict_of_ids(entries: &str) -> TestProject {
+    let project = TestProject::harbor();
+    let registry = project.read("lockward.toml");
+    project.write(
+        "lockward.toml",
+        &format!(
+            "{registry}\n[[lock]]\nid = 1_001_050\nconstant = 'ADVISORY_LOCKS[\"reindex\"]'\n\
+             worker = \"search reindex\"\ndefined_in = [\"services/jobs/locks.py\"]\n"
+        ),
+    );
+    project.write(
+        "services/jobs/locks.py",
+        &format!(
+            "ADVISORY_LOCKS = {{\n{entries}}}\n\n\ndef reindex(cur):\n    \
+             cur.execute(\"SELECT pg_advisory_lock(%s)\", (ADVISORY_LOCKS[\"reindex\"],))\n"
+        ),
+    );
+    let render = project.run(&["render"]);
+    assert_eq!(render.code, 0, "{render:?}");
+    project
+}
+
+#[test]
+fn a_registered_dict_entry_checks_clean_and_is_listed_by_its_member_name() {
+    let project = with_a_dict_of_ids("    \"reindex\": 1_001_050,\n");
+    let run = project.run(&["check", "--format", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let report = run.json();
+    let errors: Vec<&serde_json::Value> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["severity"] == "error" || f["path"] == "services/jobs/locks.py")
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let list = project.run(&["list", "--format", "json"]);
+    assert_eq!(list.code, 0, "{list:?}");
+    let constants: Vec<String> = list.json()["locks"]
+        .as_array()
+        .expect("locks")
+        .iter()
+        .filter_map(|lock| lock["constant"].as_str().map(str::to_owned))
+        .collect();
+    assert!(
+        constants.contains(&"ADVISORY_LOCKS[\"reindex\"]".to_owned()),
+        "{constants:?}"
+    );
+    assert!(
+        project
+            .read("docs/advisory-locks.md")
+            .contains("ADVISORY_LOCKS[\"reindex\"]")
+    );
+}
+
 #[test]
 fn an_allow_comment_that_allows_nothing_warns_and_an_unknown_code_fails() {
     let project = TestProject::harbor();
@@ -260,4 +316,59 @@ fn an_allow_comment_that_allows_nothing_warns_and_an_unknown_code_fails() {
         "{}",
         run.stdout
     );
+}
+
+#[test]
+fn a_repository_with_a_dict_of_unregistered_ids_no_longer_checks_clean() {
+    let project = with_a_dict_of_ids("    \"reindex\": 1_001_050,\n    \"vacuum\": 1_001_051,\n");
+    let run = project.run(&["check", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let errors: Vec<(String, String, u64)> = run.json()["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .map(|f| {
+            (
+                f["code"].as_str().unwrap_or_default().to_owned(),
+                f["path"].as_str().unwrap_or_default().to_owned(),
+                f["line"].as_u64().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        errors,
+        [(
+            "unregistered-id".to_owned(),
+            "services/jobs/locks.py".to_owned(),
+            3
+        )]
+    );
+}
+
+#[test]
+fn a_registered_member_whose_entry_is_gone_from_the_code_is_reported() {
+    let project = with_a_dict_of_ids("    \"vacuum\": 1_001_051,\n");
+    let run = project.run(&["check", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let codes: Vec<String> = run.json()["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .map(|f| f["code"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(
+        codes.contains(&"external-not-found".to_owned()),
+        "{codes:?}"
+    );
+    assert!(codes.contains(&"unregistered-id".to_owned()), "{codes:?}");
+}
+
+#[test]
+fn take_refuses_a_member_name() {
+    let project = TestProject::harbor();
+    let run = project.run(&["take", "ADVISORY_LOCKS[\"reindex\"]", "--worker", "reindex"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("plain constants only"), "{run:?}");
 }

@@ -531,19 +531,16 @@ def advisory_lock(conn, key):
         [
             "services/api/derived.ts:2 unresolved-constant",
             "services/jobs/derived.py:3 unresolved-constant",
-            "services/jobs/derived.py:4 unresolved-constant",
-            "services/jobs/derived.py:7 unresolved-constant",
+            // The dict's entries and the quoted number are ids the scan reads (item 3).
+            "services/jobs/derived.py:5 unregistered-id",
+            "services/jobs/derived.py:7 unregistered-id",
         ]
-    );
-    assert!(
-        report.findings[2].message.contains("its value `{…`"),
-        "{}",
-        report.findings[2].message
     );
     assert!(
         report
             .findings
             .iter()
+            .filter(|finding| finding.code.as_str() == "unresolved-constant")
             .all(|finding| finding.severity == Severity::Note)
     );
     assert_eq!(
@@ -551,7 +548,7 @@ def advisory_lock(conn, key):
         "`ADVISORY_LOCK_COMPUTED` matches the lock constant patterns but its value `compute_lock_id()` is not a value the scan can compute"
     );
     // Counted whether or not allowed, as dynamic keys are.
-    assert_eq!(report.unresolved_constants, 5);
+    assert_eq!(report.unresolved_constants, 3);
 }
 
 #[test]

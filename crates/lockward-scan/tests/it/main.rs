@@ -1,6 +1,7 @@
 //! The scan's integration tests: the labelled corpus, planted faults on a fixture project, and
 //! arbitrary bytes.
 
+mod collections;
 mod corpus;
 mod defined;
 mod faults;

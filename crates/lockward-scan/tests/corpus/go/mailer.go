@@ -20,4 +20,4 @@ func Send(db *sql.DB, shard int) error {
 }
 
 const AdvisoryLockMailerShard = int64(2_000_097) // expect(unregistered-id) site(2000097)
-const AdvisoryLockMailerRetry = int64(2_000_096) + 1 // expect(unresolved-constant)
+const AdvisoryLockMailerRetry = int64(2_000_096) + 1 // expect(duplicate-definition) expect(unregistered-id) site(2000097)
