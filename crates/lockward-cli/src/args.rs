@@ -104,12 +104,21 @@ pub(crate) enum Command {
     /// temporary files and renamed into place: all of them change, or none, even when `take`
     /// is killed (the next lockward command finishes the change from its journal).
     ///
+    /// An id already in the code is registered as it is, in the same step and under the same
+    /// lock: `take NAME` for a constant core's constants file defines already (the entry gets
+    /// the id it has, and the file is left alone), `take NAME --defined-in PATH` for one defined
+    /// elsewhere (an external listing PATH), `take ID --defined-in PATH` for an id written as a
+    /// literal key there (an external with `site`). Each is refused, writing nothing, when the
+    /// id is registered already (any kind, other branches' reservations included) or a plugin
+    /// manifest declares it: `check`'s help for an unregistered id prints the command to run.
+    ///
     /// Prints the id taken, as written in the registry (`1_001_007`); with `--format json`,
     /// `{"id", "literal", "constant", "kind", "written"}` (with `--dry-run`, `"written": []`,
     /// `"dry_run": true` and `"changes"`, a `{"path", "diff"}` per file). Exits 2, writing
     /// nothing, when the name is not an ASCII identifier, is a reserved word of the constants
     /// file's language, or is already registered (retired entries included) or defined in core's
-    /// constants file, when that file does not exist, when `--plugin` names a plugin nobody
+    /// constants file other than as an integer constant the patterns match, when that file does
+    /// not exist, when `--plugin` names a plugin nobody
     /// declares, when git cannot read the other branches, or when the block is used up.
     Take(TakeArgs),
     /// Retire an id: it is no longer used and is never handed out again.
@@ -175,6 +184,29 @@ pub(crate) enum Command {
     /// handover), a duration or the URL is malformed, or the registry is invalid. An unreachable
     /// database is not an error: each cycle is skipped and retried with backoff.
     Run(crate::commands::run::RunArgs),
+    /// Draft `lockward.toml` for a codebase that has none, from the ids its code uses.
+    ///
+    /// Scans the tree as `check` does and registers every id it finds: the constants of core's
+    /// constants file (the file that defines the most constants matching the patterns, or
+    /// `--constants`) as constants; ids defined or written as literals elsewhere (a call's key,
+    /// `advisory_lock_id=9_001_042`) as externals with their files; ids that plugin manifests
+    /// (`--plugins`) declare inside core's block as handovers to those plugins (ids outside it
+    /// are left to the manifests). Each worker is the comment beside or just above the
+    /// definition, else the constant's name in words. The block is the round window around
+    /// core's ids with room to grow (README: "Adopting an existing codebase"). Prints what it
+    /// registered, the keys it left as dynamic for a person to look at, and anything `check`
+    /// will still report (one id defined under two names, a core id copied as a literal).
+    ///
+    /// Writes the registry (at `--registry PATH`, else `lockward.toml` in the current
+    /// directory), and the page with `--page`, through temporary files and renames: both or
+    /// neither. With `--format json`, prints `{"registry", "written", "project", "constants",
+    /// "block": {"start", "end"}, "constants_registered", "externals", "handovers",
+    /// "files_scanned", "dynamic": [finding], "to_look_at": [text], "findings": [finding]}`
+    /// (with `--dry-run`, `"written": []`, `"dry_run": true` and the draft in `"text"`). Exits
+    /// 2, writing nothing, when the registry or the page exists already, when no file defines
+    /// a lock constant and `--constants` is not given, or when `--constants` names a file that
+    /// does not exist or is in a language `take` cannot write.
+    Init(InitArgs),
     /// What `lockward run` starts in place of COMMAND, so that COMMAND dies with it (internal).
     #[command(name = crate::commands::run::child::EXEC, hide = true)]
     Exec(crate::commands::run::child::ExecArgs),
@@ -199,6 +231,27 @@ pub(crate) struct CheckArgs {
 }
 
 #[derive(Debug, clap::Args)]
+pub(crate) struct InitArgs {
+    /// Core's constants file, instead of the file that defines the most lock constants; a
+    /// path from the current directory, inside the registry's directory.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) constants: Option<PathBuf>,
+    /// A glob (from the registry's directory) matching plugin manifests; sets `[plugins]
+    /// manifests`. Repeat it for several globs.
+    #[arg(long = "plugins", value_name = "GLOB")]
+    pub(crate) plugins: Vec<String>,
+    /// Configure a page (`[project] page = PATH`, from the registry's directory) and write it
+    /// too, as `lockward render` would; refused when a file is there already.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) page: Option<String>,
+    /// Print the drafted registry and the report, and write nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+    #[command(flatten)]
+    pub(crate) output: FormatArg,
+}
+
+#[derive(Debug, clap::Args)]
 pub(crate) struct RenderArgs {
     /// Do not write: fail (exit 1) when the page on disk differs from what the registry renders.
     #[arg(long)]
@@ -219,8 +272,10 @@ pub(crate) struct TakeArgs {
     /// The constant's name, e.g. `ADVISORY_LOCK_DUNNING` (ASCII letters, digits and `_`, not
     /// starting with a digit, and with an uppercase letter for a Ruby constants file; not a
     /// reserved word of the constants file's language; not used by any entry, retired ones
-    /// included).
-    #[arg(value_name = "CONSTANT")]
+    /// included). A name core's constants file already defines with an integer registers the
+    /// id it has, writing no constant. With `--defined-in`, an id (`9_001_042`) written as a
+    /// literal key in those files also works.
+    #[arg(value_name = "CONSTANT", allow_negative_numbers = true)]
     pub(crate) constant: String,
     /// The background worker that will hold the lock; written to the registry and, as a
     /// comment, above the constant.
@@ -232,6 +287,12 @@ pub(crate) struct TakeArgs {
     /// handover: write a new plugin's manifest first.
     #[arg(long, value_name = "NAME")]
     pub(crate) plugin: Option<String>,
+    /// The id is already in the code outside core's constants file: CONSTANT is defined (or
+    /// the id is written as a literal key) in PATH, relative to the registry's directory.
+    /// Registers the id the code has as an external listing PATH (repeat the option for each
+    /// file that defines it), and writes no constant.
+    #[arg(long = "defined-in", value_name = "PATH", conflicts_with = "plugin")]
+    pub(crate) defined_in: Vec<String>,
     /// Register a family (`key = "family"`): the id is the first int4 of
     /// `pg_advisory_lock(id, n)`, so it must fit in an int4.
     #[arg(long)]

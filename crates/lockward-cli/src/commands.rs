@@ -1,6 +1,7 @@
 //! One module per command.
 
 pub(crate) mod check;
+pub(crate) mod init;
 pub(crate) mod list;
 pub(crate) mod live;
 pub(crate) mod plugins;

@@ -87,6 +87,7 @@ fn run(cli: &Cli) -> anyhow::Result<Outcome> {
         Command::Retire(args) => commands::retire::run(global, args),
         Command::Live(args) => commands::live::run(global, args),
         Command::Run(args) => commands::run::run(global, args),
+        Command::Init(args) => commands::init::run(global, args),
         Command::Exec(_) => unreachable!("handled before logging starts"),
     }
 }

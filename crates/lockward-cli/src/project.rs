@@ -220,7 +220,10 @@ impl From<anyhow::Error> for ProjectError {
     }
 }
 
-fn read_manifests(location: &Location, registry: &Registry) -> anyhow::Result<Vec<ManifestRead>> {
+pub(crate) fn read_manifests(
+    location: &Location,
+    registry: &Registry,
+) -> anyhow::Result<Vec<ManifestRead>> {
     let settings = registry.plugin_settings();
     // A match is read only when it resolves under the registry's directory: manifests are
     // third-party files, and findings print their lines.

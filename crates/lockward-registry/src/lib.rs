@@ -4,12 +4,14 @@
 //! walk: ids as their authors wrote them ([`Id`]), parsing `lockward.toml` with a source position
 //! for every value and checking every rule ([`parse`]), the validated [`Registry`] the rest of
 //! lockward works with, plugin admission ([`plugin`]), the next free id, the rendered page
-//! ([`page`]) and the edits `lockward take` makes ([`take`]).
+//! ([`page`]), the edits `lockward take` makes ([`take`]) and the drafts of `lockward init`
+//! ([`adopt`]).
 //!
 //! Every problem is reported as a [`Finding`], the one diagnostic shape all of lockward's checks
 //! share.
 #![deny(missing_docs)]
 
+pub mod adopt;
 pub mod finding;
 pub mod id;
 mod json;
@@ -26,6 +28,6 @@ pub use parse::{LoadError, Loaded, decode_utf8, is_identifier, parse, recorded_i
 pub use plugin::{AdmissionReport, AdmittedPlugin, Manifest, Verdict};
 pub use registry::{
     Block, Core, Kind, Lock, LockView, PluginSettings, Project, Registry, Reservation,
-    ScanSettings, Source,
+    ScanSettings, Source, Wrapper,
 };
 pub use source::{Position, SourceFile};

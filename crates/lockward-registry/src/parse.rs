@@ -10,7 +10,7 @@ use toml_edit::{Item, TableLike, Value};
 use crate::finding::{Code, Finding, Severity};
 use crate::id::{Id, KeyShape};
 use crate::registry::{
-    Block, Core, Kind, Lock, PluginSettings, Project, Registry, ScanSettings, Source,
+    Block, Core, Kind, Lock, PluginSettings, Project, Registry, ScanSettings, Source, Wrapper,
 };
 use crate::source::SourceFile;
 
@@ -215,7 +215,14 @@ const PROJECT_KEYS: &[&str] = &["name", "page"];
 const CORE_KEYS: &[&str] = &["constants", "block"];
 const BLOCK_KEYS: &[&str] = &["start", "end"];
 const PLUGINS_KEYS: &[&str] = &["manifests", "table"];
-const SCAN_KEYS: &[&str] = &["include", "exclude", "constant_patterns", "keywords"];
+const SCAN_KEYS: &[&str] = &[
+    "include",
+    "exclude",
+    "constant_patterns",
+    "keywords",
+    "wrappers",
+];
+const WRAPPER_KEYS: &[&str] = &["name", "position", "keyword"];
 const LOCK_KEYS: &[&str] = &[
     "id",
     "constant",
@@ -613,6 +620,7 @@ impl Checker<'_> {
                 .iter()
                 .map(|&k| k.to_owned())
                 .collect(),
+            wrappers: Vec::new(),
         };
         let Some(table) = root
             .get("scan")
@@ -639,7 +647,104 @@ impl Checker<'_> {
                 }
             }
         }
+        if let Some(item) = table.get("wrappers") {
+            settings.wrappers = self.wrappers(item);
+        }
         settings
+    }
+
+    /// `wrappers = [{ name = "with_lock", position = 2 }, { name = "lock", keyword = "id" }]`.
+    fn wrappers(&mut self, item: &Item) -> Vec<Wrapper> {
+        let Some(array) = item.as_array() else {
+            self.error(
+                Code::WrongType,
+                item_span(item),
+                format!(
+                    "`wrappers` must be an array of inline tables, found {}",
+                    item.type_name()
+                ),
+            );
+            return Vec::new();
+        };
+        let mut wrappers = Vec::new();
+        for value in array {
+            let span = value.span().unwrap_or_else(|| item_span(item));
+            let Some(table) = value.as_inline_table() else {
+                self.error(
+                    Code::WrongType,
+                    span,
+                    format!(
+                        "a wrapper must be an inline table such as `{{ name = \"with_lock\", position = 1 }}`, found {}",
+                        value.type_name()
+                    ),
+                );
+                continue;
+            };
+            self.unknown_keys(table, WRAPPER_KEYS, "a `wrappers` entry");
+            let name = self.required_string(table, "name", "a `wrappers` entry");
+            if let Some(name) = &name
+                && !name
+                    .value
+                    .split(['.', ':'])
+                    .filter(|p| !p.is_empty())
+                    .all(is_identifier)
+            {
+                self.error(
+                    Code::WrongType,
+                    name.span.clone(),
+                    format!(
+                        "wrapper name `{}` is not a function name (`with_lock`, or `Locker.acquire`)",
+                        name.value.escape_debug()
+                    ),
+                );
+                continue;
+            }
+            let position = self.integer(table, "position").and_then(|position| {
+                let value = usize::try_from(position.value.value())
+                    .ok()
+                    .filter(|&p| (1..=64).contains(&p));
+                if value.is_none() {
+                    self.error(
+                        Code::WrongType,
+                        position.span,
+                        "a wrapper's `position` is the key's argument position, from 1 (the first argument) to 64",
+                    );
+                }
+                value
+            });
+            let keyword = self.optional_string(table, "keyword");
+            if let Some(keyword) = &keyword
+                && !is_identifier(&keyword.value)
+            {
+                self.error(
+                    Code::WrongType,
+                    keyword.span.clone(),
+                    format!(
+                        "wrapper keyword `{}` is not an identifier",
+                        keyword.value.escape_debug()
+                    ),
+                );
+                continue;
+            }
+            if position.is_none() && keyword.is_none() && table.get("position").is_none() {
+                self.error(
+                    Code::MissingField,
+                    span,
+                    "a wrapper needs `position` (1-based), `keyword`, or both",
+                )
+                .help = Some("e.g. `{ name = \"with_lock\", position = 1 }`".to_owned());
+                continue;
+            }
+            if let Some(name) = name {
+                let name = name.value.replace("::", ".");
+                wrappers.push(Wrapper {
+                    name,
+                    position,
+                    keyword: keyword.map(|k| k.value),
+                });
+            }
+        }
+        wrappers
     }
 
     fn check_globs(&mut self, globs: &Spanned<Vec<String>>) {

@@ -86,6 +86,33 @@ pub struct ScanSettings {
     pub constant_patterns: Vec<String>,
     /// Keyword names whose `name = <integer>` / `name: <integer>` forms are lock ids.
     pub keywords: Vec<String>,
+    /// `[scan] wrappers`: library helpers whose argument is a lock key, besides
+    /// [`ScanSettings::DEFAULT_WRAPPERS`] (always on) and the wrappers the scan infers.
+    pub wrappers: Vec<Wrapper>,
+}
+
+/// A function whose argument is an advisory lock key (`[scan] wrappers`): its calls with a
+/// literal or a constant there are lock sites of that id.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Wrapper {
+    /// The function or method as called: its last identifier (`Acquire` matches
+    /// `locker.Acquire(..)`), or a dotted `Type.name` that also requires the name before it.
+    pub name: String,
+    /// The key's argument position, 1-based.
+    pub position: Option<usize>,
+    /// The key argument's keyword name (`lock_id` in `advisory_lock(lock_id=42)`).
+    pub keyword: Option<String>,
+}
+
+impl Wrapper {
+    /// A wrapper whose key is at `position` (1-based), or passed as `keyword`.
+    pub fn new(name: &str, position: Option<usize>, keyword: Option<&str>) -> Self {
+        Self {
+            name: name.to_owned(),
+            position,
+            keyword: keyword.map(str::to_owned),
+        }
+    }
 }
 
 impl ScanSettings {
@@ -94,6 +121,23 @@ impl ScanSettings {
         &["ADVISORY_LOCK*", "*_LOCK_KEY", "*_LOCK_ID"];
     /// The keywords always recognised, besides those in `[scan] keywords`.
     pub const DEFAULT_KEYWORDS: &'static [&'static str] = &["advisory_lock_id"];
+    /// Helpers of well-known libraries that take an integer key, always on: name, position
+    /// (1-based) and keyword. A string passed to one (hashed into a key by the library) is no
+    /// id and not a site.
+    /// - django-pglocks: `advisory_lock(lock_id, shared=False, wait=True, using=None)`;
+    /// - Rails (ActiveRecord's PostgreSQL adapter): `get_advisory_lock(lock_id)`,
+    ///   `release_advisory_lock(lock_id)`;
+    /// - the `with_advisory_lock` gem: `Model.with_advisory_lock(lock_name)` (a number is the key);
+    /// - Go's `github.com/allisson/go-pglock`: `pglock.NewLock(ctx, id, db)`;
+    /// - Rust's sqlx: `PgAdvisoryLockKey::BigInt(key)`.
+    pub const DEFAULT_WRAPPERS: &'static [(&'static str, usize, Option<&'static str>)] = &[
+        ("advisory_lock", 1, Some("lock_id")),
+        ("get_advisory_lock", 1, None),
+        ("release_advisory_lock", 1, None),
+        ("with_advisory_lock", 1, None),
+        ("pglock.NewLock", 2, None),
+        ("PgAdvisoryLockKey.BigInt", 1, None),
+    ];
 }
 
 /// Which kind of entry an id is. Every id is exactly one.

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use lockward_registry::{Code, Finding, Id, Kind, Lock, Registry, Severity, Source};
 
-use crate::extract::{FileSites, Item, ItemKind, Key, Location, Shape};
+use crate::extract::{FileSites, Item, ItemKind, Key, Location, Shape, last_part};
 use crate::{PluginDir, ScanReport, Site, SiteForm, SiteKey};
 
 /// How a site wrote its key: as a literal (which must stand where the entry says) or by name
@@ -259,6 +259,13 @@ impl<'a> Checker<'a> {
                 };
                 self.usage(path, &item.at, Shape::Bigint, key, form, None);
             }
+            ItemKind::Wrapper { function, key } => {
+                let form = |constant: Option<&str>| SiteForm::Wrapper {
+                    function: function.clone(),
+                    constant: constant.map(str::to_owned),
+                };
+                self.usage(path, &item.at, Shape::Bigint, key, form, Some(function));
+            }
         }
     }
 
@@ -325,15 +332,28 @@ impl<'a> Checker<'a> {
         }
         let Some(lock) = lock else {
             let message = format!("advisory lock id {value} (`{name}`) is not in the registry");
-            // `take` refuses a name core's constants file defines already: there the definition
-            // goes first, and `take` writes it back with the id it takes.
+            // The help's command registers the id as the code has it: it works when pasted.
             let help = if path == self.registry.core().constants {
                 format!(
-                    "ids come from the registry: delete this definition, then run `lockward take {name} --worker \"...\"`, which writes `{name}` back with the id it takes"
+                    "ids come from the registry: register this one with `lockward take {name} --worker \"...\"`, which records the id it has"
                 )
             } else {
+                let files: std::collections::BTreeSet<&str> = self
+                    .definitions
+                    .get(name)
+                    .into_iter()
+                    .flatten()
+                    .filter(|(defined, _)| defined.value() == value.value())
+                    .map(|&(_, file)| file)
+                    .chain(std::iter::once(path))
+                    .collect();
+                let files: Vec<String> = files
+                    .into_iter()
+                    .map(|file| format!("--defined-in {}", shell_word(file)))
+                    .collect();
                 format!(
-                    "ids come from the registry: take one with `lockward take {name} --worker \"...\"` and use the id it prints"
+                    "ids come from the registry: register this one where it is with `lockward take {name} --worker \"...\" {}`, or move it to core's constants file",
+                    files.join(" ")
                 )
             };
             let finding = finding(Code::UnregisteredId, Severity::Error, path, at, message);
@@ -410,13 +430,14 @@ impl<'a> Checker<'a> {
             Key::Literal(value) => (value.clone(), Written::Literal, None),
             // A pattern-matching constant of this file carries its own findings; a call through
             // any other local name stands for the literal it names.
-            Key::Local { name, value } if self.defined_here(path, name) => {
-                (value.clone(), Written::ByName, Some(name.as_str()))
+            Key::Local { name, value } if self.defined_here(path, last_part(name)) => {
+                (value.clone(), Written::ByName, Some(last_part(name)))
             }
-            Key::Local { name, value } => (value.clone(), Written::Literal, Some(name.as_str())),
-            Key::Name(name) => match self.resolve(path, name) {
-                Some(value) => (value, Written::ByName, Some(name.as_str())),
-                None => return self.dynamic(path, at, function, name),
+            Key::Local { name, value } => (value.clone(), Written::Literal, Some(last_part(name))),
+            // The message shows the key as written (`l.lockID`), the site its name.
+            Key::Name(written) => match self.resolve(path, last_part(written)) {
+                Some(value) => (value, Written::ByName, Some(last_part(written))),
+                None => return self.dynamic(path, at, function, written),
             },
             Key::Dynamic(text) => return self.dynamic(path, at, function, text),
         };
@@ -429,7 +450,11 @@ impl<'a> Checker<'a> {
                 let shown = constant
                     .map_or_else(|| value.to_string(), |name| format!("{value} (`{name}`)"));
                 let message = format!("advisory lock id {shown} is not in the registry");
-                let help = "ids come from the registry: take one with `lockward take CONSTANT --worker \"...\"` and use its constant here";
+                let help = format!(
+                    "ids come from the registry: register this one where it is with `lockward take {} --worker \"...\" --defined-in {}`, or take a new id with `lockward take CONSTANT --worker \"...\"` and use its constant here",
+                    value.value(),
+                    shell_word(path)
+                );
                 let finding = finding(Code::UnregisteredId, Severity::Error, path, at, message);
                 self.emit(at, finding.with_help(help));
             }
@@ -769,6 +794,20 @@ impl<'a> Checker<'a> {
                 _ => {}
             }
         }
+    }
+}
+
+/// `text` as one word a POSIX shell reads back unchanged: as it is when it holds only
+/// characters no shell treats specially, else in single quotes.
+fn shell_word(text: &str) -> String {
+    if !text.is_empty()
+        && text.chars().all(|c| {
+            c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ':' | '@' | '+')
+        })
+    {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
     }
 }
 

@@ -1,6 +1,8 @@
 //! From one file's tokens to its lock sites: constant definitions, lock calls and keyword forms.
 
-use std::collections::HashMap;
+mod functions;
+
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use lockward_registry::{Code, Excerpt, Id, Span};
@@ -8,6 +10,7 @@ use lockward_registry::{Code, Excerpt, Id, Span};
 use crate::lang::{Language, SQL};
 use crate::lexer::{KEYWORDS_BEFORE_EXPRESSION, Lexed, Token, TokenKind, lex};
 use crate::words::{self, Pattern};
+use crate::wrappers::FileWrappers;
 
 /// The PostgreSQL functions that take an advisory lock key.
 const LOCK_FUNCTIONS: &[&str] = &[
@@ -38,6 +41,9 @@ const MAX_CALL_TOKENS: usize = 512;
 pub(crate) struct Names {
     patterns: Vec<Pattern>,
     keywords: Vec<Pattern>,
+    /// The declared wrappers' names (their last part): their calls are looked for in every file
+    /// lexed, and the names are triggers.
+    wrappers: HashSet<String>,
 }
 
 impl Names {
@@ -45,7 +51,14 @@ impl Names {
         Self {
             patterns: patterns.iter().map(|p| Pattern::new(p)).collect(),
             keywords: keywords.iter().map(|k| Pattern::new(k)).collect(),
+            wrappers: HashSet::new(),
         }
+    }
+
+    /// These names and the calls of `wrappers`.
+    pub(crate) fn with_wrappers<'a>(mut self, wrappers: impl IntoIterator<Item = &'a str>) -> Self {
+        self.wrappers = wrappers.into_iter().map(str::to_owned).collect();
+        self
     }
 
     /// The words any site must contain, for the byte prefilter; `None` when a pattern has no
@@ -60,6 +73,9 @@ impl Names {
                     .into_iter()
                     .max_by_key(|run| run.iter().map(String::len).sum::<usize>())?,
             );
+        }
+        for name in &self.wrappers {
+            runs.push(words::split(name));
         }
         Some(runs)
     }
@@ -91,7 +107,8 @@ pub(crate) enum Key {
     /// A name defined with an integer literal in the same file (any name, not only those the
     /// constant patterns match).
     Local { name: String, value: Id },
-    /// A name to resolve across the tree.
+    /// A name to resolve across the tree, as written (`Locks::FOO`, `l.lockID`): the last part
+    /// ([`last_part`]) is the name.
     Name(String),
     /// Anything else: a placeholder, a variable, an expression.
     Dynamic(String),
@@ -118,6 +135,8 @@ pub(crate) enum ItemKind {
     },
     /// `keyword = <value>`, `keyword: <value>`, `keyword => <value>`.
     Keyword { keyword: String, key: Key },
+    /// A call of a wrapper (inferred or declared), with the argument at its key.
+    Wrapper { function: String, key: Key },
 }
 
 #[derive(Debug, Clone)]
@@ -140,6 +159,8 @@ pub(crate) struct FileSites {
     /// a function, `None`): its line and column, and the value as written, for the
     /// `unresolved-constant` note if no later pass resolves it.
     pub(crate) unresolved: Vec<Unresolved>,
+    /// Its functions that may be wrappers, and its calls of wrapper names.
+    pub(crate) wrappers: FileWrappers,
 }
 
 /// A definition's value that is not an integer literal but could be an id.
@@ -164,8 +185,24 @@ pub(crate) struct Allow {
     pub(crate) code: Option<Code>,
 }
 
+/// The last part of a path as written: `FOO` in `Locks::FOO`, `lockID` in `l.lockID`.
+pub(crate) fn last_part(path: &str) -> &str {
+    path.rsplit(['.', ':', '>']).next().unwrap_or(path)
+}
+
 /// Lexes and extracts one file's sites. `text` is the whole file.
 pub(crate) fn extract(path: &str, language: Language, text: &str, names: &Names) -> FileSites {
+    extract_calls(path, language, text, names, &names.wrappers)
+}
+
+/// [`extract`], looking for the calls of the `wanted` names.
+pub(crate) fn extract_calls(
+    path: &str,
+    language: Language,
+    text: &str,
+    names: &Names,
+    wanted: &HashSet<String>,
+) -> FileSites {
     let code = lex(text, 0..text.len(), language.syntax());
     let mut extractor = Extractor {
         file: text,
@@ -180,6 +217,17 @@ pub(crate) fn extract(path: &str, language: Language, text: &str, names: &Names)
     extractor.collect_directives(&code);
     extractor.walk(&code.tokens, language, true);
     extractor.strings(&code.tokens, language, 0);
+    extractor.raw.sort_by_key(|(span, _)| span.start);
+    let (definitions, calls) = extractor.functions(&code.tokens, language, wanted);
+    let words = if definitions.is_empty() && calls.is_empty() {
+        HashSet::new()
+    } else {
+        crate::wrappers::module_words(text, &code.tokens)
+    };
+    let reach_offsets: HashSet<usize> = definitions
+        .iter()
+        .flat_map(|d| d.reaches.iter().map(|&(_, offset)| offset))
+        .collect();
     let Extractor {
         raw,
         locals,
@@ -189,17 +237,29 @@ pub(crate) fn extract(path: &str, language: Language, text: &str, names: &Names)
         ..
     } = extractor;
     let (allows, unresolved) = place_allows_and_unresolved(text, allows, unresolved);
-    let mut raw = raw;
-    raw.sort_by_key(|(span, _)| span.start);
-    let mut locator = Locator::new(text, directives);
+    let mut locator = Locator::new(text, directives.clone());
+    let mut reach_sites = Vec::new();
     let items: Vec<Item> = raw
         .into_iter()
         .map(|(span, mut kind)| {
             resolve_local(&mut kind, &locals);
-            Item {
-                at: locator.locate(span),
-                kind,
+            let start = span.start;
+            let at = locator.locate(span);
+            if reach_offsets.contains(&start) {
+                reach_sites.push((start, at.span.line, at.span.column));
             }
+            Item { at, kind }
+        })
+        .collect();
+    let mut locator = Locator::new(text, directives);
+    let calls = calls
+        .into_iter()
+        .map(|(span, mut call)| {
+            call.at = Some(locator.locate(span));
+            for arg in &mut call.args {
+                resolve_key(&mut arg.key, &locals);
+            }
+            call
         })
         .collect();
     let assigned = locals
@@ -212,6 +272,12 @@ pub(crate) fn extract(path: &str, language: Language, text: &str, names: &Names)
         assigned,
         allows,
         unresolved,
+        wrappers: FileWrappers {
+            definitions,
+            calls,
+            reach_sites,
+            words,
+        },
     }
 }
 
@@ -261,11 +327,18 @@ fn place_allows_and_unresolved(
 }
 
 fn resolve_local(kind: &mut ItemKind, locals: &HashMap<String, Option<Id>>) {
-    let (ItemKind::Call { key, .. } | ItemKind::Keyword { key, .. }) = kind else {
+    let (ItemKind::Call { key, .. }
+    | ItemKind::Keyword { key, .. }
+    | ItemKind::Wrapper { key, .. }) = kind
+    else {
         return;
     };
+    resolve_key(key, locals);
+}
+
+fn resolve_key(key: &mut Key, locals: &HashMap<String, Option<Id>>) {
     if let Key::Name(name) = key
-        && let Some(Some(value)) = locals.get(name.as_str())
+        && let Some(Some(value)) = locals.get(last_part(name))
     {
         *key = Key::Local {
             name: std::mem::take(name),
@@ -483,17 +556,60 @@ impl Extractor<'_> {
                         .len()
                 })
                 .sum();
+            let mut values = self.bound_arguments(tokens, first, last);
+            // SQL held in a name (`const lockSQL = \`..\``, `LOCK_SQL = "..."`) is bound where the
+            // name is passed: `db.QueryRow(ctx, lockSQL, id)`. Its calls are sites there.
+            let mut used_at = None;
+            if values.is_empty()
+                && let Some(at) = self.named_use(tokens, first)
+            {
+                values = self.bound_arguments(tokens, at, at);
+                used_at = Some(tokens[at].span.clone());
+            }
             let binds = Binds {
-                values: self.bound_arguments(tokens, first, last),
+                values,
                 language,
                 placeholders: self.placeholders(&inner.tokens),
                 offset,
             };
             let outer = self.binds.replace(binds);
+            let before = self.raw.len();
             self.walk(&inner.tokens, Language::Sql, false);
+            if let Some(used_at) = used_at {
+                for (span, _) in &mut self.raw[before..] {
+                    *span = used_at.clone();
+                }
+            }
             self.binds = outer;
             self.strings(&inner.tokens, Language::Sql, depth + 1);
         }
+    }
+
+    /// Where the string at `first` is passed as an argument, when it is the value of a name
+    /// (`NAME = "..."`, `const NAME string = \`...\``) that the file passes to exactly one call
+    /// with arguments after it.
+    fn named_use(&self, tokens: &[Token], first: usize) -> Option<usize> {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        if !matches!(text(first.checked_sub(1)?), "=" | ":=") {
+            return None;
+        }
+        let mut at = first.checked_sub(2)?;
+        if matches!(text(at), "string" | "str" | "String") && at > 0 {
+            at -= 1;
+        }
+        if tokens[at].kind != TokenKind::Ident {
+            return None;
+        }
+        let name = text(at);
+        let mut uses = (0..tokens.len()).filter(|&k| {
+            k != at
+                && tokens[k].kind == TokenKind::Ident
+                && text(k) == name
+                && matches!(text(k.wrapping_sub(1)), "(" | ",")
+                && text(k + 1) == ","
+        });
+        let found = uses.next()?;
+        uses.next().is_none().then_some(found)
     }
 
     /// The first and last token of the string literals that the code joins into one text with
@@ -566,11 +682,13 @@ impl Extractor<'_> {
     fn bound_arguments(&self, tokens: &[Token], first: usize, index: usize) -> Vec<Vec<Token>> {
         let text = |i: usize| tokens.get(i).map_or("", |t| self.text(t.span.clone()));
         let start = match (text(index + 1), text(index + 2), text(index + 3)) {
+            // `sql.format(a)`; node-postgres' query config, often with the values on the line
+            // after the text: `{ text: "SELECT pg_advisory_lock($1)", values: [key] }`.
+            (".", "format", "(") | (",", "values", ":") => index + 4,
             // In a tuple or an array (`("SELECT pg_advisory_lock($1)", 2)`) the next values are
             // not bound to the string.
             (",", _, _) if !self.in_call(tokens, first) => return Vec::new(),
             ("," | "%", _, _) => index + 2,
-            (".", "format", "(") => index + 4,
             (")", ".", "bind") => return self.bind_chain(tokens, index + 2),
             _ => return Vec::new(),
         };
@@ -1127,8 +1245,9 @@ impl Extractor<'_> {
             })
             && tokens.len() % 2 == 1;
         if is_path {
+            let first = tokens.first().expect("a path has a token");
             let last = tokens.last().expect("a path has a token");
-            return Key::Name(token_text(last).to_owned());
+            return Key::Name(text[first.span.start..last.span.end].to_owned());
         }
         Key::Dynamic(shown)
     }

@@ -55,7 +55,9 @@ mod extract;
 mod plugins;
 mod walk;
 mod words;
+mod wrappers;
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -152,6 +154,14 @@ pub enum SiteForm {
     /// A call of an advisory lock function.
     Call {
         /// The function, lowercase (`pg_try_advisory_lock`).
+        function: String,
+        /// The name the key was written as, if not a literal.
+        constant: Option<String>,
+    },
+    /// A call of a wrapper: a function whose parameter reaches a lock call's key (inferred
+    /// from the tree), or one declared in `[scan] wrappers` or the defaults.
+    Wrapper {
+        /// The wrapper's name as called (`with_lock`, `Acquire`).
         function: String,
         /// The name the key was written as, if not a literal.
         constant: Option<String>,
@@ -268,7 +278,8 @@ pub fn defined_ids(registry: &Registry, path: &str, text: &str) -> Vec<i64> {
 
 /// Scans the tree under `root` (the registry's directory) and checks it against `registry`.
 pub fn scan(registry: &Registry, root: &Path, options: &ScanOptions) -> ScanReport {
-    let walked = walk::walk(registry, root, options);
+    let mut walked = walk::walk(registry, root, options);
+    follow_wrappers(registry, root, options, &mut walked);
     let plugins = options
         .plugins
         .clone()
@@ -282,6 +293,48 @@ pub fn scan(registry: &Registry, root: &Path, options: &ScanOptions) -> ScanRepo
     report
 }
 
+/// How many passes look for the calls of wrappers inferred by the pass before: a wrapper of a
+/// wrapper of a wrapper is found, and a pathological tree still ends.
+const MAX_WRAPPER_PASSES: usize = 4;
+
+/// Finds the calls of the wrappers the walk inferred (and the wrappers of those, across files),
+/// then turns every wrapper call into a site. A pass reads only the files the first walk lexed
+/// when every new name holds a trigger word, and walks the tree again (lexing only files that
+/// hold a new name) otherwise.
+fn follow_wrappers(
+    registry: &Registry,
+    root: &Path,
+    options: &ScanOptions,
+    walked: &mut walk::Walked,
+) {
+    let declared = wrappers::Declared::new(registry.scan_settings());
+    let names = walk::names(registry.scan_settings());
+    let mut searched: HashSet<(String, Language)> = HashSet::new();
+    for _ in 0..MAX_WRAPPER_PASSES {
+        let new: HashSet<(String, Language)> = wrappers::inferred_names(&walked.files, &declared)
+            .into_iter()
+            .filter(|found| !searched.contains(found) && !declared.contains(&found.0))
+            .collect();
+        if new.is_empty() {
+            break;
+        }
+        searched.extend(new.iter().cloned());
+        let languages: HashSet<Language> = new.iter().map(|(_, language)| *language).collect();
+        let new: HashSet<String> = new.into_iter().map(|(name, _)| name).collect();
+        let only = walk::covered(&names, &new).then_some(walked.lexed.as_slice());
+        for found in walk::calls(registry, root, options, &new, &languages, only) {
+            match walked
+                .files
+                .binary_search_by(|file| file.path.as_str().cmp(&found.path))
+            {
+                Ok(at) => walked.files[at].wrappers.merge(found.wrappers),
+                Err(at) => walked.files.insert(at, found),
+            }
+        }
+    }
+    wrappers::resolve(&mut walked.files, &declared);
+}
+
 /// Checks one source text as [`scan`] would check it at `path` (relative to the registry's
 /// directory, `/`-separated; its extension chooses the language), for an editor or a host that
 /// holds a file in memory. The checks that need the whole tree (a registered constant or external
@@ -291,7 +344,20 @@ pub fn scan_source(registry: &Registry, path: &str, text: &str) -> ScanReport {
         return ScanReport::default();
     };
     let names = walk::names(registry.scan_settings());
-    let files = [extract::extract(path, language, text, &names)];
+    let declared = wrappers::Declared::new(registry.scan_settings());
+    let mut files = [extract::extract(path, language, text, &names)];
+    let inferred = wrappers::inferred_names(&files, &declared);
+    if !inferred.is_empty() {
+        let wanted = inferred
+            .into_iter()
+            .map(|(name, _)| name)
+            .chain(declared.names().map(str::to_owned))
+            .collect();
+        files = [extract::extract_calls(
+            path, language, text, &names, &wanted,
+        )];
+    }
+    wrappers::resolve(&mut files, &declared);
     let mut report = check::check(registry, None, &files, &[]);
     report.files_scanned = 1;
     report.bytes_scanned = text.len() as u64;

@@ -1,5 +1,6 @@
 //! The parallel walk: every file read once, and only files holding a trigger word lexed.
 
+use std::collections::HashSet;
 use std::io::Read;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,7 +11,7 @@ use ignore::{DirEntry, WalkBuilder, WalkState};
 use lockward_registry::{Code, Finding, Registry, ScanSettings, Severity};
 use regex::bytes::{Regex, RegexBuilder};
 
-use crate::extract::{FileSites, Names, extract};
+use crate::extract::{FileSites, Names, extract, extract_calls};
 use crate::lang::Language;
 use crate::{NotRead, PluginDir, Progress, ScanOptions, plugins};
 
@@ -23,6 +24,8 @@ pub(crate) struct Walked {
     pub(crate) files_scanned: u64,
     pub(crate) bytes_scanned: u64,
     pub(crate) not_read: NotRead,
+    /// Every file lexed (whatever it held), for a later pass that needs only those.
+    pub(crate) lexed: Vec<String>,
 }
 
 /// The constant patterns and keywords in force: the registry's, or the defaults.
@@ -40,7 +43,15 @@ pub(crate) fn names(settings: &ScanSettings) -> Names {
         .map(|&k| k.to_owned())
         .chain(settings.keywords.iter().cloned())
         .collect();
-    Names::new(&patterns, &keywords)
+    let declared = crate::wrappers::Declared::new(settings);
+    Names::new(&patterns, &keywords).with_wrappers(declared.names())
+}
+
+/// Whether every file holding one of `names` as a word is one the prefilter lets through
+/// (`acquire_advisory_lock` holds `advisory`), so a pass for their calls need read only the
+/// files the walk lexed.
+pub(crate) fn covered(names: &Names, wanted: &HashSet<String>) -> bool {
+    prefilter(names).is_none_or(|re| wanted.iter().all(|name| triggered(&re, name.as_bytes())))
 }
 
 /// A case-insensitive search for any trigger word, with or without `_` between its words
@@ -71,8 +82,25 @@ pub(crate) fn prefilter(names: &Names) -> Option<Regex> {
         .ok()
 }
 
+/// What a walk looks for.
+enum Mode {
+    /// Every site, in the files a trigger word lets through.
+    Sites,
+    /// The calls of these names (and the definitions, for more wrappers), in the files that
+    /// hold one of them as a word.
+    Calls {
+        matcher: Regex,
+        wanted: HashSet<String>,
+        /// The languages that may call them (see [`crate::wrappers::family`]): other files are
+        /// not read.
+        languages: HashSet<Language>,
+    },
+}
+
 struct Shared<'a> {
     root: &'a Path,
+    mode: Mode,
+    lexed: Mutex<Vec<String>>,
     include: Option<globset::GlobSet>,
     names: Names,
     prefilter: Option<Regex>,
@@ -103,6 +131,61 @@ enum Skipped {
 }
 
 pub(crate) fn walk(registry: &Registry, root: &Path, options: &ScanOptions) -> Walked {
+    walk_for(registry, root, options, Mode::Sites)
+}
+
+/// The definitions and the calls of `wanted` in the files of the tree that hold one of them as
+/// a word; with `only`, in those files alone. Nothing else is reported (the first walk did).
+pub(crate) fn calls(
+    registry: &Registry,
+    root: &Path,
+    options: &ScanOptions,
+    wanted: &HashSet<String>,
+    languages: &HashSet<Language>,
+    only: Option<&[String]>,
+) -> Vec<FileSites> {
+    let callable = |language: Language| languages.contains(&crate::wrappers::family(language));
+    let mut sorted: Vec<&str> = wanted.iter().map(String::as_str).collect();
+    sorted.sort_unstable();
+    let pattern = sorted
+        .iter()
+        .map(|name| regex::escape(name))
+        .collect::<Vec<_>>()
+        .join("|");
+    let Ok(matcher) = Regex::new(&format!(r"(?-u:\b)(?:{pattern})(?-u:\b)")) else {
+        return Vec::new();
+    };
+    let Some(only) = only else {
+        let mode = Mode::Calls {
+            matcher,
+            wanted: wanted.clone(),
+            languages: languages.clone(),
+        };
+        return walk_for(registry, root, options, mode).files;
+    };
+    let names = names(registry.scan_settings());
+    let mut files = Vec::new();
+    for relative in only {
+        let Some(language) = Language::from_path(relative).filter(|&l| callable(l)) else {
+            continue;
+        };
+        let Ok(bytes) = std::fs::read(root.join(relative)) else {
+            continue;
+        };
+        if !matcher.is_match(&bytes) {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        let mut sites = extract_calls(relative, language, &text, &names, wanted);
+        sites.items.clear();
+        if !sites.wrappers.is_empty() {
+            files.push(sites);
+        }
+    }
+    files
+}
+
+fn walk_for(registry: &Registry, root: &Path, options: &ScanOptions, mode: Mode) -> Walked {
     let settings = registry.scan_settings();
     let mut errors = Vec::new();
     let mut builder = WalkBuilder::new(root);
@@ -138,6 +221,8 @@ pub(crate) fn walk(registry: &Registry, root: &Path, options: &ScanOptions) -> W
     let names = names(settings);
     let shared = Shared {
         root,
+        mode,
+        lexed: Mutex::default(),
         include,
         prefilter: prefilter(&names),
         names,
@@ -195,6 +280,10 @@ pub(crate) fn walk(registry: &Registry, root: &Path, options: &ScanOptions) -> W
             not_followed: shared.not_read.not_followed.into_inner(),
             unreadable: shared.not_read.unreadable.into_inner(),
         },
+        lexed: shared
+            .lexed
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
     }
 }
 
@@ -252,7 +341,7 @@ impl Shared<'_> {
         if !file_type.is_file() {
             // A symbolic link (the walk does not follow them), a FIFO or a socket: opening one
             // could hang or leave the tree, so a source file's name on one is only reported.
-            if self.source_language(&relative).is_some() {
+            if self.source_language(&relative).is_some() && matches!(self.mode, Mode::Sites) {
                 let what = if file_type.is_symlink() {
                     "it is a symbolic link, which the scan does not follow"
                 } else {
@@ -264,6 +353,7 @@ impl Shared<'_> {
         }
         if let Some((globs, table)) = &self.manifests
             && globs.is_match(relative.as_ref())
+            && matches!(self.mode, Mode::Sites)
         {
             self.manifest(entry.path(), &relative, table);
         }
@@ -283,11 +373,35 @@ impl Shared<'_> {
     }
 
     /// Reads one source file and extracts its sites; a file that cannot be read, or is not
-    /// text, is counted and reported.
+    /// text, is counted and reported. In the calls pass, only files of a language that may call
+    /// the new wrappers and that name one are lexed, and nothing is counted twice.
     fn visit_file(&self, path: &Path, relative: &str, language: Language, buffer: &mut Vec<u8>) {
+        if let Mode::Calls { languages, .. } = &self.mode
+            && !languages.contains(&crate::wrappers::family(language))
+        {
+            return;
+        }
         buffer.clear();
         let read = std::fs::File::open(path)
             .and_then(|file| file.take(self.max_file_size + 1).read_to_end(buffer));
+        if let Mode::Calls {
+            matcher, wanted, ..
+        } = &self.mode
+        {
+            if read.is_ok()
+                && buffer.len() as u64 <= self.max_file_size
+                && matcher.is_match(buffer)
+                && memchr::memchr(0, &buffer[..buffer.len().min(8192)]).is_none()
+            {
+                let text = String::from_utf8_lossy(buffer);
+                let mut sites = extract_calls(relative, language, &text, &self.names, wanted);
+                sites.items.clear();
+                if !sites.wrappers.is_empty() {
+                    lock(&self.files).push(sites);
+                }
+            }
+            return;
+        }
         if let Err(error) = read {
             self.not_read.unreadable.fetch_add(1, Ordering::Relaxed);
             let finding = Finding::file(
@@ -327,7 +441,8 @@ impl Shared<'_> {
         }
         let text = String::from_utf8_lossy(buffer);
         let sites = extract(relative, language, &text, &self.names);
-        if !sites.items.is_empty() || !sites.allows.is_empty() {
+        lock(&self.lexed).push(relative.to_owned());
+        if !sites.items.is_empty() || !sites.allows.is_empty() || !sites.wrappers.is_empty() {
             lock(&self.files).push(sites);
         }
     }
@@ -511,6 +626,8 @@ mod tests {
             errors: Mutex::default(),
             progress: Arc::default(),
             not_read: Counters::default(),
+            mode: Mode::Sites,
+            lexed: Mutex::default(),
         };
         let mut buffer = Vec::new();
         shared.visit_file(&directory, "x.py", Language::Python, &mut buffer);

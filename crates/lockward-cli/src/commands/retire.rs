@@ -123,7 +123,8 @@ fn still_in_use(project: &Project, lock: &Lock) -> anyhow::Result<Vec<Use>> {
             line: site.line,
             what: match &site.form {
                 SiteForm::Definition { constant } => format!("defines {constant}"),
-                SiteForm::Call { function, constant } => match constant {
+                SiteForm::Call { function, constant }
+                | SiteForm::Wrapper { function, constant } => match constant {
                     Some(constant) => format!("calls {function} with {constant}"),
                     None => format!("calls {function} with the id"),
                 },

@@ -1,5 +1,7 @@
 //! `lockward take`: the whole procedure of taking an id in one step, under the project lock.
 
+mod existing;
+
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -58,6 +60,9 @@ pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
                 .flat_map(|text| lockward_scan::defined_ids(&project.registry, constants, text)),
         )
         .collect();
+    if let Some(found) = existing::find(&project, args, constants_text.as_deref())? {
+        return existing::register(&project, &lock, args, &found, &also_taken);
+    }
     let taken = take::take(
         &project.registry,
         &request,

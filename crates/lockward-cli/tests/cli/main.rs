@@ -1,6 +1,7 @@
 //! End-to-end tests of the `lockward` binary, run against temporary copies of fixture projects.
 
 mod check;
+mod init;
 mod list;
 mod live;
 mod partition;
@@ -11,6 +12,7 @@ mod retire;
 mod run;
 mod scan;
 mod take;
+mod take_existing;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -213,3 +213,51 @@ fn an_allow_comment_that_allows_nothing_warns_and_an_unknown_code_fails() {
         run.stdout
     );
 }
+
+/// A helper whose parameter becomes the key: its call with an unregistered literal is an error at
+/// the call, in a file with no trigger word; a call whose key is built at run time is a note
+/// that shows the whole expression; a declared library helper counts without its source.
+#[test]
+fn calls_of_wrappers_are_checked_like_lock_calls() {
+    let project = TestProject::harbor();
+    project.edit(
+        "lockward.toml",
+        "[scan]\n",
+        "[scan]\nwrappers = [{ name = \"hold_lock\", keyword = \"lock_id\" }]\n",
+    );
+    project.write(
+        "services/api/locking.py",
+        "def with_lock(cur, lock_id):\n    cur.execute(\"SELECT pg_advisory_lock(%s)\", (lock_id,))\n",
+    );
+    project.write(
+        "services/api/purge.py",
+        "from services.api.locking import with_lock\n\ndef purge(cur, tenant):\n    with_lock(cur, 4242)\n    with_lock(cur, tenant.lock_key())\n    hold_lock(cur, lock_id=4343)\n",
+    );
+    let run = project.run(&["check", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = run.json();
+    let found: Vec<String> = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["path"] == "services/api/purge.py")
+        .map(|f| {
+            format!(
+                "{}:{} {} {}",
+                f["line"],
+                f["column"],
+                f["code"].as_str().unwrap_or_default(),
+                f["message"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "4:5 unregistered-id advisory lock id 4242 is not in the registry",
+            "5:5 dynamic-key the key of this `with_lock` call, `tenant.lock_key()`, cannot be resolved to an id",
+            "6:5 unregistered-id advisory lock id 4343 is not in the registry",
+        ],
+        "{report:#}"
+    );
+}

@@ -345,16 +345,18 @@ fn take_refuses_bad_names_a_defined_constant_and_a_missing_constants_file() {
         run.stderr
     );
 
+    // A lock constant defined there is registered with the id it has (`take_existing`); any
+    // other definition of the name blocks it.
     project.edit(
         HARBOR_CONSTANTS,
         "/// search reindex",
-        "pub const ADVISORY_LOCK_X: i64 = 5;\n/// search reindex",
+        "pub const WIP_MUTEX: i64 = 5;\n/// search reindex",
     );
-    let run = project.run(&["take", "ADVISORY_LOCK_X", "--worker", "w"]);
+    let run = project.run(&["take", "WIP_MUTEX", "--worker", "w"]);
     assert_eq!(run.code, 2);
     assert!(
         run.stderr
-            .contains("`ADVISORY_LOCK_X` is already defined in core's constants file"),
+            .contains("`WIP_MUTEX` is already defined in core's constants file"),
         "{}",
         run.stderr
     );

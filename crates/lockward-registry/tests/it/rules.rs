@@ -215,3 +215,48 @@ fn a_missing_registry_file_is_an_io_error() {
     .expect_err("missing");
     assert!(matches!(error, lockward_registry::LoadError::Io { .. }));
 }
+
+/// Every bad `[scan] wrappers` entry is reported where it is written, all in one pass; the
+/// good entry is kept.
+#[test]
+fn bad_wrapper_entries_are_each_reported_at_their_place() {
+    let findings = problems("bad-wrappers");
+    let brief: Vec<(Option<usize>, Option<usize>, &str)> = findings
+        .iter()
+        .map(|f| (f.line(), f.column(), f.code.as_str()))
+        .collect();
+    assert_eq!(
+        brief,
+        [
+            (Some(11), Some(3), "missing-field"),
+            (Some(12), Some(34), "wrong-type"),
+            (Some(13), Some(12), "wrong-type"),
+            (Some(14), Some(3), "missing-field"),
+            (Some(14), Some(23), "unknown-key"),
+            (Some(15), Some(3), "wrong-type"),
+            (Some(16), Some(30), "wrong-type"),
+        ],
+        "{findings:#?}"
+    );
+    assert_eq!(
+        findings[4].help.as_deref(),
+        Some("did you mean `position`?")
+    );
+}
+
+#[test]
+fn declared_wrappers_are_kept_with_their_position_and_keyword() {
+    let text = crate::read("rules/valid.toml").replace(
+        "[core]",
+        "[scan]\nwrappers = [{ name = \"Locker::Acquire\", position = 2, keyword = \"id\" }]\n\n[core]",
+    );
+    let loaded = parse("lockward.toml", &text).expect("a valid registry");
+    assert_eq!(
+        loaded.registry.scan_settings().wrappers,
+        [lockward_registry::Wrapper::new(
+            "Locker.Acquire",
+            Some(2),
+            Some("id")
+        )]
+    );
+}

@@ -7,3 +7,4 @@ mod faults;
 mod fuzz;
 mod patterns;
 mod support;
+mod wrappers;

@@ -1,0 +1,699 @@
+//! One file's functions and calls, for wrapper inference (see [`crate::wrappers`]).
+//!
+//! A definition is found by each language's own header (`def`, `fn`, `func` with or without a
+//! receiver, `function`, arrows, class methods, Java/Kotlin methods), its parameters are the
+//! names of its parameter list, and its body the indented block (Python, Ruby) or the braces
+//! after the header. Inside a body, a parameter that is a lock call's key (directly, or bound to a
+//! placeholder of its SQL) makes the function a wrapper; a parameter passed on to another call
+//! may make it one through that call.
+
+use std::collections::HashSet;
+use std::ops::Range;
+
+use super::{Extractor, ItemKind, Key, Shape};
+use crate::lang::Language;
+use crate::lexer::{Token, TokenKind};
+use crate::wrappers::{Arg, Call, Definition, Forward, Param};
+
+/// Words that look like a call or a method header but are control flow.
+const CONTROL: &[&str] = &[
+    "if",
+    "for",
+    "while",
+    "switch",
+    "catch",
+    "return",
+    "function",
+    "with",
+    "elif",
+    "until",
+    "unless",
+    "foreach",
+    "synchronized",
+    "when",
+    "match",
+    "loop",
+    "new",
+    "sizeof",
+    "typeof",
+    "else",
+    "do",
+    "try",
+    "super",
+    "this",
+    "assert",
+    "print",
+    "not",
+    "and",
+    "or",
+    "in",
+    "await",
+    "yield",
+    "lambda",
+    "throw",
+    "fun",
+    "fn",
+    "func",
+    "def",
+];
+
+/// Parameter names that are the receiver, not an argument.
+const RECEIVERS: &[&str] = &["self", "cls", "this"];
+
+/// How far a header's parts (generics, a return type) are looked through, in tokens.
+const MAX_HEADER_TOKENS: usize = 48;
+
+/// A definition found in tokens, before its body is read.
+struct Header {
+    name_at: usize,
+    method: bool,
+    owner: Option<String>,
+    params: Vec<Param>,
+    /// Token range of the body.
+    body: Range<usize>,
+}
+
+impl Extractor<'_> {
+    /// The definitions in `tokens` (code only) and the calls of the `wanted` names.
+    pub(super) fn functions(
+        &self,
+        tokens: &[Token],
+        language: Language,
+        wanted: &HashSet<String>,
+    ) -> (Vec<Definition>, Vec<(Range<usize>, Call)>) {
+        if language == Language::Sql {
+            return (Vec::new(), Vec::new());
+        }
+        let mut headers = Vec::new();
+        for i in 0..tokens.len() {
+            if tokens[i].kind == TokenKind::Ident
+                && let Some(header) = self.header(tokens, i, language)
+            {
+                headers.push(header);
+            }
+        }
+        let names: HashSet<usize> = headers.iter().map(|h| h.name_at).collect();
+        let spans: Vec<Range<usize>> = headers
+            .iter()
+            .map(|h| Self::byte_range(tokens, &h.body))
+            .collect();
+        let mut definitions: Vec<Definition> = headers
+            .iter()
+            .zip(&spans)
+            .map(|(header, body)| Definition {
+                name: self.text(tokens[header.name_at].span.clone()).to_owned(),
+                method: header.method,
+                owner: header.owner.clone(),
+                params: header.params.clone(),
+                body_start: body.start,
+                reaches: self.reaches(&header.params, body),
+                forwards: Vec::new(),
+            })
+            .collect();
+        let mut calls = Vec::new();
+        for i in 0..tokens.len() {
+            let token = &tokens[i];
+            if token.kind != TokenKind::Ident
+                || names.contains(&i)
+                || tokens
+                    .get(i + 1)
+                    .is_none_or(|t| self.text(t.span.clone()) != "(")
+            {
+                continue;
+            }
+            let name = self.text(token.span.clone());
+            if CONTROL.contains(&name) || self.after_definition_keyword(tokens, i) {
+                continue;
+            }
+            let Some((arguments, close)) = self.arguments(tokens, i + 1) else {
+                continue;
+            };
+            // The definitions around the call, innermost first: a parameter of an outer one is
+            // still in scope in an inner one (a decorator's closure).
+            let mut around: Vec<usize> = (0..spans.len())
+                .filter(|&d| spans[d].contains(&token.span.start))
+                .collect();
+            around.sort_by_key(|&d| spans[d].len());
+            let qualifier = self.qualifier(tokens, i);
+            let mut args = Vec::with_capacity(arguments.len());
+            let mut positional = 0usize;
+            for argument in &arguments {
+                let argument = &tokens[argument.clone()];
+                let (keyword, value) = self.keyword_argument(argument, language);
+                if keyword.is_none() {
+                    positional += 1;
+                }
+                let param = around
+                    .iter()
+                    .find_map(|&d| self.param_of(value, &definitions[d].params).map(|p| (d, p)));
+                if let Some((d, param)) = param {
+                    definitions[d].forwards.push(Forward {
+                        callee: name.to_owned(),
+                        qualifier: qualifier.clone(),
+                        position: keyword.is_none().then_some(positional),
+                        keyword: keyword.clone(),
+                        param,
+                    });
+                }
+                args.push(Arg {
+                    keyword,
+                    string: matches!(value, [only] if only.kind == TokenKind::Str),
+                    key: self.key(value, language),
+                    param: param.map(|(d, p)| (definitions[d].body_start, p)),
+                });
+            }
+            if wanted.contains(name) {
+                let span = token.span.start..tokens[close].span.end;
+                calls.push((
+                    span,
+                    Call {
+                        callee: name.to_owned(),
+                        qualifier,
+                        at: None,
+                        args,
+                        within: around.first().map(|&d| definitions[d].body_start),
+                    },
+                ));
+            }
+        }
+        definitions.retain(|d| !d.reaches.is_empty() || !d.forwards.is_empty());
+        (definitions, calls)
+    }
+
+    fn byte_range(tokens: &[Token], body: &Range<usize>) -> Range<usize> {
+        match (
+            tokens.get(body.start),
+            body.end.checked_sub(1).and_then(|e| tokens.get(e)),
+        ) {
+            (Some(first), Some(last)) if body.start < body.end => first.span.start..last.span.end,
+            _ => 0..0,
+        }
+    }
+
+    /// The parameters that are a one-key lock call's key inside `body`, with where that call is.
+    fn reaches(&self, params: &[Param], body: &Range<usize>) -> Vec<(usize, usize)> {
+        self.raw
+            .iter()
+            .filter(|(span, _)| body.contains(&span.start))
+            .filter_map(|(span, kind)| match kind {
+                ItemKind::Call {
+                    shape: Shape::Bigint,
+                    key: Key::Name(name),
+                    ..
+                } => params
+                    .iter()
+                    .position(|p| p.name == *name)
+                    .map(|p| (p, span.start)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn after_definition_keyword(&self, tokens: &[Token], i: usize) -> bool {
+        i.checked_sub(1).is_some_and(|p| {
+            matches!(
+                self.text(tokens[p].span.clone()),
+                "def" | "fn" | "func" | "fun" | "function"
+            )
+        })
+    }
+
+    /// The name before `.`, `::`, `?.` or `&.` in front of the callee, if the call has one.
+    fn qualifier(&self, tokens: &[Token], i: usize) -> Option<String> {
+        let dot = tokens.get(i.checked_sub(1)?)?;
+        let dot_text = self.text(dot.span.clone());
+        let before = if matches!(dot_text, "." | "::" | "->") {
+            i.checked_sub(2)?
+        } else {
+            return None;
+        };
+        let mut at = before;
+        // `a?.b(..)`, `a&.b(..)`.
+        if matches!(self.text(tokens[at].span.clone()), "?" | "&") {
+            at = at.checked_sub(1)?;
+        }
+        let token = &tokens[at];
+        if token.kind == TokenKind::Ident {
+            Some(self.text(token.span.clone()).to_owned())
+        } else {
+            // A receiver that is an expression (`get()`, `x[0]`): a method call all the same.
+            Some(String::new())
+        }
+    }
+
+    /// The arguments of the call whose `(` is at `open`, as token ranges, and its `)`.
+    fn arguments(&self, tokens: &[Token], open: usize) -> Option<(Vec<Range<usize>>, usize)> {
+        let mut depth = 0usize;
+        let mut arguments = Vec::new();
+        let mut start = open + 1;
+        for (j, token) in tokens
+            .iter()
+            .enumerate()
+            .skip(open)
+            .take(super::MAX_CALL_TOKENS)
+        {
+            if token.kind != TokenKind::Punct {
+                continue;
+            }
+            match self.text(token.span.clone()) {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => {
+                    depth = depth.checked_sub(1)?;
+                    if depth == 0 {
+                        if start < j {
+                            arguments.push(start..j);
+                        }
+                        return Some((arguments, j));
+                    }
+                }
+                "," if depth == 1 => {
+                    arguments.push(start..j);
+                    start = j + 1;
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// `name=value` (Python, Kotlin), `name: value` (Ruby, Swift-like), else a positional value.
+    fn keyword_argument<'t>(
+        &self,
+        argument: &'t [Token],
+        language: Language,
+    ) -> (Option<String>, &'t [Token]) {
+        if let [name, binding, value @ ..] = argument
+            && name.kind == TokenKind::Ident
+            && !value.is_empty()
+        {
+            let binding = self.text(binding.span.clone());
+            let keyword = match language {
+                Language::Python | Language::Kotlin => binding == "=",
+                Language::Ruby => binding == ":" || binding == "=>",
+                _ => false,
+            };
+            if keyword {
+                return (Some(self.text(name.span.clone()).to_owned()), value);
+            }
+        }
+        // Ruby's `:name => value` and `name: value` with the colon lexed apart.
+        (None, argument)
+    }
+
+    /// The parameter a value is, when it is exactly one (`key`, `&key`, `*key`).
+    fn param_of(&self, value: &[Token], params: &[Param]) -> Option<usize> {
+        let value = match value {
+            [prefix, rest @ ..] if matches!(self.text(prefix.span.clone()), "&" | "*") => rest,
+            all => all,
+        };
+        let [name] = value else {
+            return None;
+        };
+        (name.kind == TokenKind::Ident)
+            .then(|| {
+                params
+                    .iter()
+                    .position(|p| p.name == self.text(name.span.clone()))
+            })
+            .flatten()
+    }
+
+    /// A definition whose name is the token at `i`.
+    fn header(&self, tokens: &[Token], i: usize, language: Language) -> Option<Header> {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        let before = |back: usize| i.checked_sub(back).map_or("", text);
+        let name = text(i);
+        if CONTROL.contains(&name) {
+            return None;
+        }
+        match language {
+            Language::Python | Language::Ruby if before(1) == "def" => {
+                self.indented(tokens, i, language)
+            }
+            Language::Ruby if before(1) == "." && before(2) == "self" && before(3) == "def" => {
+                let mut header = self.indented(tokens, i, language)?;
+                header.method = true;
+                Some(header)
+            }
+            Language::Go if before(1) == "func" => self.braced(tokens, i, language, false, None),
+            Language::Go if before(1) == ")" => {
+                // `func (l *Locker) Acquire(`: the receiver's type is its last name.
+                let open = (i.saturating_sub(8)..i - 1)
+                    .rev()
+                    .find(|&k| text(k) == "(")?;
+                (open >= 1 && text(open - 1) == "func").then_some(())?;
+                let owner = (open + 1..i - 1)
+                    .rev()
+                    .find(|&k| tokens[k].kind == TokenKind::Ident)
+                    .map(|k| text(k).to_owned());
+                self.braced(tokens, i, language, true, owner)
+            }
+            Language::Rust if before(1) == "fn" => self.braced(tokens, i, language, false, None),
+            Language::Kotlin
+                if before(1) == "fun"
+                    || (before(1) == "." && (before(3) == "fun" || before(4) == "fun"))
+                    || (before(1) == ">" && (2..8).any(|b| before(b) == "fun")) =>
+            {
+                let method = self.indent_of(tokens[i].span.start) > 0;
+                self.braced(tokens, i, language, method, None)
+            }
+            Language::JavaScript if before(1) == "function" || before(1) == "*" => {
+                self.braced(tokens, i, language, false, None)
+            }
+            Language::JavaScript if matches!(text(i + 1), "=" | ":") => {
+                self.arrow(tokens, i, language)
+            }
+            Language::JavaScript | Language::Java if before(1) != "." => {
+                let java_type = language != Language::Java
+                    || tokens.get(i.checked_sub(1)?).is_some_and(|t| {
+                        t.kind == TokenKind::Ident || matches!(text(i - 1), ">" | "]")
+                    });
+                if !java_type || before(1) == "new" {
+                    return None;
+                }
+                let header = self.braced(tokens, i, language, true, None)?;
+                // A method header is followed by its body: `name(..) {` or `name(..): T {`.
+                Some(header)
+            }
+            _ => None,
+        }
+    }
+
+    /// Python and Ruby: the parameters after the name, and the block indented under the line.
+    fn indented(&self, tokens: &[Token], i: usize, language: Language) -> Option<Header> {
+        let open = i + 1;
+        let (params, after) = if tokens
+            .get(open)
+            .is_some_and(|t| self.text(t.span.clone()) == "(" && !t.newline_before)
+        {
+            let (arguments, close) = self.arguments(tokens, open)?;
+            (self.params(tokens, &arguments, language), close + 1)
+        } else {
+            (Vec::new(), open)
+        };
+        let indent = self.indent_of(tokens[i].span.start);
+        let mut depth = 0usize;
+        let mut end = after;
+        while let Some(token) = tokens.get(end) {
+            if end > after
+                && token.newline_before
+                && depth == 0
+                && self.indent_of(token.span.start) <= indent
+            {
+                break;
+            }
+            if token.kind == TokenKind::Punct {
+                match self.text(token.span.clone()) {
+                    "(" | "[" | "{" => depth += 1,
+                    ")" | "]" | "}" => depth = depth.saturating_sub(1),
+                    _ => {}
+                }
+            }
+            end += 1;
+        }
+        let (params, method) = strip_receiver(params);
+        let method = method || (language == Language::Ruby && indent > 0);
+        Some(Header {
+            name_at: i,
+            method,
+            owner: None,
+            params,
+            body: after..end,
+        })
+    }
+
+    /// Brace languages: the parameters in the parentheses after the name (and its generics),
+    /// and the body in the braces after the header. No body (a declaration) is no definition.
+    fn braced(
+        &self,
+        tokens: &[Token],
+        i: usize,
+        language: Language,
+        method: bool,
+        owner: Option<String>,
+    ) -> Option<Header> {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        let mut open = i + 1;
+        if text(open) == "<" {
+            open = self.skip_angles(tokens, open)?;
+        }
+        if text(open) != "(" {
+            return None;
+        }
+        let (arguments, close) = self.arguments(tokens, open)?;
+        let params = self.params(tokens, &arguments, language);
+        let mut at = close + 1;
+        let mut depth = 0usize;
+        let limit = at + MAX_HEADER_TOKENS;
+        loop {
+            let piece = text(at);
+            if at >= limit || tokens.get(at).is_none() {
+                return None;
+            }
+            match piece {
+                "{" if depth == 0 => break,
+                "(" | "[" | "<" => depth += 1,
+                ")" | "]" | ">" => depth = depth.saturating_sub(1),
+                ";" | "=>" | "," | "}" if depth == 0 => return None,
+                "=" if depth == 0 => {
+                    // Kotlin's expression body: `fun f(x: Long) = lock(x)`.
+                    if language != Language::Kotlin {
+                        return None;
+                    }
+                    let end = (at + 1..tokens.len())
+                        .find(|&k| tokens[k].newline_before)
+                        .unwrap_or(tokens.len());
+                    let (params, receiver) = strip_receiver(params);
+                    return Some(Header {
+                        name_at: i,
+                        method: method || receiver,
+                        owner,
+                        params,
+                        body: at + 1..end,
+                    });
+                }
+                _ => {}
+            }
+            // A JavaScript method header has nothing but a return type between `)` and `{`.
+            if language == Language::JavaScript && at == close + 1 && !matches!(piece, ":" | "{") {
+                return None;
+            }
+            if language == Language::Java && at == close + 1 && !matches!(piece, "{" | "throws") {
+                return None;
+            }
+            at += 1;
+        }
+        let end = self.matching(tokens, at)?;
+        let (params, receiver) = strip_receiver(params);
+        Some(Header {
+            name_at: i,
+            method: method || receiver,
+            owner,
+            params,
+            body: at + 1..end,
+        })
+    }
+
+    /// `name = (a, b) => ..`, `name: async key => ..`, `name = function (a) {..}`.
+    fn arrow(&self, tokens: &[Token], i: usize, language: Language) -> Option<Header> {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        let mut at = i + 2;
+        if text(at) == "async" {
+            at += 1;
+        }
+        if text(at) == "function" {
+            at += 1;
+            if tokens.get(at).is_some_and(|t| t.kind == TokenKind::Ident) {
+                at += 1;
+            }
+        }
+        let (params, after) = if text(at) == "(" {
+            let (arguments, close) = self.arguments(tokens, at)?;
+            (self.params(tokens, &arguments, language), close + 1)
+        } else if tokens.get(at).is_some_and(|t| t.kind == TokenKind::Ident) && text(at + 1) == "=>"
+        {
+            (
+                self.params(tokens, std::slice::from_ref(&(at..at + 1)), language),
+                at + 1,
+            )
+        } else {
+            return None;
+        };
+        let mut at = after;
+        // A return type: `(a): Promise<void> =>`.
+        while at < after + MAX_HEADER_TOKENS && !matches!(text(at), "=>" | "{" | "" | ";") {
+            at += 1;
+        }
+        if text(at) == "=>" {
+            at += 1;
+        }
+        let body = if text(at) == "{" {
+            at + 1..self.matching(tokens, at)?
+        } else {
+            let mut depth = 0usize;
+            let mut end = at;
+            while let Some(token) = tokens.get(end) {
+                let piece = text(end);
+                if end > at
+                    && depth == 0
+                    && (token.newline_before || matches!(piece, ";" | "," | ")" | "}" | "]"))
+                {
+                    break;
+                }
+                match piece {
+                    "(" | "[" | "{" => depth += 1,
+                    ")" | "]" | "}" => depth = depth.saturating_sub(1),
+                    _ => {}
+                }
+                end += 1;
+            }
+            at..end
+        };
+        Some(Header {
+            name_at: i,
+            method: false,
+            owner: None,
+            params,
+            body,
+        })
+    }
+
+    fn skip_angles(&self, tokens: &[Token], open: usize) -> Option<usize> {
+        let mut depth = 0usize;
+        for (k, token) in tokens.iter().enumerate().skip(open).take(MAX_HEADER_TOKENS) {
+            match self.text(token.span.clone()) {
+                "<" => depth += 1,
+                ">" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(k + 1);
+                    }
+                }
+                ">>" => {
+                    depth = depth.saturating_sub(2);
+                    if depth == 0 {
+                        return Some(k + 1);
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// The index of the bracket that closes the one at `open`.
+    fn matching(&self, tokens: &[Token], open: usize) -> Option<usize> {
+        let mut depth = 0usize;
+        for (k, token) in tokens.iter().enumerate().skip(open) {
+            if token.kind != TokenKind::Punct {
+                continue;
+            }
+            match self.text(token.span.clone()) {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => {
+                    depth = depth.checked_sub(1)?;
+                    if depth == 0 {
+                        return Some(k);
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// The names of a parameter list, with their positions (1-based) and whether a call may
+    /// pass them by keyword.
+    fn params(&self, tokens: &[Token], parts: &[Range<usize>], language: Language) -> Vec<Param> {
+        let mut params = Vec::new();
+        let mut position = 0usize;
+        let mut keyword_only = false;
+        for part in parts {
+            let part = &tokens[part.clone()];
+            let texts: Vec<&str> = part.iter().map(|t| self.text(t.span.clone())).collect();
+            if language == Language::Python && matches!(texts.as_slice(), ["*" | "/"]) {
+                keyword_only |= texts == ["*"];
+                continue;
+            }
+            let name = match language {
+                // `final long key`, `@Param("k") long key`: the last name before any default.
+                Language::Java => part
+                    .iter()
+                    .rposition(|t| t.kind == TokenKind::Ident)
+                    .map(|k| texts[k]),
+                _ => part
+                    .iter()
+                    .zip(&texts)
+                    .find(|(t, text)| {
+                        t.kind == TokenKind::Ident
+                            && !matches!(
+                                **text,
+                                "mut"
+                                    | "val"
+                                    | "var"
+                                    | "vararg"
+                                    | "public"
+                                    | "private"
+                                    | "protected"
+                                    | "readonly"
+                                    | "override"
+                                    | "final"
+                                    | "ref"
+                            )
+                    })
+                    .map(|(_, text)| *text),
+            };
+            let Some(name) = name else {
+                position += 1;
+                continue;
+            };
+            let star = matches!(texts.first(), Some(&("*" | "**" | "&")));
+            let ruby_keyword = language == Language::Ruby
+                && texts
+                    .iter()
+                    .position(|t| *t == name)
+                    .is_some_and(|k| texts.get(k + 1) == Some(&":"));
+            position += 1;
+            let keyword = match language {
+                Language::Python => !star,
+                Language::Kotlin => true,
+                Language::Ruby => ruby_keyword,
+                _ => false,
+            };
+            params.push(Param {
+                name: name.to_owned(),
+                position: (!star && !keyword_only && !ruby_keyword).then_some(position),
+                keyword,
+            });
+            if language == Language::Python && texts.first() == Some(&"*") {
+                keyword_only = true;
+            }
+        }
+        params
+    }
+
+    /// The indentation (in bytes) of the line `offset` is on.
+    fn indent_of(&self, offset: usize) -> usize {
+        let start = self.file[..offset].rfind('\n').map_or(0, |n| n + 1);
+        self.file[start..offset]
+            .bytes()
+            .take_while(|b| *b == b' ' || *b == b'\t')
+            .count()
+    }
+}
+
+/// Drops the receiver parameter (`self`, `&self`, `cls`, `this`) and says whether there was one.
+fn strip_receiver(mut params: Vec<Param>) -> (Vec<Param>, bool) {
+    if params
+        .first()
+        .is_some_and(|p| RECEIVERS.contains(&p.name.as_str()))
+    {
+        params.remove(0);
+        for param in &mut params {
+            param.position = param.position.map(|p| p - 1);
+        }
+        (params, true)
+    } else {
+        (params, false)
+    }
+}

@@ -1,0 +1,553 @@
+//! Wrappers: functions whose parameter becomes a lock key, and their calls as lock sites.
+//!
+//! A wrapper is inferred from the tree (a parameter that is a lock call's key, directly or
+//! through another wrapper, to a fixed point across files) or declared (`[scan] wrappers`, and
+//! the default set of [`ScanSettings::DEFAULT_WRAPPERS`]). A call of a wrapper whose argument at
+//! the wrapper's key (by position, or by keyword) is a literal or a name is a lock site
+//! ([`crate::SiteForm::Wrapper`]); one whose argument cannot be resolved is a `dynamic-key` note.
+//! A call that passes the enclosing wrapper's own parameter on is no site: its callers are.
+//!
+//! Which calls count for an inferred wrapper (so a helper named `lock` in one file does not make
+//! every `.lock(5)` elsewhere an id): a call in a file of the same language (Java and Kotlin
+//! together), and
+//! - in the wrapper's own file or directory, or
+//! - whose receiver names the wrapper's type or module (`locker.Acquire(..)` for
+//!   `func (l *Locker) Acquire`, `locks.take(..)` for `locks.py`, `lockService.acquire(..)` for
+//!   `LockService.java`), or
+//! - of a wrapper whose name says what it does: two words or more, one of them `lock`, `locks`,
+//!   `locked`, `locking`, `advisory` or `mutex` (`with_lock`, `acquireAdvisoryLock`).
+//!
+//! A method (defined in a class, with a receiver or a `self` parameter) counts outside its own
+//! file only when called on a receiver. Declared wrappers count in every language.
+
+use std::collections::{HashMap, HashSet};
+
+use lockward_registry::{ScanSettings, Wrapper};
+
+use crate::extract::{FileSites, Item, ItemKind, Key, Location};
+use crate::lang::Language;
+use crate::lexer::{Token, TokenKind};
+use crate::words;
+
+/// A parameter of a definition.
+#[derive(Debug, Clone)]
+pub(crate) struct Param {
+    pub(crate) name: String,
+    /// 1-based, without the receiver; `None` for a keyword-only parameter.
+    pub(crate) position: Option<usize>,
+    /// Whether a call may pass it by its name.
+    pub(crate) keyword: bool,
+}
+
+/// A function definition whose parameters reach a lock call or another call.
+#[derive(Debug, Clone)]
+pub(crate) struct Definition {
+    pub(crate) name: String,
+    pub(crate) method: bool,
+    /// Go's receiver type.
+    pub(crate) owner: Option<String>,
+    pub(crate) params: Vec<Param>,
+    /// Where its body starts: its identity in its file.
+    pub(crate) body_start: usize,
+    /// Parameters that are a lock call's key, and the byte offset of that call (then its line
+    /// and column, once located).
+    pub(crate) reaches: Vec<(usize, usize)>,
+    /// Calls that pass a parameter on.
+    pub(crate) forwards: Vec<Forward>,
+}
+
+/// A call inside a definition that passes one of its parameters.
+#[derive(Debug, Clone)]
+pub(crate) struct Forward {
+    pub(crate) callee: String,
+    pub(crate) qualifier: Option<String>,
+    pub(crate) position: Option<usize>,
+    pub(crate) keyword: Option<String>,
+    pub(crate) param: usize,
+}
+
+/// A call of a name that is (or may be) a wrapper.
+#[derive(Debug, Clone)]
+pub(crate) struct Call {
+    pub(crate) callee: String,
+    /// The name before the `.` (empty for an expression), `None` for a bare call.
+    pub(crate) qualifier: Option<String>,
+    pub(crate) at: Option<Location>,
+    pub(crate) args: Vec<Arg>,
+    /// The body start of the innermost definition around the call.
+    pub(crate) within: Option<usize>,
+}
+
+/// One argument of a call.
+#[derive(Debug, Clone)]
+pub(crate) struct Arg {
+    pub(crate) keyword: Option<String>,
+    pub(crate) key: Key,
+    /// A string literal: a name the library hashes into a key, not an id.
+    pub(crate) string: bool,
+    /// The parameter of a definition around the call (its body start, and which) that this
+    /// argument is, if it is one.
+    pub(crate) param: Option<(usize, usize)>,
+}
+
+/// One file's definitions and calls.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FileWrappers {
+    pub(crate) definitions: Vec<Definition>,
+    pub(crate) calls: Vec<Call>,
+    /// Lines and columns of the lock calls that reach a parameter, by byte offset.
+    pub(crate) reach_sites: Vec<(usize, usize, usize)>,
+    /// The names the file mentions, squashed (see [`squash`]): its names and the parts of its
+    /// strings (`from app.locks import ..`, `require_relative 'lock_helper'`,
+    /// `import "example.com/app/locker"`), to tell whether it imports a wrapper's module.
+    pub(crate) words: HashSet<String>,
+}
+
+/// The [`FileWrappers::words`] of a file.
+pub(crate) fn module_words(text: &str, tokens: &[Token]) -> HashSet<String> {
+    let mut words = HashSet::new();
+    for token in tokens {
+        match token.kind {
+            TokenKind::Ident => {
+                words.insert(squash(&text[token.span.clone()]));
+            }
+            TokenKind::Str if token.content.len() <= 256 => {
+                for part in text[token.content.clone()].split(['/', '.', ':', '\\', '@']) {
+                    words.insert(squash(part));
+                }
+            }
+            _ => {}
+        }
+    }
+    words.retain(|w| w.len() >= 2);
+    words
+}
+
+impl FileWrappers {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.definitions.is_empty() && self.calls.is_empty()
+    }
+
+    /// Adds what a later pass over the same file found: its calls, and the definitions not
+    /// known yet.
+    pub(crate) fn merge(&mut self, other: FileWrappers) {
+        let known: HashSet<usize> = self.definitions.iter().map(|d| d.body_start).collect();
+        self.definitions.extend(
+            other
+                .definitions
+                .into_iter()
+                .filter(|d| !known.contains(&d.body_start)),
+        );
+        self.calls.extend(other.calls);
+        self.words.extend(other.words);
+        self.reach_sites.extend(other.reach_sites);
+        self.reach_sites.sort_unstable();
+        self.reach_sites.dedup();
+    }
+}
+
+/// The wrappers of `[scan] wrappers` and the defaults, by the last part of their name.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Declared {
+    by_name: HashMap<String, Vec<(Option<String>, Wrapper)>>,
+}
+
+impl Declared {
+    pub(crate) fn new(settings: &ScanSettings) -> Self {
+        let mut by_name: HashMap<String, Vec<(Option<String>, Wrapper)>> = HashMap::new();
+        let defaults = ScanSettings::DEFAULT_WRAPPERS
+            .iter()
+            .map(|&(name, position, keyword)| Wrapper::new(name, Some(position), keyword));
+        for wrapper in defaults.chain(settings.wrappers.iter().cloned()) {
+            let (qualifier, name) = match wrapper.name.rsplit_once('.') {
+                Some((qualifier, name)) => {
+                    let qualifier = qualifier.rsplit('.').next().unwrap_or(qualifier);
+                    (Some(qualifier.to_owned()), name.to_owned())
+                }
+                None => (None, wrapper.name.clone()),
+            };
+            let entry = by_name.entry(name).or_default();
+            if !entry.iter().any(|(q, w)| *q == qualifier && *w == wrapper) {
+                entry.push((qualifier, wrapper));
+            }
+        }
+        Self { by_name }
+    }
+
+    /// Whether a wrapper of this name (its last part) is declared.
+    pub(crate) fn contains(&self, name: &str) -> bool {
+        self.by_name.contains_key(name)
+    }
+
+    /// The names to look for in calls.
+    pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
+        self.by_name.keys().map(String::as_str)
+    }
+
+    fn slots(&self, callee: &str, qualifier: Option<&str>) -> Vec<Slot> {
+        self.by_name
+            .get(callee)
+            .into_iter()
+            .flatten()
+            .filter(|(required, _)| {
+                required
+                    .as_deref()
+                    .is_none_or(|required| qualifier == Some(required))
+            })
+            .map(|(_, wrapper)| Slot {
+                position: wrapper.position,
+                keyword: wrapper.keyword.clone(),
+            })
+            .collect()
+    }
+}
+
+/// Where a wrapper's key is passed.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Slot {
+    position: Option<usize>,
+    keyword: Option<String>,
+}
+
+impl Slot {
+    fn of(param: &Param) -> Self {
+        Self {
+            position: param.position,
+            keyword: param.keyword.then(|| param.name.clone()),
+        }
+    }
+
+    /// The argument of `args` this slot takes.
+    fn pick<'a>(&self, args: &'a [Arg]) -> Option<&'a Arg> {
+        if let Some(keyword) = &self.keyword
+            && let Some(arg) = args.iter().find(|a| a.keyword.as_deref() == Some(keyword))
+        {
+            return Some(arg);
+        }
+        let position = self.position?;
+        args.iter()
+            .filter(|a| a.keyword.is_none())
+            .nth(position - 1)
+    }
+}
+
+/// A definition, found in a file.
+struct Known<'a> {
+    path: &'a str,
+    words: &'a HashSet<String>,
+    language: Language,
+    definition: &'a Definition,
+    /// Which of its parameters are keys.
+    keys: HashSet<usize>,
+}
+
+/// Languages whose code calls each other's functions.
+pub(crate) fn family(language: Language) -> Language {
+    match language {
+        Language::Kotlin => Language::Java,
+        other => other,
+    }
+}
+
+/// The lowercase letters and digits of a name: `lock_service`, `LockService` and `lockService`
+/// are all `lockservice`.
+fn squash(name: &str) -> String {
+    name.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+fn stem(path: &str) -> &str {
+    let file = path.rsplit('/').next().unwrap_or(path);
+    file.split('.').next().unwrap_or(file)
+}
+
+fn directory(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(dir, _)| dir)
+}
+
+/// Whether a name says it takes a lock: two words or more, one of them about locking.
+fn says_lock(name: &str) -> bool {
+    let words = words::split(name);
+    words.len() >= 2
+        && words.iter().any(|w| {
+            matches!(
+                w.as_str(),
+                "lock" | "locks" | "locked" | "locking" | "advisory" | "mutex"
+            )
+        })
+}
+
+impl Known<'_> {
+    /// The names of its module: its file's stem, its directory, Go's receiver type.
+    fn modules(&self) -> impl Iterator<Item = &str> {
+        let stem = stem(self.path);
+        let generic = matches!(stem, "__init__" | "index" | "mod" | "lib" | "main");
+        [
+            (!generic).then_some(stem),
+            directory(self.path).rsplit('/').next(),
+            self.definition.owner.as_deref(),
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|m| !m.is_empty())
+    }
+
+    /// Whether a call from `path` in `language` with `qualifier`, in a file that mentions
+    /// `words`, may be a call of this.
+    fn callable_from(
+        &self,
+        path: &str,
+        language: Language,
+        qualifier: Option<&str>,
+        words: &HashSet<String>,
+    ) -> bool {
+        if family(language) != family(self.language) {
+            return false;
+        }
+        if path == self.path {
+            return true;
+        }
+        // Ruby calls a mixed-in module's methods bare.
+        if self.definition.method && qualifier.is_none() && language != Language::Ruby {
+            return false;
+        }
+        if self.modules().any(|m| words.contains(&squash(m))) {
+            return true;
+        }
+        let receiver = qualifier.filter(|q| !matches!(*q, "self" | "this" | "@" | ""));
+        if self.definition.method && qualifier.is_none() {
+            return false;
+        }
+        if directory(path) == directory(self.path) && (receiver.is_some() || qualifier.is_none()) {
+            return true;
+        }
+        if let Some(receiver) = receiver {
+            let receiver = squash(receiver);
+            if receiver.len() >= 2
+                && self.modules().any(|module| {
+                    let module = squash(module);
+                    module == receiver
+                        || (module.len().min(receiver.len()) >= 4
+                            && (module.contains(&receiver) || receiver.contains(&module)))
+                })
+            {
+                return true;
+            }
+        }
+        says_lock(&self.definition.name)
+    }
+}
+
+/// The inferred wrappers of `files`, to a fixed point: each definition with the parameters that
+/// are keys.
+fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
+    let mut known: Vec<Known<'a>> = Vec::new();
+    for file in files {
+        let Some(language) = Language::from_path(&file.path) else {
+            continue;
+        };
+        for definition in &file.wrappers.definitions {
+            known.push(Known {
+                path: &file.path,
+                words: &file.wrappers.words,
+                language,
+                definition,
+                keys: definition.reaches.iter().map(|&(p, _)| p).collect(),
+            });
+        }
+    }
+    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (k, definition) in known.iter().enumerate() {
+        by_name
+            .entry(&definition.definition.name)
+            .or_default()
+            .push(k);
+    }
+    // Each round adds at least one key or ends, so this stops.
+    loop {
+        let mut added = Vec::new();
+        for (k, caller) in known.iter().enumerate() {
+            for forward in &caller.definition.forwards {
+                if caller.keys.contains(&forward.param) {
+                    continue;
+                }
+                let slot = Slot {
+                    position: forward.position,
+                    keyword: forward.keyword.clone(),
+                };
+                let matches = |target: &Slot| {
+                    (slot.position.is_some() && slot.position == target.position)
+                        || (slot.keyword.is_some() && slot.keyword == target.keyword)
+                };
+                let declared_hit = declared
+                    .slots(&forward.callee, forward.qualifier.as_deref())
+                    .iter()
+                    .any(matches);
+                let inferred_hit = by_name
+                    .get(forward.callee.as_str())
+                    .into_iter()
+                    .flatten()
+                    .filter(|&&t| t != k)
+                    .any(|&t| {
+                        let target = &known[t];
+                        target.callable_from(
+                            caller.path,
+                            caller.language,
+                            forward.qualifier.as_deref(),
+                            caller.words,
+                        ) && target
+                            .keys
+                            .iter()
+                            .any(|&p| matches(&Slot::of(&target.definition.params[p])))
+                    });
+                if declared_hit || inferred_hit {
+                    added.push((k, forward.param));
+                }
+            }
+        }
+        if added.is_empty() {
+            break;
+        }
+        for (k, param) in added {
+            known[k].keys.insert(param);
+        }
+    }
+    known.retain(|k| !k.keys.is_empty());
+    known
+}
+
+/// The names of the wrappers inferred from `files` so far, with the languages (Java and Kotlin
+/// as one, see [`family`]) whose files may call them.
+pub(crate) fn inferred_names(
+    files: &[FileSites],
+    declared: &Declared,
+) -> HashSet<(String, Language)> {
+    infer(files, declared)
+        .into_iter()
+        .map(|k| (k.definition.name.clone(), family(k.language)))
+        .collect()
+}
+
+/// Turns each file's calls of wrappers into lock sites (items), and drops the `dynamic-key`
+/// items of lock calls inside wrappers whose callers were found (the callers are the sites).
+pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
+    let mut new_items: Vec<Vec<Item>> = Vec::with_capacity(files.len());
+    // Definitions that have a caller: (path, body start).
+    let mut called: HashSet<(String, usize)> = HashSet::new();
+    {
+        let known = infer(files, declared);
+        let mut by_name: HashMap<&str, Vec<&Known>> = HashMap::new();
+        for k in &known {
+            by_name.entry(&k.definition.name).or_default().push(k);
+        }
+        let wrapper_at = |path: &str, body: usize| {
+            known
+                .iter()
+                .find(|k| k.path == path && k.definition.body_start == body)
+        };
+        for file in files.iter() {
+            let mut items = Vec::new();
+            let Some(language) = Language::from_path(&file.path) else {
+                new_items.push(items);
+                continue;
+            };
+            for call in &file.wrappers.calls {
+                let Some(at) = &call.at else {
+                    continue;
+                };
+                let qualifier = call.qualifier.as_deref();
+                let mut slots = declared.slots(&call.callee, qualifier);
+                for target in by_name.get(call.callee.as_str()).into_iter().flatten() {
+                    if call.within == Some(target.definition.body_start) && target.path == file.path
+                    {
+                        // A recursive call.
+                        continue;
+                    }
+                    if target.callable_from(&file.path, language, qualifier, &file.wrappers.words) {
+                        called.insert((target.path.to_owned(), target.definition.body_start));
+                        slots.extend(
+                            target
+                                .keys
+                                .iter()
+                                .map(|&p| Slot::of(&target.definition.params[p])),
+                        );
+                    }
+                }
+                let Some(arg) = slots.iter().find_map(|slot| slot.pick(&call.args)) else {
+                    continue;
+                };
+                if arg.string {
+                    continue;
+                }
+                // Passing the enclosing wrapper's own key on: its callers are the sites.
+                if let Some((body, param)) = arg.param
+                    && wrapper_at(&file.path, body).is_some_and(|w| w.keys.contains(&param))
+                {
+                    continue;
+                }
+                items.push(Item {
+                    at: at.clone(),
+                    kind: ItemKind::Wrapper {
+                        function: call.callee.clone(),
+                        key: arg.key.clone(),
+                    },
+                });
+            }
+            new_items.push(items);
+        }
+        // A wrapper forwarded to by a called wrapper is called too.
+        loop {
+            let before = called.len();
+            for k in &known {
+                if !called.contains(&(k.path.to_owned(), k.definition.body_start)) {
+                    continue;
+                }
+                for forward in &k.definition.forwards {
+                    for target in by_name.get(forward.callee.as_str()).into_iter().flatten() {
+                        if target.callable_from(
+                            k.path,
+                            k.language,
+                            forward.qualifier.as_deref(),
+                            k.words,
+                        ) {
+                            called.insert((target.path.to_owned(), target.definition.body_start));
+                        }
+                    }
+                }
+            }
+            if called.len() == before {
+                break;
+            }
+        }
+    }
+    for (file, items) in files.iter_mut().zip(new_items) {
+        let silenced: HashSet<(usize, usize)> = file
+            .wrappers
+            .definitions
+            .iter()
+            .filter(|d| called.contains(&(file.path.clone(), d.body_start)))
+            .flat_map(|d| d.reaches.iter().map(|&(_, offset)| offset))
+            .filter_map(|offset| {
+                file.wrappers
+                    .reach_sites
+                    .iter()
+                    .find(|(o, _, _)| *o == offset)
+                    .map(|&(_, line, column)| (line, column))
+            })
+            .collect();
+        if !silenced.is_empty() {
+            file.items.retain(|item| {
+                !(matches!(
+                    item.kind,
+                    ItemKind::Call {
+                        key: Key::Name(_),
+                        ..
+                    }
+                ) && silenced.contains(&(item.at.span.line, item.at.span.column)))
+            });
+        }
+        file.items.extend(items);
+    }
+}

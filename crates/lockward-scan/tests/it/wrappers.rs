@@ -1,0 +1,322 @@
+//! Wrappers: a helper whose parameter reaches a lock key makes its calls lock sites, in every
+//! language the scan reads; declared and default wrappers too; and the near misses stay quiet.
+
+use lockward_scan::{ScanReport, SiteForm};
+
+use crate::support::{Project, brief};
+
+/// `path:line:column function id` for each site made by a wrapper call.
+fn wrapper_sites(report: &ScanReport) -> Vec<String> {
+    report
+        .sites
+        .iter()
+        .filter_map(|site| match &site.form {
+            SiteForm::Wrapper { function, .. } => Some(format!(
+                "{}:{}:{} {function} {}",
+                site.path, site.line, site.column, site.id
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The harbor fixture with these files added.
+fn project(files: &[(&str, &str)]) -> ScanReport {
+    let project = Project::harbor();
+    for (path, text) in files {
+        project.write(path, text);
+    }
+    project.scan()
+}
+
+#[test]
+fn python_a_helper_that_binds_its_parameter_to_the_sql_makes_its_calls_sites() {
+    let report = project(&[
+        (
+            "services/db/locks.py",
+            "def with_lock(conn, lock_id):\n    conn.execute(\"select pg_advisory_lock(%s)\", (lock_id,))\n",
+        ),
+        (
+            "services/jobs/nightly.py",
+            "from services.db.locks import with_lock\n\ndef run(conn):\n    with_lock(conn, 4242)\n    with_lock(conn, lock_id=ADVISORY_LOCK_INVOICE_ROLLUP)\n",
+        ),
+    ]);
+    assert_eq!(
+        wrapper_sites(&report),
+        [
+            "services/jobs/nightly.py:4:5 with_lock 4242",
+            "services/jobs/nightly.py:5:5 with_lock 1001001",
+        ]
+    );
+    assert_eq!(
+        brief(&report.findings),
+        ["services/jobs/nightly.py:4 unregistered-id"]
+    );
+    assert_eq!(
+        report.dynamic_keys, 0,
+        "the helper's own call is followed to its callers"
+    );
+}
+
+#[test]
+fn python_decorators_and_helpers_of_helpers_across_files_are_followed() {
+    let report = project(&[
+        (
+            "services/db/locking.py",
+            "def acquire(cur, key):\n    cur.execute(\"SELECT pg_try_advisory_lock(%s)\", (key,))\n",
+        ),
+        // No trigger word in these two files: the second pass finds them by the helpers' names.
+        (
+            "services/jobs/guard.py",
+            "from services.db import locking\n\ndef exclusive(job_key):\n    def wrap(fn):\n        def run(cur, *args):\n            locking.acquire(cur, job_key)\n            return fn(cur, *args)\n        return run\n    return wrap\n",
+        ),
+        (
+            "services/reports/monthly.py",
+            "from services.jobs.guard import exclusive\n\n@exclusive(4242)\ndef build(cur):\n    pass\n",
+        ),
+    ]);
+    assert_eq!(
+        wrapper_sites(&report),
+        ["services/reports/monthly.py:3:2 exclusive 4242"]
+    );
+    assert_eq!(
+        brief(&report.findings),
+        ["services/reports/monthly.py:3 unregistered-id"]
+    );
+}
+
+#[test]
+fn a_call_with_a_key_built_at_run_time_is_a_dynamic_key_showing_the_whole_expression() {
+    let report = project(&[(
+        "services/db/locker.go",
+        "package db\n\ntype Locker struct{ lockID int64 }\n\nfunc (l *Locker) Acquire(ctx context.Context, id int64) error {\n\t_, err := l.db.Exec(ctx, `\n\t\tSELECT pg_advisory_lock($1)`, id)\n\treturn err\n}\n\nfunc (l *Locker) Run(ctx context.Context) error {\n\treturn l.Acquire(ctx, l.lockID)\n}\n",
+    )]);
+    assert_eq!(
+        brief(&report.findings),
+        ["services/db/locker.go:12 dynamic-key"]
+    );
+    assert!(
+        report.findings[0].message.contains("`l.lockID`"),
+        "{}",
+        report.findings[0].message
+    );
+}
+
+#[test]
+fn go_a_method_on_a_receiver_is_followed_to_calls_through_a_variable_of_its_type() {
+    let report = project(&[
+        (
+            "services/locker/locker.go",
+            "package locker\n\nfunc (l *Locker) Acquire(ctx context.Context, id int64) error {\n\t_, err := l.db.Exec(ctx, \"SELECT pg_advisory_lock($1)\", id)\n\treturn err\n}\n",
+        ),
+        (
+            "services/jobs/sweep.go",
+            "package jobs\n\nimport \"example.com/harbor/services/locker\"\n\nconst sweepLock int64 = 4242\n\nfunc Sweep(ctx context.Context, locker *locker.Locker) {\n\tlocker.Acquire(ctx, sweepLock)\n}\n",
+        ),
+    ]);
+    assert_eq!(
+        wrapper_sites(&report),
+        ["services/jobs/sweep.go:8:9 Acquire 4242"]
+    );
+    assert_eq!(
+        brief(&report.findings),
+        ["services/jobs/sweep.go:8 unregistered-id"]
+    );
+}
+
+#[test]
+fn ruby_keyword_parameters_and_module_methods_are_wrappers() {
+    let report = project(&[
+        (
+            "app/lib/lock_helper.rb",
+            "module LockHelper\n  def self.take_lock(conn, lock_id:)\n    conn.execute(\"SELECT pg_advisory_lock(#{lock_id})\")\n  end\nend\n",
+        ),
+        (
+            "app/jobs/purge_job.rb",
+            "class PurgeJob\n  def perform(conn)\n    LockHelper.take_lock(conn, lock_id: 4242)\n  end\nend\n",
+        ),
+    ]);
+    assert_eq!(
+        wrapper_sites(&report),
+        ["app/jobs/purge_job.rb:3:16 take_lock 4242"]
+    );
+}
+
+#[test]
+fn javascript_arrow_functions_and_class_methods_with_values_on_the_next_line() {
+    let report = project(&[
+        (
+            "web/src/db/locks.ts",
+            "export const withLock = async (client: Client, key: number) => {\n  await client.query({\n    text: \"SELECT pg_advisory_lock($1)\",\n    values: [key],\n  });\n};\n\nexport class Mutex {\n  async hold(key: number): Promise<void> {\n    await this.client.query(\"SELECT pg_try_advisory_lock($1)\", [key]);\n  }\n}\n",
+        ),
+        (
+            "web/src/jobs/sync.ts",
+            "import { withLock, Mutex } from \"../db/locks\";\n\nexport async function sync(client: Client, mutex: Mutex) {\n  await withLock(client, 4242);\n  await mutex.hold(4243);\n  hold(4244);\n}\n",
+        ),
+    ]);
+    assert_eq!(
+        wrapper_sites(&report),
+        [
+            "web/src/jobs/sync.ts:4:9 withLock 4242",
+            "web/src/jobs/sync.ts:5:15 hold 4243",
+        ],
+        "a method counts only as a method call: `hold(4244)` is some other function"
+    );
+}
+
+#[test]
+fn java_and_kotlin_methods_are_wrappers_for_each_other() {
+    let report = project(&[
+        (
+            "svc/src/main/java/com/harbor/LockService.java",
+            "package com.harbor;\n\npublic class LockService {\n    public boolean tryLock(final long lockKey) throws SQLException {\n        try (PreparedStatement st = conn.prepareStatement(\"SELECT pg_try_advisory_lock(?)\")) {\n            st.setLong(1, lockKey);\n            return st.execute();\n        }\n    }\n\n    public void withLock(long key) {\n        jdbc.queryForList(\"SELECT pg_advisory_lock(?)\", key);\n    }\n}\n",
+        ),
+        (
+            "svc/src/main/kotlin/com/harbor/Cleanup.kt",
+            "package com.harbor\n\nclass Cleanup(private val lockService: LockService) {\n    fun run() {\n        lockService.withLock(4242L)\n    }\n}\n",
+        ),
+    ]);
+    assert_eq!(
+        wrapper_sites(&report),
+        ["svc/src/main/kotlin/com/harbor/Cleanup.kt:5:21 withLock 4242"]
+    );
+}
+
+#[test]
+fn rust_functions_and_methods_binding_their_key_are_wrappers() {
+    let report = project(&[(
+        "crates/harbor-jobs/src/lib.rs",
+        "pub async fn hold(conn: &mut PgConnection, key: i64) -> sqlx::Result<()> {\n    sqlx::query(\"SELECT pg_advisory_lock($1)\").bind(key).execute(conn).await?;\n    Ok(())\n}\n\npub async fn nightly(conn: &mut PgConnection) -> sqlx::Result<()> {\n    hold(conn, 4242).await\n}\n",
+    )]);
+    assert_eq!(
+        wrapper_sites(&report),
+        ["crates/harbor-jobs/src/lib.rs:7:5 hold 4242"]
+    );
+}
+
+#[test]
+fn declared_and_default_wrappers_need_no_source_and_no_trigger_word() {
+    let project = Project::harbor();
+    let registry = std::fs::read_to_string(project.path().join("lockward.toml")).expect("read");
+    let registry = registry.replace(
+        "[scan]\n",
+        "[scan]\nwrappers = [{ name = \"Locker.Acquire\", position = 2 }, { name = \"hold\", keyword = \"lock_id\" }]\n",
+    );
+    project.write("lockward.toml", &registry);
+    project.write(
+        "services/jobs/sweep.go",
+        "package jobs\n\nfunc Sweep(ctx context.Context) {\n\tLocker.Acquire(ctx, 4242)\n\tother.Acquire(ctx, 4243)\n\tpglock.NewLock(ctx, 4244, db)\n}\n",
+    );
+    project.write(
+        "services/jobs/tasks.py",
+        "from django_pglocks import advisory_lock\n\nwith advisory_lock(4245):\n    pass\nwith advisory_lock(\"reindex\"):\n    pass\nhold(conn, lock_id=4246)\n",
+    );
+    let report = project.scan();
+    assert_eq!(
+        wrapper_sites(&report),
+        [
+            "services/jobs/sweep.go:4:9 Acquire 4242",
+            "services/jobs/sweep.go:6:9 NewLock 4244",
+            "services/jobs/tasks.py:3:6 advisory_lock 4245",
+            "services/jobs/tasks.py:7:1 hold 4246",
+        ],
+        "a dotted name requires its receiver; a string key is hashed by the library, no id"
+    );
+    assert_eq!(
+        brief(&report.findings),
+        [
+            "services/jobs/sweep.go:4 unregistered-id",
+            "services/jobs/sweep.go:6 unregistered-id",
+            "services/jobs/tasks.py:3 unregistered-id",
+            "services/jobs/tasks.py:7 unregistered-id",
+        ],
+        "no note for the string key"
+    );
+}
+
+#[test]
+fn near_misses_are_no_sites() {
+    let report = project(&[
+        (
+            "services/db/locks.py",
+            "def lock(conn, key):\n    conn.execute(\"SELECT pg_advisory_lock(%s)\", (key,))\n\ndef run(conn):\n    # lock(conn, 4242) in a comment\n    print(\"lock(conn, 4243)\")\n    lock(conn, ADVISORY_LOCK_INVOICE_ROLLUP)\n",
+        ),
+        // A same-named function elsewhere, in code that does not import the helper.
+        (
+            "services/cache/store.py",
+            "def refresh(cache):\n    cache.lock(5)\n    lock(cache, 6)\n",
+        ),
+        // The same name in another language.
+        (
+            "web/src/cache.ts",
+            "export function refresh(cache) {\n  lock(cache, 7);\n}\n",
+        ),
+    ]);
+    assert_eq!(
+        wrapper_sites(&report),
+        ["services/db/locks.py:7:5 lock 1001001"]
+    );
+    assert_eq!(brief(&report.findings), Vec::<String>::new());
+}
+
+#[test]
+fn go_sql_held_in_a_constant_is_bound_where_the_helper_passes_it() {
+    let report = project(&[
+        (
+            "services/locker/locker.go",
+            "package locker\n\nconst tryLockSQL = `\n\tSELECT pg_try_advisory_lock($1)\n`\n\nfunc (l *Locker) TryLock(ctx context.Context, id int64) (bool, error) {\n\tvar ok bool\n\terr := l.pool.QueryRow(ctx, tryLockSQL, id).Scan(&ok)\n\treturn ok, err\n}\n",
+        ),
+        (
+            "services/jobs/compact.go",
+            "package jobs\n\nconst compactLock int64 = 4242\n\nfunc Compact(ctx context.Context, locker *locker.Locker) {\n\tlocker.TryLock(ctx, compactLock)\n}\n",
+        ),
+    ]);
+    assert_eq!(
+        wrapper_sites(&report),
+        ["services/jobs/compact.go:6:9 TryLock 4242"]
+    );
+    assert_eq!(
+        brief(&report.findings),
+        ["services/jobs/compact.go:6 unregistered-id"],
+        "the SQL's own call is followed to the helper's callers"
+    );
+}
+
+#[test]
+fn python_sql_in_a_module_constant_with_a_literal_bound_at_the_call_is_a_site_there() {
+    let report = project(&[(
+        "services/jobs/vacuum.py",
+        "LOCK_SQL = \"SELECT pg_advisory_lock(%s)\"\n\ndef vacuum(cur):\n    cur.execute(LOCK_SQL, (4242,))\n",
+    )]);
+    assert_eq!(
+        brief(&report.findings),
+        ["services/jobs/vacuum.py:4 unregistered-id"]
+    );
+}
+
+#[test]
+fn a_wrapper_no_code_calls_keeps_the_note_on_its_own_lock_call() {
+    let report = project(&[(
+        "services/db/api.py",
+        "def hold(cur, key):\n    cur.execute(\"SELECT pg_advisory_lock(%s)\", (key,))\n",
+    )]);
+    assert_eq!(
+        brief(&report.findings),
+        ["services/db/api.py:2 dynamic-key"]
+    );
+    assert_eq!(report.dynamic_keys, 1, "never silently blind");
+}
+
+#[test]
+fn one_source_in_memory_follows_its_own_wrappers() {
+    let registry = crate::support::registry(&crate::support::data("fixtures/harbor"));
+    let report = lockward_scan::scan_source(
+        &registry,
+        "services/jobs/one.rb",
+        "def with_lock(conn, id)\n  conn.execute(\"SELECT pg_advisory_lock(#{id})\")\nend\n\nwith_lock(conn, 4242)\n",
+    );
+    assert_eq!(
+        brief(&report.findings),
+        ["services/jobs/one.rb:5 unregistered-id"]
+    );
+}
