@@ -87,7 +87,8 @@ pub struct PluginDir {
 pub struct ScanOptions {
     /// Worker threads; 0 picks the number of available cores.
     pub threads: usize,
-    /// Files larger than this many bytes are not read.
+    /// Source files larger than this many bytes are not scanned (each is a `file-not-read`
+    /// note, counted in [`NotRead::too_large`]).
     pub max_file_size: u64,
     /// The plugins and their directories. `None` finds them by matching the registry's
     /// `[plugins] manifests` globs during the walk and reading each manifest's name.
