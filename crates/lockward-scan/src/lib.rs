@@ -227,8 +227,9 @@ pub struct NotRead {
     pub binary: u64,
     /// Files over [`ScanOptions::max_file_size`].
     pub too_large: u64,
-    /// Symbolic links, which the walk does not follow (their targets inside the tree are read
-    /// where they are), and other entries that are not regular files.
+    /// Symbolic links out of the tree or to nothing, which the walk does not follow (one to a
+    /// file inside the tree is not counted: the file is read where it is), and other entries
+    /// that are not regular files.
     pub not_followed: u64,
     /// Files whose reading failed (permissions, an I/O error).
     pub unreadable: u64,
