@@ -108,7 +108,8 @@ pub struct PluginDir {
 pub struct ScanOptions {
     /// Worker threads; 0 picks the number of available cores.
     pub threads: usize,
-    /// Files larger than this many bytes are not read.
+    /// Source files larger than this many bytes are not scanned (each is a `file-not-read`
+    /// note, counted in [`NotRead::too_large`]).
     pub max_file_size: u64,
     /// The plugins and their directories. `None` finds them by matching the registry's
     /// `[plugins] manifests` globs during the walk and reading each manifest's name.
@@ -247,8 +248,9 @@ pub struct NotRead {
     pub binary: u64,
     /// Files over [`ScanOptions::max_file_size`].
     pub too_large: u64,
-    /// Symbolic links, which the walk does not follow (their targets inside the tree are read
-    /// where they are), and other entries that are not regular files.
+    /// Symbolic links out of the tree or to nothing, which the walk does not follow (one to a
+    /// file inside the tree is not counted: the file is read where it is), and other entries
+    /// that are not regular files.
     pub not_followed: u64,
     /// Files whose reading failed (permissions, an I/O error).
     pub unreadable: u64,
