@@ -573,3 +573,23 @@ fn a_setting_beside_a_lock_is_not_an_id_though_its_name_matches() {
         "a timeout and a salt are settings; a retry job's lock is a lock"
     );
 }
+
+#[test]
+fn a_name_assigned_a_member_is_that_member_unless_it_is_reassigned() {
+    let text = "\
+LOCKS = {\"reindex\": 7_000_100}
+
+def run(cur, other):
+    key = LOCKS[\"reindex\"]
+    cur.execute(\"SELECT pg_advisory_lock(%s)\", (key,))
+    changed = LOCKS[\"reindex\"]
+    changed = other.key()
+    cur.execute(\"SELECT pg_advisory_lock(%s)\", (changed,))
+";
+    let report = scan("jobs.py", text);
+    assert_eq!(
+        uses(&report),
+        [(5, Some("LOCKS[\"reindex\"]".to_owned()), 7_000_100)]
+    );
+    assert_eq!(report.dynamic_keys, 1, "the reassigned name is run-time");
+}
