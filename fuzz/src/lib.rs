@@ -119,3 +119,64 @@ pub fn take_edits(bytes: &[u8]) {
         assert_eq!(again.registry.locks().len(), registry.locks().len());
     }
 }
+
+/// The languages, in the order the `lang` target's first byte picks them.
+const LANGUAGES: [lockward_lang::Language; 8] = [
+    lockward_lang::Language::Python,
+    lockward_lang::Language::Rust,
+    lockward_lang::Language::Go,
+    lockward_lang::Language::Sql,
+    lockward_lang::Language::Ruby,
+    lockward_lang::Language::JavaScript,
+    lockward_lang::Language::Java,
+    lockward_lang::Language::Kotlin,
+];
+
+/// Any text (after a first byte choosing the language) lexes to tokens in the text, on
+/// character boundaries, in order and not overlapping; finding a definition in it never panics;
+/// appending a constant to it adds the constant in one piece and keeps every old byte.
+pub fn lang(bytes: &[u8]) {
+    use lockward_lang::constants::{NewConstant, append_constant};
+    let Some((&first, rest)) = bytes.split_first() else {
+        return;
+    };
+    let language = LANGUAGES[usize::from(first) % LANGUAGES.len()];
+    let text = String::from_utf8_lossy(rest);
+    let lexed = lockward_lang::lexer::lex(&text, 0..text.len(), language.syntax());
+    let mut previous_end = 0;
+    for token in &lexed.tokens {
+        let span = token.span.clone();
+        assert!(previous_end <= span.start && span.start < span.end && span.end <= text.len());
+        assert!(text.is_char_boundary(span.start) && text.is_char_boundary(span.end));
+        assert!(token.content.start <= token.content.end && token.content.end <= text.len());
+        assert!(
+            text.is_char_boundary(token.content.start) && text.is_char_boundary(token.content.end)
+        );
+        previous_end = span.end;
+    }
+    let _ = lockward_lang::find_definition(language, &text, "ADVISORY_LOCK_A");
+    let constant = NewConstant {
+        name: "ADVISORY_LOCK_FUZZ",
+        value: 1_001_006,
+        literal: "1_001_006",
+        worker: "a fuzzed worker",
+    };
+    let path = match language {
+        lockward_lang::Language::Java => "Locks.java",
+        lockward_lang::Language::Kotlin => "Locks.kt",
+        lockward_lang::Language::JavaScript => "locks.ts",
+        _ => "locks.py",
+    };
+    if let Ok(out) = append_constant(language, path, &text, &["ADVISORY_LOCK_A"], &constant) {
+        // One contiguous insertion: what the output shares with the old text at its start and
+        // its end is the whole old text.
+        let (old, new) = (text.as_bytes(), out.as_bytes());
+        let common = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+        assert!(new.len() > old.len(), "something is added");
+        assert!(
+            new.ends_with(&old[common..]),
+            "every old byte is kept, in order"
+        );
+        assert!(out.contains("ADVISORY_LOCK_FUZZ"));
+    }
+}

@@ -194,8 +194,10 @@ pub(crate) enum Command {
     /// are left to the manifests). Each worker is the comment beside or just above the
     /// definition, else the constant's name in words. The block is the round window around
     /// core's ids with room to grow (README: "Adopting an existing codebase"). Prints what it
-    /// registered, the keys it left as dynamic for a person to look at, and anything `check`
-    /// will still report (one id defined under two names, a core id copied as a literal).
+    /// registered, the keys it left as dynamic (and files it could not read) for a person to
+    /// look at, what it would not guess (one id defined under two names, a core id copied as a
+    /// literal), and every error and warning `check` will still report on the draft (the scan
+    /// and plugin admission are run again against it).
     ///
     /// Writes the registry (at `--registry PATH`, else `lockward.toml` in the current
     /// directory), and the page with `--page`, through temporary files and renames: both or

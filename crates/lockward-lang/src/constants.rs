@@ -676,4 +676,41 @@ mod tests {
             Err(WriteError::Unsupported)
         );
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 200,
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// Whatever the file holds, the constant goes in as one piece and every old byte stays.
+        #[test]
+        fn any_file_gets_the_constant_in_one_piece_and_keeps_every_byte(
+            text in crate::testing::source_text(),
+        ) {
+            let constant = NewConstant {
+                name: "ADVISORY_LOCK_NEW",
+                value: 1_001_006,
+                literal: "1_001_006",
+                worker: "w",
+            };
+            for language in crate::testing::LANGUAGES {
+                let path = match language {
+                    Language::Java => "Locks.java",
+                    Language::Kotlin => "Locks.kt",
+                    Language::JavaScript => "locks.ts",
+                    _ => "locks.py",
+                };
+                let Ok(out) = append_constant(language, path, &text, &["ADVISORY_LOCK_A"], &constant)
+                else {
+                    continue;
+                };
+                let (old, new) = (text.as_bytes(), out.as_bytes());
+                let common = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+                proptest::prop_assert!(new.len() > old.len());
+                proptest::prop_assert!(new.ends_with(&old[common..]), "{language:?}: {out:?}");
+                proptest::prop_assert!(out.contains("ADVISORY_LOCK_NEW"), "{language:?}: {out:?}");
+            }
+        }
+    }
 }

@@ -726,73 +726,6 @@ mod tests {
         assert!(tokens.contains(&(TokenKind::Number, "3")), "{tokens:?}");
     }
 
-    const LANGUAGES: [Language; 8] = [
-        Language::Python,
-        Language::Rust,
-        Language::Go,
-        Language::Sql,
-        Language::Ruby,
-        Language::JavaScript,
-        Language::Java,
-        Language::Kotlin,
-    ];
-
-    /// Text biased towards what the lexers care about, so the interesting paths are reached.
-    fn source_text() -> impl proptest::strategy::Strategy<Value = String> {
-        use proptest::prelude::*;
-        let pieces = prop_oneof![
-            any::<char>().prop_map(String::from),
-            prop::sample::select(vec![
-                "\"",
-                "'",
-                "`",
-                "\"\"\"",
-                "'''",
-                "r#\"",
-                "\"#",
-                "br\"",
-                "$$",
-                "$tag$",
-                "$1",
-                "/*",
-                "*/",
-                "//",
-                "--",
-                "#",
-                "\n",
-                "=begin\n",
-                "=end\n",
-                "<<~SQL\n",
-                "SQL\n",
-                "%Q{",
-                "%(",
-                "{",
-                "}",
-                "(",
-                ")",
-                "/",
-                "\\",
-                "::",
-                ":=",
-                "=>",
-                "1_001_001",
-                "0x",
-                "'a'",
-                "'\\n'",
-                "é",
-                "\u{1F600}",
-                "\u{FEFF}",
-                "${",
-                "#{",
-                "lockward: allow(",
-                "return ",
-                " ",
-            ])
-            .prop_map(str::to_owned),
-        ];
-        prop::collection::vec(pieces, 0..120).prop_map(|parts| parts.concat())
-    }
-
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig {
             cases: 300,
@@ -801,7 +734,7 @@ mod tests {
 
         #[test]
         fn any_text_lexes_to_ordered_tokens_on_char_boundaries(
-            text in source_text(),
+            text in crate::testing::source_text(),
             cut in 0usize..1000,
         ) {
             // A sub-range too, as the scan lexes a string's content as SQL.
@@ -810,7 +743,7 @@ mod tests {
                 .find(|&i| text.is_char_boundary(i))
                 .unwrap_or(0);
             for range in [0..text.len(), start..text.len()] {
-                for language in LANGUAGES {
+                for language in crate::testing::LANGUAGES {
                     check_tokens(&text, range.clone(), language)?;
                 }
             }

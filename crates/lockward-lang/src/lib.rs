@@ -28,6 +28,79 @@ pub fn is_identifier(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// What the property tests share: every language, and text that reaches the lexers' paths.
+#[cfg(test)]
+mod testing {
+    use crate::Language;
+
+    pub(crate) const LANGUAGES: [Language; 8] = [
+        Language::Python,
+        Language::Rust,
+        Language::Go,
+        Language::Sql,
+        Language::Ruby,
+        Language::JavaScript,
+        Language::Java,
+        Language::Kotlin,
+    ];
+
+    /// Text biased towards what the lexers care about, so the interesting paths are reached.
+    pub(crate) fn source_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let pieces = prop_oneof![
+            any::<char>().prop_map(String::from),
+            prop::sample::select(vec![
+                "\"",
+                "'",
+                "`",
+                "\"\"\"",
+                "'''",
+                "r#\"",
+                "\"#",
+                "br\"",
+                "$$",
+                "$tag$",
+                "$1",
+                "/*",
+                "*/",
+                "//",
+                "--",
+                "#",
+                "\n",
+                "=begin\n",
+                "=end\n",
+                "<<~SQL\n",
+                "SQL\n",
+                "%Q{",
+                "%(",
+                "{",
+                "}",
+                "(",
+                ")",
+                "/",
+                "\\",
+                "::",
+                ":=",
+                "=>",
+                "1_001_001",
+                "0x",
+                "'a'",
+                "'\\n'",
+                "é",
+                "\u{1F600}",
+                "\u{FEFF}",
+                "${",
+                "#{",
+                "lockward: allow(",
+                "return ",
+                " ",
+            ])
+            .prop_map(str::to_owned),
+        ];
+        prop::collection::vec(pieces, 0..120).prop_map(|parts| parts.concat())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

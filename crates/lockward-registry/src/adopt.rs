@@ -420,6 +420,8 @@ pub fn adopt(
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
 
     #[test]
@@ -665,5 +667,60 @@ mod tests {
             adopt(&registry, &family, &[], "locks.py"),
             Err(AdoptError::Rejected(_))
         ));
+    }
+
+    proptest! {
+        /// Whatever the code's names, comments and paths hold (quotes, backslashes, newlines,
+        /// `#`, any Unicode), the draft parses, and every worker and file reads back as given.
+        #[test]
+        fn any_draft_parses_and_keeps_every_worker_and_file(
+            workers in proptest::collection::vec("\\PC{1,30}", 1..6),
+            files in proptest::collection::vec("[a-z]{1,6}/[^\\x00-\\x1f]{1,12}\\.py", 1..4),
+            note in "\\PC{0,20}\n?\\PC{0,5}",
+            ids in proptest::collection::btree_set(-1_000_000_000_i64..1_000_000_000, 1..6),
+        ) {
+            let ids: Vec<i64> = ids.into_iter().collect();
+            let entries: Vec<DraftEntry> = ids
+                .iter()
+                .zip(workers.iter().cycle())
+                .enumerate()
+                .map(|(n, (&id, worker))| DraftEntry {
+                    id: Id::plain(id),
+                    kind: if n % 2 == 0 {
+                        DraftKind::Constant { constant: format!("ADVISORY_LOCK_{n}") }
+                    } else {
+                        DraftKind::External {
+                            constant: None,
+                            site: Some(format!("f{n}(advisory_lock_id=)")),
+                            defined_in: files.clone(),
+                        }
+                    },
+                    worker: Some(worker.clone()),
+                    key: KeyShape::Exact,
+                    note: Some(note.clone()),
+                })
+                .collect();
+            let (start, end) = block_around(&ids).expect("ids");
+            let draft = Draft {
+                project: "p".to_owned(),
+                page: None,
+                constants: "core/locks.py".to_owned(),
+                block: (Id::plain(start), Id::plain(end)),
+                manifests: Vec::new(),
+                entries: entries.clone(),
+            };
+            let text = render(&draft);
+            let registry = parse("lockward.toml", &text)
+                .unwrap_or_else(|findings| panic!("{text}\n{:?}", findings[0].message))
+                .registry;
+            for entry in &entries {
+                let lock = registry.lock(entry.id.value()).expect("registered");
+                prop_assert_eq!(lock.worker(), entry.worker.as_deref());
+                if let DraftKind::External { defined_in, .. } = &entry.kind {
+                    let read: Vec<String> = lock.defined_in(&registry).iter().map(|f| (*f).to_owned()).collect();
+                    prop_assert_eq!(&read, defined_in);
+                }
+            }
+        }
     }
 }

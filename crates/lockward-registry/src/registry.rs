@@ -127,22 +127,42 @@ impl ScanSettings {
     ];
     /// The keywords always recognised, besides those in `[scan] keywords`.
     pub const DEFAULT_KEYWORDS: &'static [&'static str] = &["advisory_lock_id"];
-    /// Helpers of well-known libraries that take an integer key, always on: name, position
-    /// (1-based) and keyword. A string passed to one (hashed into a key by the library) is no
-    /// id and not a site.
+    /// Helpers of well-known libraries that take an integer key, always on in their language:
+    /// name, position (1-based), keyword and language. A string passed to one (hashed into a
+    /// key by the library) is no id and not a site.
     /// - django-pglocks: `advisory_lock(lock_id, shared=False, wait=True, using=None)`;
     /// - Rails (ActiveRecord's PostgreSQL adapter): `get_advisory_lock(lock_id)`,
     ///   `release_advisory_lock(lock_id)`;
     /// - the `with_advisory_lock` gem: `Model.with_advisory_lock(lock_name)` (a number is the key);
     /// - Go's `github.com/allisson/go-pglock`: `pglock.NewLock(ctx, id, db)`;
     /// - Rust's sqlx: `PgAdvisoryLockKey::BigInt(key)`.
-    pub const DEFAULT_WRAPPERS: &'static [(&'static str, usize, Option<&'static str>)] = &[
-        ("advisory_lock", 1, Some("lock_id")),
-        ("get_advisory_lock", 1, None),
-        ("release_advisory_lock", 1, None),
-        ("with_advisory_lock", 1, None),
-        ("pglock.NewLock", 2, None),
-        ("PgAdvisoryLockKey.BigInt", 1, None),
+    pub const DEFAULT_WRAPPERS: &'static [(
+        &'static str,
+        usize,
+        Option<&'static str>,
+        lockward_lang::Language,
+    )] = &[
+        (
+            "advisory_lock",
+            1,
+            Some("lock_id"),
+            lockward_lang::Language::Python,
+        ),
+        ("get_advisory_lock", 1, None, lockward_lang::Language::Ruby),
+        (
+            "release_advisory_lock",
+            1,
+            None,
+            lockward_lang::Language::Ruby,
+        ),
+        ("with_advisory_lock", 1, None, lockward_lang::Language::Ruby),
+        ("pglock.NewLock", 2, None, lockward_lang::Language::Go),
+        (
+            "PgAdvisoryLockKey.BigInt",
+            1,
+            None,
+            lockward_lang::Language::Rust,
+        ),
     ];
 }
 

@@ -20,7 +20,7 @@ use std::time::Duration;
 use lockward_scan::{ScanOptions, scan};
 
 /// The words the scan's prefilter looks for with the default `[scan]` settings.
-const RG_WORDS: &[&str] = &["advisory", "lock_?id", "lock_?key"];
+const RG_WORDS: &[&str] = &["advisory", "lockward", "lock_?id", "lock_?key"];
 const TREE_VERSION: &str = "1";
 
 fn main() {

@@ -30,6 +30,8 @@ fn main() {
         "files_scanned": report.files_scanned,
         "bytes_scanned": report.bytes_scanned,
         "dynamic_keys": report.dynamic_keys,
+        "unresolved_constants": report.unresolved_constants,
+        "files_not_read": report.not_read,
     });
     println!(
         "{}",

@@ -339,7 +339,8 @@ impl<'a> Checker<'a> {
             // The help's command registers the id as the code has it: it works when pasted.
             let help = if path == self.registry.core().constants {
                 format!(
-                    "ids come from the registry: register this one with `lockward take {name} --worker \"...\"`, which records the id it has"
+                    "ids come from the registry: register this one with `lockward take {} --worker \"...\"`, which records the id it has",
+                    shell_word(name)
                 )
             } else {
                 let files: std::collections::BTreeSet<&str> = self
@@ -356,7 +357,8 @@ impl<'a> Checker<'a> {
                     .map(|file| format!("--defined-in {}", shell_word(file)))
                     .collect();
                 format!(
-                    "ids come from the registry: register this one where it is with `lockward take {name} --worker \"...\" {}`, or move it to core's constants file",
+                    "ids come from the registry: register this one where it is with `lockward take {} --worker \"...\" {}`, or move it to core's constants file",
+                    shell_word(name),
                     files.join(" ")
                 )
             };
@@ -844,4 +846,21 @@ fn directory(path: &str) -> &str {
 
 fn normalise(path: &str) -> &str {
     path.strip_prefix("./").unwrap_or(path)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_help_commands_word_is_quoted_only_when_a_shell_would_change_it() {
+        use super::shell_word;
+        assert_eq!(
+            shell_word("services/api/reports.py"),
+            "services/api/reports.py"
+        );
+        assert_eq!(shell_word("ADVISORY_LOCK_X"), "ADVISORY_LOCK_X");
+        assert_eq!(shell_word("old api/x.py"), "'old api/x.py'");
+        assert_eq!(shell_word("LOCKS[\"reindex\"]"), "'LOCKS[\"reindex\"]'");
+        assert_eq!(shell_word("it's.py"), "'it'\\''s.py'");
+        assert_eq!(shell_word(""), "''");
+    }
 }

@@ -289,12 +289,48 @@ pub(crate) fn extract_calls(
     extractor.walk(&code.tokens, language, true);
     extractor.strings(&code.tokens, language, 0);
     extractor.raw.sort_by_key(|(span, _)| span.start);
-    let (definitions, calls) = extractor.functions(&code.tokens, language, wanted);
+    let functions::Functions {
+        mut definitions,
+        calls,
+        defined,
+    } = extractor.functions(&code.tokens, language, wanted);
+    // A constructor that stores its parameter in a field reaches the lock calls of this file
+    // keyed by that field through a receiver (`l.id`, `self.lock_id`).
+    for definition in &mut definitions {
+        for (field, param) in definition.stores.clone() {
+            for (span, kind) in &extractor.raw {
+                if let ItemKind::Call {
+                    shape: Shape::Bigint,
+                    key: Key::Name(written),
+                    ..
+                } = kind
+                    && written.len() > field.len()
+                    && last_part(written) == field
+                {
+                    definition.reaches.push((param, span.start));
+                }
+            }
+        }
+    }
     let words = if definitions.is_empty() && calls.is_empty() {
         HashSet::new()
     } else {
         crate::wrappers::module_words(text, &code.tokens)
     };
+    // A lock call whose key is a parameter with a default is a site of the default (the callers
+    // that pass none use it); callers that pass one are sites of their own.
+    for definition in &definitions {
+        for &(param, offset) in &definition.reaches {
+            if let Some(default) = &definition.params[param].default
+                && let Some((_, ItemKind::Call { key, .. })) = extractor
+                    .raw
+                    .iter_mut()
+                    .find(|(span, _)| span.start == offset)
+            {
+                *key = default.clone();
+            }
+        }
+    }
     let reach_offsets: HashSet<usize> = definitions
         .iter()
         .flat_map(|d| d.reaches.iter().map(|&(_, offset)| offset))
@@ -385,6 +421,7 @@ pub(crate) fn extract_calls(
             calls: Vec::new(),
             reach_sites: Vec::new(),
             words,
+            defined,
         },
     };
     let local_value = |name: &str| local_ids.get(name).map(Id::value);
@@ -751,6 +788,10 @@ impl Extractor<'_> {
         let file = self.file;
         for span in &lexed.directives {
             let comment = &file[span.clone()];
+            // A comment alone on its line exempts nothing there: it is documentation (`# add a
+            // trailing lockward: allow(CODE)`), so its codes are not held to being used.
+            let line_start = file[..span.start].rfind('\n').map_or(0, |i| i + 1);
+            let trailing = !file[line_start..span.start].trim().is_empty();
             let mut codes = Vec::new();
             for (at, _) in comment.match_indices("lockward:") {
                 let after = at + "lockward:".len();
@@ -767,8 +808,10 @@ impl Extractor<'_> {
                         let start = offset + (written.len() - written.trim_start().len());
                         let code = Code::from_str_opt(trimmed);
                         codes.extend(code);
-                        self.allows
-                            .push((span.start, start..start + trimmed.len(), code));
+                        if trailing {
+                            self.allows
+                                .push((span.start, start..start + trimmed.len(), code));
+                        }
                     }
                     offset += written.len() + 1;
                 }
@@ -851,8 +894,8 @@ impl Extractor<'_> {
     }
 
     /// Where the string at `first` is passed as an argument, when it is the value of a name
-    /// (`NAME = "..."`, `const NAME string = \`...\``) that the file passes to exactly one call
-    /// with arguments after it.
+    /// (`NAME = "..."`, `const NAME string = \`...\``) that the file then passes to a call with
+    /// arguments after it.
     fn named_use(&self, tokens: &[Token], first: usize) -> Option<usize> {
         let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
         if !matches!(text(first.checked_sub(1)?), "=" | ":=") {
@@ -866,15 +909,19 @@ impl Extractor<'_> {
             return None;
         }
         let name = text(at);
-        let mut uses = (0..tokens.len()).filter(|&k| {
+        // The nearest use after the definition: a local redefined before each use
+        // (`sqlQuery := "..."` in every method) is bound at its own.
+        let passed = |k: &usize| {
+            let k = *k;
             k != at
                 && tokens[k].kind == TokenKind::Ident
                 && text(k) == name
                 && matches!(text(k.wrapping_sub(1)), "(" | ",")
                 && text(k + 1) == ","
-        });
-        let found = uses.next()?;
-        uses.next().is_none().then_some(found)
+        };
+        (first + 1..tokens.len())
+            .find(passed)
+            .or_else(|| (0..first).find(passed))
     }
 
     /// The first and last token of the string literals that the code joins into one text with
@@ -955,7 +1002,7 @@ impl Extractor<'_> {
             (",", _, _) if !self.in_call(tokens, first) => return Vec::new(),
             ("," | "%", _, _) => index + 2,
             (")", ".", "bind") => return self.bind_chain(tokens, index + 2),
-            _ => return Vec::new(),
+            _ => return self.jdbc_sets(tokens, index + 1),
         };
         let single_operand = text(index + 1) == "%" && text(start) != "(";
         let mut subscripts = 0usize;
@@ -1040,6 +1087,45 @@ impl Extractor<'_> {
             }
         }
         false
+    }
+
+    /// JDBC's `statement.setLong(1, KEY)` (`setInt`, `setShort`, `setObject`) after a prepared
+    /// statement's SQL, on the lines that follow it: the values by placeholder number.
+    fn jdbc_sets(&self, tokens: &[Token], from: usize) -> Vec<Vec<Token>> {
+        let text = |i: usize| tokens.get(i).map_or("", |t| self.text(t.span.clone()));
+        let mut values: Vec<Vec<Token>> = Vec::new();
+        let end = (from + MAX_CALL_TOKENS).min(tokens.len());
+        for at in from..end {
+            if !(text(at) == "."
+                && matches!(
+                    text(at + 1),
+                    "setLong" | "setInt" | "setShort" | "setObject"
+                )
+                && text(at + 2) == "("
+                && text(at + 4) == ",")
+            {
+                continue;
+            }
+            let Some(number) = text(at + 3)
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=MAX_VALUE_TOKENS).contains(n))
+            else {
+                continue;
+            };
+            let value: Vec<Token> = tokens[..end]
+                .iter()
+                .skip(at + 5)
+                .take_while(|t| !matches!(self.text(t.span.clone()), ")" | "," | ";"))
+                .take(MAX_VALUE_TOKENS)
+                .cloned()
+                .collect();
+            if values.len() < number {
+                values.resize(number, Vec::new());
+            }
+            values[number - 1] = value;
+        }
+        values
     }
 
     /// The arguments of a chain of one-argument `.bind(value)` calls starting at `from`, in order.
@@ -1346,13 +1432,20 @@ impl Extractor<'_> {
                 self.keyword_site(span, name, key);
             }
         } else if constant && (in_arguments || in_fields) {
+            // Configuration, not a definition: see above.
         } else if constant && code {
+            // `type AdvisoryLockId = i64;` names a type, not a value.
+            let type_alias = i
+                .checked_sub(1)
+                .is_some_and(|p| self.text(tokens[p].span.clone()) == "type");
             if literal.is_none()
+                && !type_alias
                 && let Some(expr) = expr
             {
                 self.expressions.insert(span.start, expr);
             }
             if literal.is_none()
+                && !type_alias
                 && let Some(value) = &value
                 && let Some(shown) = self.unresolved_value(&tokens[value.clone()])
             {
@@ -1430,7 +1523,12 @@ impl Extractor<'_> {
         } || value
             .iter()
             .any(|token| token.kind == TokenKind::Punct && matches!(word(token), "=>" | "->"));
-        (!not_an_id).then(|| excerpt(&self.file[first.span.start..last.span.end]))
+        let mut shown = excerpt(&self.file[first.span.start..last.span.end]);
+        // A collection over several lines is cut at its first line's opening bracket.
+        if matches!(word(last), "{" | "[" | "(") && !shown.ends_with('…') {
+            shown.push('…');
+        }
+        (!not_an_id).then_some(shown)
     }
 
     fn keyword_site(&mut self, span: Range<usize>, keyword: String, key: Key) {

@@ -3,10 +3,10 @@
 //!
 //! [`scan`] walks the tree under the registry's directory in parallel (honouring `.gitignore`
 //! and the `[scan]` include/exclude globs), reads each file once, and lexes only the files whose
-//! bytes contain one of the trigger words (`advisory` and the literal words of the constant
-//! patterns and keywords), so its cost is close to the cost of reading the bytes. In those files
-//! a light lexer per language (Python, Rust, Go, SQL, Ruby, JavaScript/TypeScript, Java/Kotlin)
-//! separates code from comments and strings; strings that mention `advisory` are lexed again as
+//! bytes contain one of the trigger words (`advisory`, `lockward` for allow comments, and the
+//! literal words of the constant patterns and keywords), so its cost is close to the cost of
+//! reading the bytes. In those files the light lexer of `lockward-lang` (Python, Rust, Go, SQL,
+//! Ruby, JavaScript/TypeScript, Java/Kotlin) separates code from comments and strings; strings that mention `advisory` are lexed again as
 //! SQL. It extracts constant definitions whose name matches a constant pattern on its words,
 //! calls of the `pg_*advisory*` functions, and keyword forms (`advisory_lock_id=1_001_042`), and
 //! checks each against the [`Registry`], reporting [`Finding`]s with the codes of DESIGN §5.
@@ -33,6 +33,14 @@
 //!   entry `"name": value` of the dict passed. An interpolation is its name: `{NAME}` (Python),
 //!   `${NAME}` (JavaScript, Kotlin), `$NAME` (Kotlin), `#{NAME}` (Ruby); so is a key under a
 //!   cast, `::bigint` or `CAST(.. AS bigint)`.
+//! - A wrapper (a function, method or decorator whose parameter reaches a lock call's key,
+//!   inferred from the tree to a fixed point across files, or declared in `[scan] wrappers`, or
+//!   one of [`lockward_registry::ScanSettings::DEFAULT_WRAPPERS`]) makes each of its calls a site
+//!   ([`SiteForm::Wrapper`]) whose key is the argument at the wrapper's position or keyword,
+//!   resolved as a call's key is; which calls count for an inferred wrapper (same language, and
+//!   a file, receiver or name that ties the call to it) is in the `wrappers` module. Calls of
+//!   inferred wrappers in files the first walk did not lex are found by a further pass (see
+//!   [`scan`]).
 //! - Ids in collections and enums (dict/hash/map/object entries, enum members) are definitions
 //!   under their member name (`LOCKS["reindex"]`, `LOCKS[:reindex]`, `Locks.REINDEX`,
 //!   `Locks::Reindex`) when the collection's name matches a pattern, or when a lock call uses the
@@ -46,8 +54,15 @@
 //!   argument, is configuration: no constant definition unless it matches a keyword.
 //! - Ids in comments are never sites. A trailing `lockward: allow(CODE, ...)` comment exempts its
 //!   line from those codes; the sites on it are still reported in [`ScanReport::sites`].
-//! - Hidden files and directories are skipped, as ripgrep skips them; so are files over
-//!   [`ScanOptions::max_file_size`] and files with a NUL byte in their first 8 KiB.
+//! - Hidden files and directories are skipped, as ripgrep skips them. Source files over
+//!   [`ScanOptions::max_file_size`], with a NUL byte in their first 8 KiB (and a trigger word),
+//!   or that are symbolic links (never followed) are skipped and reported (`file-not-read`, a
+//!   note); one whose reading fails is `unreadable-file` (a warning). [`ScanReport::not_read`]
+//!   counts them by reason.
+//! - What the scan cannot resolve is said, not passed over: a lock call's key it cannot resolve
+//!   is a `dynamic-key` note, a name matching the patterns whose value it cannot compute an
+//!   `unresolved-constant` note (both counted in [`ScanReport`]); an allow comment that allows
+//!   nothing is `unused-allow`, one naming no code `unknown-allow-code`.
 //!
 //! What it finds on real code is measured by the labelled corpus (`tests/corpus/`): hand labels
 //! of public repositories that take advisory locks, each tied to a synthetic pattern fixture with
@@ -93,7 +108,8 @@ pub struct PluginDir {
 pub struct ScanOptions {
     /// Worker threads; 0 picks the number of available cores.
     pub threads: usize,
-    /// Files larger than this many bytes are not read.
+    /// Source files larger than this many bytes are not scanned (each is a `file-not-read`
+    /// note, counted in [`NotRead::too_large`]).
     pub max_file_size: u64,
     /// The plugins and their directories. `None` finds them by matching the registry's
     /// `[plugins] manifests` globs during the walk and reading each manifest's name.
@@ -232,8 +248,9 @@ pub struct NotRead {
     pub binary: u64,
     /// Files over [`ScanOptions::max_file_size`].
     pub too_large: u64,
-    /// Symbolic links, which the walk does not follow (their targets inside the tree are read
-    /// where they are), and other entries that are not regular files.
+    /// Symbolic links out of the tree or to nothing, which the walk does not follow (one to a
+    /// file inside the tree is not counted: the file is read where it is), and other entries
+    /// that are not regular files.
     pub not_followed: u64,
     /// Files whose reading failed (permissions, an I/O error).
     pub unreadable: u64,
@@ -285,6 +302,11 @@ pub fn defined_ids(registry: &Registry, path: &str, text: &str) -> Vec<i64> {
 }
 
 /// Scans the tree under `root` (the registry's directory) and checks it against `registry`.
+///
+/// When the walk infers wrappers whose names hold no trigger word, one more pass per round of
+/// inference (at most four) reads the files of the languages that may call them and lexes those
+/// that hold a name as a word; when every new name holds a trigger word, it re-reads only the
+/// files the walk lexed. Neither keeps a file's text.
 pub fn scan(registry: &Registry, root: &Path, options: &ScanOptions) -> ScanReport {
     let mut walked = walk::walk(registry, root, options);
     follow_wrappers(registry, root, options, &mut walked);

@@ -99,6 +99,8 @@ enum Mode {
 
 struct Shared<'a> {
     root: &'a Path,
+    /// The root with every link resolved, to tell a link into the tree from one out of it.
+    canonical_root: Option<std::path::PathBuf>,
     mode: Mode,
     lexed: Mutex<Vec<String>>,
     include: Option<globset::GlobSet>,
@@ -221,6 +223,7 @@ fn walk_for(registry: &Registry, root: &Path, options: &ScanOptions, mode: Mode)
     let names = names(settings);
     let shared = Shared {
         root,
+        canonical_root: std::fs::canonicalize(root).ok(),
         mode,
         lexed: Mutex::default(),
         include,
@@ -339,9 +342,15 @@ impl Shared<'_> {
             relative.replace(std::path::MAIN_SEPARATOR, "/").into()
         };
         if !file_type.is_file() {
+            if matches!(self.mode, Mode::Calls { .. }) {
+                return;
+            }
             // A symbolic link (the walk does not follow them), a FIFO or a socket: opening one
             // could hang or leave the tree, so a source file's name on one is only reported.
-            if self.source_language(&relative).is_some() && matches!(self.mode, Mode::Sites) {
+            if self.source_language(&relative).is_some()
+                && matches!(self.mode, Mode::Sites)
+                && !self.links_into_tree(entry.path())
+            {
                 let what = if file_type.is_symlink() {
                     "it is a symbolic link, which the scan does not follow"
                 } else {
@@ -360,6 +369,15 @@ impl Shared<'_> {
         if let Some(language) = self.source_language(&relative) {
             self.visit_file(entry.path(), &relative, language, buffer);
         }
+    }
+
+    /// Whether `path` is a symbolic link to a regular file inside the tree, which the walk
+    /// reaches where it lies: skipping the link loses nothing.
+    fn links_into_tree(&self, path: &Path) -> bool {
+        let Some(root) = &self.canonical_root else {
+            return false;
+        };
+        std::fs::canonicalize(path).is_ok_and(|target| target.starts_with(root) && target.is_file())
     }
 
     /// The language of a file the scan reads: one of its languages, and `[scan] include`d.
@@ -616,6 +634,9 @@ mod tests {
         let names = Names::new(&["ADVISORY_LOCK*".into()], &[]);
         let shared = Shared {
             root: root.path(),
+            mode: Mode::Sites,
+            lexed: Mutex::default(),
+            canonical_root: None,
             include: None,
             prefilter: prefilter(&names),
             names,
@@ -626,8 +647,6 @@ mod tests {
             errors: Mutex::default(),
             progress: Arc::default(),
             not_read: Counters::default(),
-            mode: Mode::Sites,
-            lexed: Mutex::default(),
         };
         let mut buffer = Vec::new();
         shared.visit_file(&directory, "x.py", Language::Python, &mut buffer);

@@ -10,15 +10,19 @@
 //! Which calls count for an inferred wrapper (so a helper named `lock` in one file does not make
 //! every `.lock(5)` elsewhere an id): a call in a file of the same language (Java and Kotlin
 //! together), and
-//! - in the wrapper's own file or directory, or
-//! - whose receiver names the wrapper's type or module (`locker.Acquire(..)` for
-//!   `func (l *Locker) Acquire`, `locks.take(..)` for `locks.py`, `lockService.acquire(..)` for
-//!   `LockService.java`), or
+//! - in the wrapper's own file, or
+//! - in a file that names the wrapper's module (its file's stem unless generic, such as
+//!   `__init__` or `index`; its directory; Go's receiver type), as an import does, or
+//! - in the wrapper's directory, or
+//! - on a receiver that names the wrapper's module (`locker.Acquire(..)` for
+//!   `func (l *Locker) Acquire`, `lockService.acquire(..)` for `LockService.java`), or
 //! - of a wrapper whose name says what it does: two words or more, one of them `lock`, `locks`,
 //!   `locked`, `locking`, `advisory` or `mutex` (`with_lock`, `acquireAdvisoryLock`).
 //!
 //! A method (defined in a class, with a receiver or a `self` parameter) counts outside its own
-//! file only when called on a receiver. Declared wrappers count in every language.
+//! file only when called on a receiver (Ruby, which calls a mixed-in module's methods bare,
+//! excepted). Declared wrappers count in every language; a string literal passed to any wrapper
+//! is a name the library hashes, not an id.
 
 use std::collections::{HashMap, HashSet};
 
@@ -37,6 +41,8 @@ pub(crate) struct Param {
     pub(crate) position: Option<usize>,
     /// Whether a call may pass it by its name.
     pub(crate) keyword: bool,
+    /// Its default value, when that is a literal or a name (`lockValue = MIGRATE_LOCK_ID`).
+    pub(crate) default: Option<Key>,
 }
 
 /// A function definition whose parameters reach a lock call or another call.
@@ -54,6 +60,9 @@ pub(crate) struct Definition {
     pub(crate) reaches: Vec<(usize, usize)>,
     /// Calls that pass a parameter on.
     pub(crate) forwards: Vec<Forward>,
+    /// Fields a parameter is stored in (`Lock{id: id}`, `self.lock_id = lock_id`): a lock call
+    /// of the same file keyed by such a field (`l.id`) makes this a wrapper, as a constructor.
+    pub(crate) stores: Vec<(String, usize)>,
 }
 
 /// A call inside a definition that passes one of its parameters.
@@ -101,6 +110,9 @@ pub(crate) struct FileWrappers {
     /// strings (`from app.locks import ..`, `require_relative 'lock_helper'`,
     /// `import "example.com/app/locker"`), to tell whether it imports a wrapper's module.
     pub(crate) words: HashSet<String>,
+    /// The names of every function the file defines: a call of one of them is a call of the
+    /// file's own, whatever other files define.
+    pub(crate) defined: HashSet<String>,
 }
 
 /// The [`FileWrappers::words`] of a file.
@@ -140,25 +152,34 @@ impl FileWrappers {
         );
         self.calls.extend(other.calls);
         self.words.extend(other.words);
+        self.defined.extend(other.defined);
         self.reach_sites.extend(other.reach_sites);
         self.reach_sites.sort_unstable();
         self.reach_sites.dedup();
     }
 }
 
+/// One declared wrapper: the name required before it, the wrapper, and the only language it
+/// counts in (a default's), if any.
+type DeclaredWrapper = (Option<String>, Wrapper, Option<Language>);
+
 /// The wrappers of `[scan] wrappers` and the defaults, by the last part of their name.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Declared {
-    by_name: HashMap<String, Vec<(Option<String>, Wrapper)>>,
+    by_name: HashMap<String, Vec<DeclaredWrapper>>,
 }
 
 impl Declared {
     pub(crate) fn new(settings: &ScanSettings) -> Self {
-        let mut by_name: HashMap<String, Vec<(Option<String>, Wrapper)>> = HashMap::new();
-        let defaults = ScanSettings::DEFAULT_WRAPPERS
-            .iter()
-            .map(|&(name, position, keyword)| Wrapper::new(name, Some(position), keyword));
-        for wrapper in defaults.chain(settings.wrappers.iter().cloned()) {
+        let mut by_name: HashMap<String, Vec<DeclaredWrapper>> = HashMap::new();
+        let defaults =
+            ScanSettings::DEFAULT_WRAPPERS
+                .iter()
+                .map(|&(name, position, keyword, language)| {
+                    (Wrapper::new(name, Some(position), keyword), Some(language))
+                });
+        let configured = settings.wrappers.iter().map(|w| (w.clone(), None));
+        for (wrapper, language) in defaults.chain(configured) {
             let (qualifier, name) = match wrapper.name.rsplit_once('.') {
                 Some((qualifier, name)) => {
                     let qualifier = qualifier.rsplit('.').next().unwrap_or(qualifier);
@@ -167,8 +188,11 @@ impl Declared {
                 None => (None, wrapper.name.clone()),
             };
             let entry = by_name.entry(name).or_default();
-            if !entry.iter().any(|(q, w)| *q == qualifier && *w == wrapper) {
-                entry.push((qualifier, wrapper));
+            if !entry
+                .iter()
+                .any(|(q, w, l)| *q == qualifier && *w == wrapper && *l == language)
+            {
+                entry.push((qualifier, wrapper, language));
             }
         }
         Self { by_name }
@@ -184,17 +208,18 @@ impl Declared {
         self.by_name.keys().map(String::as_str)
     }
 
-    fn slots(&self, callee: &str, qualifier: Option<&str>) -> Vec<Slot> {
+    fn slots(&self, callee: &str, qualifier: Option<&str>, language: Language) -> Vec<Slot> {
         self.by_name
             .get(callee)
             .into_iter()
             .flatten()
-            .filter(|(required, _)| {
+            .filter(|(required, _, only)| {
                 required
                     .as_deref()
                     .is_none_or(|required| qualifier == Some(required))
+                    && only.is_none_or(|only| only == language)
             })
-            .map(|(_, wrapper)| Slot {
+            .map(|(_, wrapper, _)| Slot {
                 position: wrapper.position,
                 keyword: wrapper.keyword.clone(),
             })
@@ -224,17 +249,15 @@ impl Slot {
         {
             return Some(arg);
         }
-        let position = self.position?;
-        args.iter()
-            .filter(|a| a.keyword.is_none())
-            .nth(position - 1)
+        let index = self.position?.checked_sub(1)?;
+        args.iter().filter(|a| a.keyword.is_none()).nth(index)
     }
 }
 
 /// A definition, found in a file.
 struct Known<'a> {
     path: &'a str,
-    words: &'a HashSet<String>,
+    file: &'a FileWrappers,
     language: Language,
     definition: &'a Definition,
     /// Which of its parameters are keys.
@@ -294,14 +317,14 @@ impl Known<'_> {
         .filter(|m| !m.is_empty())
     }
 
-    /// Whether a call from `path` in `language` with `qualifier`, in a file that mentions
-    /// `words`, may be a call of this.
+    /// Whether a call from `path` in `language` with `qualifier`, in a file with `file`'s
+    /// definitions and words, may be a call of this.
     fn callable_from(
         &self,
         path: &str,
         language: Language,
         qualifier: Option<&str>,
-        words: &HashSet<String>,
+        file: &FileWrappers,
     ) -> bool {
         if family(language) != family(self.language) {
             return false;
@@ -309,11 +332,15 @@ impl Known<'_> {
         if path == self.path {
             return true;
         }
+        // A bare call of a function the calling file defines itself is of that one.
+        if qualifier.is_none() && file.defined.contains(&self.definition.name) {
+            return false;
+        }
         // Ruby calls a mixed-in module's methods bare.
         if self.definition.method && qualifier.is_none() && language != Language::Ruby {
             return false;
         }
-        if self.modules().any(|m| words.contains(&squash(m))) {
+        if self.modules().any(|m| file.words.contains(&squash(m))) {
             return true;
         }
         let receiver = qualifier.filter(|q| !matches!(*q, "self" | "this" | "@" | ""));
@@ -351,7 +378,7 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
         for definition in &file.wrappers.definitions {
             known.push(Known {
                 path: &file.path,
-                words: &file.wrappers.words,
+                file: &file.wrappers,
                 language,
                 definition,
                 keys: definition.reaches.iter().map(|&(p, _)| p).collect(),
@@ -382,7 +409,11 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
                         || (slot.keyword.is_some() && slot.keyword == target.keyword)
                 };
                 let declared_hit = declared
-                    .slots(&forward.callee, forward.qualifier.as_deref())
+                    .slots(
+                        &forward.callee,
+                        forward.qualifier.as_deref(),
+                        caller.language,
+                    )
                     .iter()
                     .any(matches);
                 let inferred_hit = by_name
@@ -396,7 +427,7 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
                             caller.path,
                             caller.language,
                             forward.qualifier.as_deref(),
-                            caller.words,
+                            caller.file,
                         ) && target
                             .keys
                             .iter()
@@ -458,14 +489,16 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                     continue;
                 };
                 let qualifier = call.qualifier.as_deref();
-                let mut slots = declared.slots(&call.callee, qualifier);
+                // A wrapper the tree defines is the one called; a declared one of the same name
+                // comes after it.
+                let mut slots = Vec::new();
                 for target in by_name.get(call.callee.as_str()).into_iter().flatten() {
                     if call.within == Some(target.definition.body_start) && target.path == file.path
                     {
                         // A recursive call.
                         continue;
                     }
-                    if target.callable_from(&file.path, language, qualifier, &file.wrappers.words) {
+                    if target.callable_from(&file.path, language, qualifier, &file.wrappers) {
                         called.insert((target.path.to_owned(), target.definition.body_start));
                         slots.extend(
                             target
@@ -475,6 +508,7 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                         );
                     }
                 }
+                slots.extend(declared.slots(&call.callee, qualifier, language));
                 let Some(arg) = slots.iter().find_map(|slot| slot.pick(&call.args)) else {
                     continue;
                 };
@@ -510,7 +544,7 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                             k.path,
                             k.language,
                             forward.qualifier.as_deref(),
-                            k.words,
+                            k.file,
                         ) {
                             called.insert((target.path.to_owned(), target.definition.body_start));
                         }

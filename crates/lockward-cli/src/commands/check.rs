@@ -21,6 +21,8 @@ struct Coverage {
     files_scanned: u64,
     bytes_scanned: u64,
     dynamic_keys: usize,
+    unresolved_constants: usize,
+    not_read: lockward_scan::NotRead,
 }
 
 pub(crate) fn run(global: &Global, args: &CheckArgs) -> anyhow::Result<Outcome> {
@@ -44,11 +46,20 @@ pub(crate) fn run(global: &Global, args: &CheckArgs) -> anyhow::Result<Outcome> 
             let mut text = report::human_all(&findings, "check");
             if coverage.files_scanned > 0 {
                 text = text.trim_end().to_owned();
+                let not_read = match coverage.not_read.total() {
+                    0 => String::new(),
+                    n => format!(", {} not read", report::count(n, "file", "files")),
+                };
                 let _ = writeln!(
                     text,
-                    " ({} scanned, {})",
+                    " ({} scanned, {}, {}{not_read})",
                     report::count(coverage.files_scanned, "file", "files"),
-                    report::count(coverage.dynamic_keys, "dynamic key", "dynamic keys")
+                    report::count(coverage.dynamic_keys, "dynamic key", "dynamic keys"),
+                    report::count(
+                        coverage.unresolved_constants,
+                        "unresolved constant",
+                        "unresolved constants"
+                    ),
                 );
             }
             output::print(&text)?;
@@ -62,6 +73,8 @@ pub(crate) fn run(global: &Global, args: &CheckArgs) -> anyhow::Result<Outcome> 
                 "files_scanned": coverage.files_scanned,
                 "bytes_scanned": coverage.bytes_scanned,
                 "dynamic_keys": coverage.dynamic_keys,
+                "unresolved_constants": coverage.unresolved_constants,
+                "files_not_read": coverage.not_read,
             },
         }))?,
         CheckFormat::Sarif => output::print_json(&report::sarif(&findings))?,
@@ -102,6 +115,8 @@ fn checks(project: &Project, args: &CheckArgs) -> (Vec<Finding>, Coverage) {
         files_scanned: report.files_scanned,
         bytes_scanned: report.bytes_scanned,
         dynamic_keys: report.dynamic_keys,
+        unresolved_constants: report.unresolved_constants,
+        not_read: report.not_read,
     };
     findings.extend(report.findings);
     (findings, coverage)

@@ -3,7 +3,7 @@
 //! The scan runs against a provisional registry with no entries, so every id the code uses is a
 //! [`Site`]; init sorts them into entries:
 //! - the definitions in core's constants file are constants (one name per id: a second name for
-//!   an id already taken is left for a person, `check` reports it as `duplicate-definition`);
+//!   an id already taken is left for a person, and `check` reports it);
 //! - a definition elsewhere is an external listing every file that defines it under that name
 //!   (two files may share a name for different ids: each gets its own entry);
 //! - a literal key at a call site, or a keyword's value, that no definition registers is an
@@ -15,35 +15,41 @@
 //!
 //! What init cannot decide is printed, not guessed: keys the scan could not resolve (the
 //! `dynamic-key` and `unresolved-constant` notes), an id under two names, a core id copied as a
-//! literal into another file, a plugin id that collides with core's.
+//! literal into another file, a plugin id that collides with core's. Then the scan and plugin
+//! admission run again against the draft, and what `check` will still report is printed.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use lockward_registry::adopt::{self, Draft, DraftEntry, DraftKind};
-use lockward_registry::{AdmissionReport, Finding, Id, KeyShape, Manifest, Registry};
-use lockward_scan::{Language, PluginDir, ScanOptions, Site, SiteForm, SiteKey};
+use lockward_registry::{
+    AdmissionReport, Finding, Id, KeyShape, Manifest, Registry, Severity, finding,
+};
+use lockward_scan::{Language, PluginDir, Progress, ScanOptions, Site, SiteForm, SiteKey};
 use serde_json::json;
 
 use crate::args::{Global, InitArgs};
 use crate::atomic::{self, Change, ProjectLock};
+use crate::progress::ProgressLine;
 use crate::project::{self, Location, REGISTRY_FILE};
 use crate::report;
 use crate::{Outcome, UsageError, output};
 
-/// Scan finding codes init reports as left for a person: keys that are not fixed ids.
-const DYNAMIC: &[&str] = &["dynamic-key", "unresolved-constant"];
+/// Scan finding codes init reports as left for a person: keys that are not fixed ids, and
+/// files the scan did not read (whatever ids they hold are not in the draft).
+const DYNAMIC: &[&str] = &["dynamic-key", "unresolved-constant", "file-not-read"];
 
 pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
     let location = target(global.registry.as_deref())?;
-    // A registry exists, or a killed init is finished by this: either way, nothing to draft.
     let page = args
         .page
         .as_deref()
         .map(|page| page.strip_prefix("./").unwrap_or(page).to_owned());
     let page_path = page.as_ref().map(|page| location.resolve(page));
+    // A registry exists, or a killed init is finished by this: either way, nothing to draft.
     let lock = ProjectLock::acquire(&location.file)?;
     atomic::recover(&location.file, page_path.as_slice(), Some(&lock))?;
     if location.file.is_dir() {
@@ -58,7 +64,7 @@ pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
         .filter(|path| path.symlink_metadata().is_ok())
     {
         return Err(UsageError(format!(
-            "--page {}: a file is there already; `lockward init` writes a new page only (pick              another path, or set `[project] page` by hand and run `lockward render`)",
+            "--page {}: a file is there already; `lockward init` writes a new page only (pick another path, or set `[project] page` by hand and run `lockward render`)",
             path.display()
         ))
         .into());
@@ -95,11 +101,16 @@ pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
         .filter_map(|(_, manifest)| manifest.as_ref().ok().cloned())
         .collect();
     let plugins = plugin_dirs(&parsed);
+    let progress = Arc::new(Progress::default());
     let options = ScanOptions {
         plugins: Some(plugins.clone()),
+        progress: Some(Arc::clone(&progress)),
         ..ScanOptions::default()
     };
-    let scan = lockward_scan::scan(&provisional, &location.root, &options);
+    let scan = {
+        let _line = ProgressLine::start(&progress);
+        lockward_scan::scan(&provisional, &location.root, &options)
+    };
     let sources = Sources::new(&location);
     let constants = match constants_arg {
         Some(path) => path,
@@ -121,19 +132,17 @@ pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
         names: HashMap::new(),
         notes: Vec::new(),
     };
+    if !args.plugins.is_empty() && manifests.is_empty() {
+        drafter.notes.push(format!(
+            "--plugins {}: no manifest matches, so no plugin's ids are known",
+            args.plugins.join(", ")
+        ));
+    }
     drafter.core(&scan.sites);
     drafter.externals(&scan.sites);
     drafter.literals(&scan.sites);
     let block = drafter.block(&scan.sites);
     drafter.handovers(&parsed, &block);
-    for (path, manifest) in &manifests {
-        if let Err(findings) = manifest {
-            let why = findings.first().map_or("", |f| f.message.as_str());
-            drafter.notes.push(format!(
-                "{path}: the manifest is malformed ({why}); its ids are not drafted"
-            ));
-        }
-    }
     let Drafter { entries, notes, .. } = drafter;
     let counts = Counts::of(entries.values());
     let draft = Draft {
@@ -170,15 +179,26 @@ pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
         .iter()
         .filter(|f| DYNAMIC.contains(&f.code.as_str()))
         .collect();
-    // What `check` will still say comes from scanning again against the draft: a finding the
-    // first scan made against no entries at all (an allow that had nothing to allow yet) may be
-    // answered by the draft, and the draft may raise findings of its own.
-    let rescan = lockward_scan::scan(&registry, &location.root, &options);
-    let other: Vec<&Finding> = rescan
+    // What `check` will say about the draft: the scan and admission run against it, so a
+    // finding that only an empty registry raises (an allow comment that allows nothing yet)
+    // is not reported, and one the draft leaves is.
+    let verify = {
+        let progress = Arc::new(Progress::default());
+        let options = ScanOptions {
+            progress: Some(Arc::clone(&progress)),
+            ..options
+        };
+        let _line = ProgressLine::start(&progress);
+        lockward_scan::scan(&registry, &location.root, &options)
+    };
+    let mut remaining: Vec<Finding> = registry
+        .admit_all(manifests)
         .findings
-        .iter()
-        .filter(|f| !DYNAMIC.contains(&f.code.as_str()))
+        .into_iter()
+        .chain(verify.findings)
+        .filter(|finding| finding.severity != Severity::Note)
         .collect();
+    finding::sort(&mut remaining);
     let written = if args.dry_run {
         Vec::new()
     } else {
@@ -200,7 +220,7 @@ pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
             "files_scanned": scan.files_scanned,
             "dynamic": dynamic,
             "to_look_at": notes,
-            "findings": other,
+            "findings": remaining,
         });
         if args.dry_run {
             report["dry_run"] = json!(true);
@@ -229,19 +249,26 @@ pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
         if !dynamic.is_empty() {
             let _ = writeln!(
                 out,
-                "\nleft as dynamic, for a person to look at ({}):",
-                report::count(dynamic.len(), "key", "keys")
+                "\nleft as dynamic or not read, for a person to look at ({}):",
+                report::count(dynamic.len(), "note", "notes")
             );
             for finding in &dynamic {
                 let _ = writeln!(out, "  {}", one_line(finding));
             }
         }
-        if !notes.is_empty() || !other.is_empty() {
-            out.push_str("\nto look at: `lockward check` will report these\n");
+        if !notes.is_empty() {
+            out.push_str("\nto look at:\n");
             for note in &notes {
                 let _ = writeln!(out, "  {note}");
             }
-            for finding in &other {
+        }
+        if !remaining.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n`lockward check` will report ({}):",
+                report::Summary::of(&remaining).counts()
+            );
+            for finding in &remaining {
                 let _ = writeln!(out, "  {}", one_line(finding));
             }
         }
@@ -800,12 +827,24 @@ impl<'a> Sources<'a> {
     }
 
     /// A literal site's worker: the comment beside it or above its statement (`above`, the
-    /// line its enclosing call starts on), else a placeholder that says to write one.
+    /// line its enclosing call starts on); for a keyword, else the name the call is assigned
+    /// to (`bq_write_visibility = PeriodicTask(...)`); else a placeholder that says to write one.
     fn worker_at(&mut self, site: &Site, above: usize) -> (String, Option<String>) {
-        match self.comment(site, above) {
-            Some((text, line)) => (
+        if let Some((text, line)) = self.comment(site, above) {
+            return (
                 text,
                 Some(format!("from the comment at {}:{line}", site.path)),
+            );
+        }
+        let assigned = matches!(site.form, SiteForm::Keyword { .. })
+            .then(|| self.lines(&site.path))
+            .flatten()
+            .and_then(|lines| lines.get(above.checked_sub(1)?))
+            .and_then(|line| assigned_name(line));
+        match assigned {
+            Some(name) => (
+                adopt::worker_from_name(&name),
+                Some(format!("from the name `{name}`")),
             ),
             None => (
                 format!("the lock at {}:{}", site.path, site.line),
@@ -894,6 +933,28 @@ impl<'a> Sources<'a> {
         }
         None
     }
+}
+
+/// The name a statement assigns: the identifier before its first `=` (`name = f(`, `let name
+/// = f(`, `val name: Task = f(`), when the right side is a call.
+fn assigned_name(line: &str) -> Option<String> {
+    let bytes = line.as_bytes();
+    let at = (0..bytes.len()).find(|&i| {
+        bytes[i] == b'='
+            && bytes
+                .get(i + 1)
+                .is_none_or(|next| !matches!(next, b'=' | b'>'))
+            && i.checked_sub(1)
+                .is_none_or(|p| !matches!(bytes[p], b'=' | b'!' | b'<' | b'>' | b':'))
+    })?;
+    if !line[at..].contains('(') {
+        return None;
+    }
+    let left = line[..at].split(':').next().unwrap_or_default().trim();
+    let name = left.rsplit(char::is_whitespace).next()?;
+    let identifier = name.starts_with(|c: char| c.is_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+    identifier.then(|| name.to_owned())
 }
 
 /// The line-comment markers of a file's language.
@@ -1003,6 +1064,25 @@ mod tests {
             clean("search reindex  lockward: allow(undeclared-site)").as_deref(),
             Some("search reindex")
         );
+    }
+
+    #[test]
+    fn the_assigned_name_is_the_identifier_before_the_first_equals_sign() {
+        assert_eq!(
+            assigned_name("bq_write_visibility = PeriodicTask(").as_deref(),
+            Some("bq_write_visibility")
+        );
+        assert_eq!(
+            assigned_name("  val job: Task = schedule(").as_deref(),
+            Some("job")
+        );
+        assert_eq!(
+            assigned_name("const cleanup = every(60, {").as_deref(),
+            Some("cleanup")
+        );
+        assert_eq!(assigned_name("PeriodicTask("), None);
+        assert_eq!(assigned_name("if a == b(c)"), None);
+        assert_eq!(assigned_name("x = 5"), None);
     }
 
     #[test]

@@ -60,6 +60,8 @@ fn init_drafts_every_id_of_a_seed_monorepo_and_check_passes_on_it() {
         "id = 7_300_001",
         "id = 8_675_309",
         "id = 9_001_042",
+        // A call of the tree's own wrapper, with a literal key.
+        "id = 7_400_001\nsite = \"with_report_lock()\"",
     ] {
         assert!(written.contains(id), "{id} missing:\n{written}");
     }
@@ -67,7 +69,7 @@ fn init_drafts_every_id_of_a_seed_monorepo_and_check_passes_on_it() {
     assert!(!written.contains("5_550_001") && !written.contains("5550001"));
     assert!(
         run.stdout
-            .contains("4 core constants from core/seed/locks.py (block 1_001_000..=1_001_999), 4 externals, 1 handover"),
+            .contains("4 core constants from core/seed/locks.py (block 1_001_000..=1_001_999), 5 externals, 1 handover"),
         "{}",
         run.stdout
     );
@@ -83,7 +85,7 @@ fn init_prints_the_dynamic_keys_it_left_for_a_person() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
         run.stdout
-            .contains("left as dynamic, for a person to look at (1 key):\n  core/seed/jobs.py:26:26: note[dynamic-key]:"),
+            .contains("left as dynamic or not read, for a person to look at (1 note):\n  core/seed/jobs.py:26:26: note[dynamic-key]:"),
         "{}",
         run.stdout
     );
@@ -142,6 +144,19 @@ fn init_dry_run_prints_the_draft_and_writes_nothing() {
     );
     assert!(run.stderr.contains("dry run: nothing was written"));
     assert!(!dir.join("lockward.toml").exists());
+}
+
+#[test]
+fn init_says_when_the_plugins_glob_matches_no_manifest() {
+    let (project, dir) = seed();
+    let run = init(&project, &dir, &["--plugins", "addons/*/plugin.toml"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("--plugins addons/*/plugin.toml: no manifest matches"),
+        "{}",
+        run.stdout
+    );
 }
 
 /// Two constants files: `app/locks.py` defines two ids, `legacy/locks.rb` one.
@@ -227,8 +242,9 @@ fn init_leaves_an_id_under_two_names_and_a_copied_core_id_for_a_person() {
     let run = project.run(&["init"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
-        run.stdout
-            .contains("to look at: `lockward check` will report these"),
+        run.stdout.contains(
+            "`lockward check` will report (2 errors):\n  app/jobs.py:1:1: error[undeclared-site]"
+        ),
         "{}",
         run.stdout
     );
@@ -303,13 +319,14 @@ fn init_json_reports_the_draft_the_dynamic_keys_and_what_was_written() {
         ),
         (
             &serde_json::json!(4),
-            &serde_json::json!(4),
+            &serde_json::json!(5),
             &serde_json::json!(1)
         )
     );
     assert_eq!(report["dynamic"][0]["code"], "dynamic-key");
     assert_eq!(report["dynamic"][0]["path"], "core/seed/jobs.py");
     assert_eq!(report["to_look_at"], serde_json::json!([]));
+    assert_eq!(report["findings"], serde_json::json!([]));
 }
 
 #[test]
@@ -324,6 +341,7 @@ fn init_on_harbor_without_its_registry_drafts_one_check_passes_on() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     // The SQL literal of a core id is exempted on its line already: nothing to look at.
     assert!(!run.stdout.contains("to look at"), "{}", run.stdout);
+    assert!(!run.stdout.contains("will report"), "{}", run.stdout);
     let written = project.read("lockward.toml");
     for entry in [
         "id = 1_001_002\nplugin = \"billing\"",
@@ -342,4 +360,52 @@ fn init_on_harbor_without_its_registry_drafts_one_check_passes_on() {
         (summary["errors"].as_u64(), summary["warnings"].as_u64()),
         (Some(0), Some(1))
     );
+}
+
+#[test]
+fn init_gives_one_name_with_two_ids_in_two_files_an_entry_each() {
+    let project = two_files();
+    project
+        .write(
+            "services/a.py",
+            "_ADVISORY_LOCK_KEY = 8_000_001\n\ndef run(c):\n    c.execute(\"SELECT pg_advisory_lock(%s)\", (_ADVISORY_LOCK_KEY,))\n",
+        )
+        .write(
+            "services/b.py",
+            "_ADVISORY_LOCK_KEY = 8_000_002\n\ndef run(c):\n    c.execute(\"SELECT pg_advisory_lock(%s)\", (_ADVISORY_LOCK_KEY,))\n",
+        );
+    let run = project.run(&["init"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let written = project.read("lockward.toml");
+    for (id, file) in [
+        ("8_000_001", "services/a.py"),
+        ("8_000_002", "services/b.py"),
+    ] {
+        assert!(
+            written.contains(&format!(
+                "id = {id}\nconstant = \"_ADVISORY_LOCK_KEY\"\nworker = \"advisory lock key\"   # from the name `_ADVISORY_LOCK_KEY`\ndefined_in = [\"{file}\"]"
+            )),
+            "{written}"
+        );
+    }
+    assert_check_clean(&project, project.path());
+}
+
+#[test]
+fn init_names_an_uncommented_call_site_literal_after_what_the_call_is_assigned_to() {
+    let project = two_files();
+    project.write(
+        "jobs/tasks.py",
+        "cleanup_uploads = PeriodicTask(\n    cleanup,\n    advisory_lock_id=9_001_080,\n)\n",
+    );
+    let run = project.run(&["init"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let written = project.read("lockward.toml");
+    assert!(
+        written.contains(
+            "id = 9_001_080\nsite = \"PeriodicTask(advisory_lock_id=)\"\nworker = \"cleanup uploads\"   # from the name `cleanup_uploads`\ndefined_in = [\"jobs/tasks.py\"]"
+        ),
+        "{written}"
+    );
+    assert_check_clean(&project, project.path());
 }

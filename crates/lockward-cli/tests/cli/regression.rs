@@ -570,7 +570,8 @@ fn check_summary_counts_agree_with_their_nouns() {
     );
     let run = project.run(&["check"]);
     assert!(
-        run.stdout.contains("(1 file scanned, 0 dynamic keys)"),
+        run.stdout
+            .contains("(1 file scanned, 0 dynamic keys, 0 unresolved constants)"),
         "{}",
         run.stdout
     );

@@ -185,6 +185,55 @@ fn calls_of_wrappers_are_checked_like_lock_calls() {
     );
 }
 
+/// Issue 9: a codebase full of ids the scan could not follow checked "no errors, no warnings, no
+/// notes". What it could not see is now said, and counted in both summaries.
+#[test]
+fn what_the_scan_cannot_see_is_counted_in_the_summary_and_the_json() {
+    let project = TestProject::harbor();
+    project.write(
+        "services/api/derived.py",
+        "ADVISORY_LOCK_FROM_ENV = int(os.environ[\"LOCK\"])\nADVISORY_LOCK_REPORT = compute()\n",
+    );
+    project.write("services/api/blob.py", "ADVISORY_LOCK_BLOB = 1\n\0binary\n");
+    std::os::unix::fs::symlink(
+        "/nonexistent/locks.py",
+        project.path().join("services/api/gone.py"),
+    )
+    .expect("symlink");
+
+    let human = project.run(&["check"]);
+    let json = project.run(&["check", "--format", "json"]);
+
+    assert_eq!(human.code, 0, "notes fail nothing: {human:?}");
+    assert!(
+        human.stdout.contains(
+            "note[unresolved-constant]: `ADVISORY_LOCK_REPORT` matches the lock constant patterns but its value `compute()` is not a value the scan can compute"
+        ),
+        "{}",
+        human.stdout
+    );
+    assert!(
+        human.stdout.contains(
+            "note[file-not-read]: `services/api/gone.py` was not scanned: it is a symbolic link"
+        ),
+        "{}",
+        human.stdout
+    );
+    assert!(
+        human
+            .stdout
+            .contains(", 0 dynamic keys, 2 unresolved constants, 2 files not read)\n"),
+        "{}",
+        human.stdout
+    );
+    let summary = &json.json()["summary"];
+    assert_eq!(summary["unresolved_constants"], 2);
+    assert_eq!(
+        summary["files_not_read"],
+        serde_json::json!({"binary": 1, "too_large": 0, "not_followed": 1, "unreadable": 0})
+    );
+}
+
 /// The harbor example with a dict of ids in `services/jobs/locks.py`, its `reindex` entry
 /// registered by its member name, and the page rendered.
 fn with_a_dict_of_ids(entries: &str) -> TestProject {
@@ -238,6 +287,34 @@ fn a_registered_dict_entry_checks_clean_and_is_listed_by_its_member_name() {
         project
             .read("docs/advisory-locks.md")
             .contains("ADVISORY_LOCKS[\"reindex\"]")
+    );
+}
+
+#[test]
+fn an_allow_comment_that_allows_nothing_warns_and_an_unknown_code_fails() {
+    let project = TestProject::harbor();
+    project.write(
+        "services/api/allows.py",
+        "RETRIES = 3  # lockward: allow(undeclared-site)\nTIMEOUT = 5  # lockward: allow(undeclared-sites)\n",
+    );
+
+    let run = project.run(&["check"]);
+
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout.contains("warning[unused-allow]: `lockward: allow(undeclared-site)` allows nothing: no `undeclared-site` finding is on this line\n --> services/api/allows.py:1:32\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("error[unknown-allow-code]: `lockward: allow(undeclared-sites)` names no finding code\n --> services/api/allows.py:2:32\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("did you mean `undeclared-site`?"),
+        "{}",
+        run.stdout
     );
 }
 

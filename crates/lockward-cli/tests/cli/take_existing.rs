@@ -261,3 +261,47 @@ fn take_defined_in_refuses_a_file_without_the_definition_and_values_that_differ(
             .contains("defined_in = [\"services/a.py\", \"services/b.py\"]")
     );
 }
+
+#[test]
+fn take_of_a_literal_json_reports_an_external_without_a_constant() {
+    let project = TestProject::harbor();
+    project.write("db/cron.sql", "SELECT pg_try_advisory_lock(9_001_078);\n");
+    let run = project.run(&[
+        "take",
+        "9_001_078",
+        "--worker",
+        "cron",
+        "--defined-in",
+        "db/cron.sql",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.json(),
+        serde_json::json!({
+            "id": 9_001_078,
+            "literal": "9_001_078",
+            "constant": null,
+            "kind": "external",
+            "defined_in": ["db/cron.sql"],
+            "written": ["lockward.toml", "docs/advisory-locks.md"],
+        })
+    );
+    assert!(project.read("lockward.toml").ends_with(
+        "site = \"pg_try_advisory_lock()\"\nworker = \"cron\"\ndefined_in = [\"db/cron.sql\"]\n"
+    ));
+}
+
+#[test]
+fn checks_help_for_a_literal_passed_to_a_wrapper_is_a_take_that_registers_it_where_it_is() {
+    let (project, _) = help_command_registers(
+        "services/worker/reports.py",
+        "def with_report_lock(conn, key):\n    conn.execute(\"SELECT pg_advisory_lock(%s)\", (key,))\n\n\ndef nightly(conn):\n    with_report_lock(conn, 9_001_079)\n",
+    );
+    assert!(
+        project
+            .read("lockward.toml")
+            .ends_with("id = 9_001_079\nsite = \"with_report_lock()\"\nworker = \"...\"\ndefined_in = [\"services/worker/reports.py\"]\n")
+    );
+}

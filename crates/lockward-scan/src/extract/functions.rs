@@ -60,8 +60,22 @@ const CONTROL: &[&str] = &[
 /// Parameter names that are the receiver, not an argument.
 const RECEIVERS: &[&str] = &["self", "cls", "this"];
 
+/// How far back a call's argument looks for the local that holds it, in tokens.
+const MAX_LOCAL_TOKENS: usize = 4096;
+
 /// How far a header's parts (generics, a return type) are looked through, in tokens.
 const MAX_HEADER_TOKENS: usize = 48;
+
+/// What [`Extractor::functions`] finds in one file.
+#[derive(Default)]
+pub(super) struct Functions {
+    /// The definitions whose parameters go somewhere.
+    pub(super) definitions: Vec<Definition>,
+    /// The calls of the wanted names, with their spans.
+    pub(super) calls: Vec<(Range<usize>, Call)>,
+    /// The names of all the definitions.
+    pub(super) defined: HashSet<String>,
+}
 
 /// A definition found in tokens, before its body is read.
 struct Header {
@@ -74,15 +88,16 @@ struct Header {
 }
 
 impl Extractor<'_> {
-    /// The definitions in `tokens` (code only) and the calls of the `wanted` names.
+    /// The definitions in `tokens` (code only) whose parameters go somewhere, the calls of the
+    /// `wanted` names, and the names of all the definitions.
     pub(super) fn functions(
         &self,
         tokens: &[Token],
         language: Language,
         wanted: &HashSet<String>,
-    ) -> (Vec<Definition>, Vec<(Range<usize>, Call)>) {
+    ) -> Functions {
         if language == Language::Sql {
-            return (Vec::new(), Vec::new());
+            return Functions::default();
         }
         let mut headers = Vec::new();
         for i in 0..tokens.len() {
@@ -108,8 +123,21 @@ impl Extractor<'_> {
                 body_start: body.start,
                 reaches: self.reaches(&header.params, body),
                 forwards: Vec::new(),
+                stores: self.stores(tokens, &header.body, &header.params),
             })
             .collect();
+        // The innermost definition around each token, and each definition's parent: the
+        // definitions around a call in time linear in the bodies' lengths.
+        let mut by_length: Vec<usize> = (0..headers.len()).collect();
+        by_length.sort_by_key(|&d| std::cmp::Reverse(headers[d].body.len()));
+        let mut innermost: Vec<Option<usize>> = vec![None; tokens.len()];
+        for &d in &by_length {
+            let body = headers[d].body.start..headers[d].body.end.min(tokens.len());
+            for slot in innermost.get_mut(body).unwrap_or_default() {
+                *slot = Some(d);
+            }
+        }
+        let parent: Vec<Option<usize>> = headers.iter().map(|h| innermost[h.name_at]).collect();
         let mut calls = Vec::new();
         for i in 0..tokens.len() {
             let token = &tokens[i];
@@ -130,10 +158,15 @@ impl Extractor<'_> {
             };
             // The definitions around the call, innermost first: a parameter of an outer one is
             // still in scope in an inner one (a decorator's closure).
-            let mut around: Vec<usize> = (0..spans.len())
-                .filter(|&d| spans[d].contains(&token.span.start))
-                .collect();
-            around.sort_by_key(|&d| spans[d].len());
+            let mut around: Vec<usize> = Vec::new();
+            let mut next = innermost[i];
+            while let Some(d) = next {
+                if around.contains(&d) {
+                    break;
+                }
+                around.push(d);
+                next = parent[d];
+            }
             let qualifier = self.qualifier(tokens, i);
             let mut args = Vec::with_capacity(arguments.len());
             let mut positional = 0usize;
@@ -155,10 +188,24 @@ impl Extractor<'_> {
                         param,
                     });
                 }
+                let mut key = self.key(value, language);
+                // A local of the enclosing function (`id := int64(1)` before `NewLock(ctx, id,
+                // db)`), even when other functions of the file give the name other values.
+                if param.is_none()
+                    && let Key::Name(written) = &key
+                    && let Some(&d) = around.first()
+                    && let Some(value) =
+                        self.nearest_literal(tokens, i, headers[d].body.start, written, language)
+                {
+                    key = Key::Local {
+                        name: written.clone(),
+                        value,
+                    };
+                }
                 args.push(Arg {
                     keyword,
                     string: matches!(value, [only] if only.kind == TokenKind::Str),
-                    key: self.key(value, language),
+                    key,
                     param: param.map(|(d, p)| (definitions[d].body_start, p)),
                 });
             }
@@ -176,8 +223,14 @@ impl Extractor<'_> {
                 ));
             }
         }
-        definitions.retain(|d| !d.reaches.is_empty() || !d.forwards.is_empty());
-        (definitions, calls)
+        let defined = definitions.iter().map(|d| d.name.clone()).collect();
+        definitions
+            .retain(|d| !d.reaches.is_empty() || !d.forwards.is_empty() || !d.stores.is_empty());
+        Functions {
+            definitions,
+            calls,
+            defined,
+        }
     }
 
     fn byte_range(tokens: &[Token], body: &Range<usize>) -> Range<usize> {
@@ -207,6 +260,77 @@ impl Extractor<'_> {
                 _ => None,
             })
             .collect()
+    }
+
+    /// The integer literal the nearest assignment of `name` before token `before` (and at or
+    /// after `start`, the function's body) gives it, if that assignment is one.
+    fn nearest_literal(
+        &self,
+        tokens: &[Token],
+        before: usize,
+        start: usize,
+        name: &str,
+        language: Language,
+    ) -> Option<lockward_registry::Id> {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        // Bounded, so a huge function (a minified bundle's) stays linear.
+        let start = start.max(before.saturating_sub(MAX_LOCAL_TOKENS));
+        let at = (start..before).rev().find(|&k| {
+            tokens[k].kind == TokenKind::Ident
+                && text(k) == name
+                && matches!(text(k + 1), "=" | ":=")
+                && text(k.wrapping_sub(1)) != "."
+        })?;
+        let value: Vec<Token> = tokens[at + 2..before]
+            .iter()
+            .enumerate()
+            .take_while(|(n, t)| *n == 0 || !(t.newline_before || self.text(t.span.clone()) == ";"))
+            .map(|(_, t)| t.clone())
+            .collect();
+        super::literal_value(self.file, &value, language)
+    }
+
+    /// The fields the body stores a parameter in: `field: param` in a struct or object literal,
+    /// `self.field = param`, `this.field = param`, `@field = param`.
+    fn stores(
+        &self,
+        tokens: &[Token],
+        body: &Range<usize>,
+        params: &[Param],
+    ) -> Vec<(String, usize)> {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        let param = |k: usize| {
+            (tokens.get(k).is_some_and(|t| t.kind == TokenKind::Ident))
+                .then(|| params.iter().position(|p| p.name == text(k)))
+                .flatten()
+        };
+        let mut stores = Vec::new();
+        for k in body.clone() {
+            if tokens[k].kind != TokenKind::Ident {
+                continue;
+            }
+            let field = text(k);
+            let literal_entry = text(k + 1) == ":"
+                && matches!(text(k + 3), "," | "}")
+                && matches!(text(k.wrapping_sub(1)), "{" | ",");
+            if literal_entry && let Some(p) = param(k + 2) {
+                stores.push((field.to_owned(), p));
+                continue;
+            }
+            let on_self = (matches!(text(k.wrapping_sub(2)), "self" | "this")
+                && text(k.wrapping_sub(1)) == ".")
+                || text(k.wrapping_sub(1)) == "@";
+            if on_self
+                && text(k + 1) == "="
+                && let Some(p) = param(k + 2)
+                && tokens
+                    .get(k + 3)
+                    .is_none_or(|t| t.newline_before || matches!(text(k + 3), ";" | "}"))
+            {
+                stores.push((field.to_owned(), p));
+            }
+        }
+        stores
     }
 
     fn after_definition_keyword(&self, tokens: &[Token], i: usize) -> bool {
@@ -660,10 +784,24 @@ impl Extractor<'_> {
                 Language::Ruby => ruby_keyword,
                 _ => false,
             };
+            // `key = DEFAULT`, `key: i64 = DEFAULT`, Ruby's `key: DEFAULT`.
+            let default = texts
+                .iter()
+                .position(|t| *t == "=")
+                .or_else(|| {
+                    ruby_keyword
+                        .then(|| texts.iter().position(|t| *t == ":"))
+                        .flatten()
+                })
+                .map(|at| &part[at + 1..])
+                .filter(|value| !value.is_empty())
+                .map(|value| self.key(value, language))
+                .filter(|key| !matches!(key, Key::Dynamic(_)));
             params.push(Param {
                 name: name.to_owned(),
                 position: (!star && !keyword_only && !ruby_keyword).then_some(position),
                 keyword,
+                default,
             });
             if language == Language::Python && texts.first() == Some(&"*") {
                 keyword_only = true;
@@ -690,7 +828,10 @@ fn strip_receiver(mut params: Vec<Param>) -> (Vec<Param>, bool) {
     {
         params.remove(0);
         for param in &mut params {
-            param.position = param.position.map(|p| p - 1);
+            param.position = param
+                .position
+                .and_then(|p| p.checked_sub(1))
+                .filter(|&p| p >= 1);
         }
         (params, true)
     } else {

@@ -75,6 +75,8 @@ fn corpus_dynamic_keys_are_counted() {
     let report = scan_dir(&data("corpus"));
     let notes = annotations(&data("corpus"), "expect(dynamic-key");
     assert_eq!(report.dynamic_keys, notes.len());
+    let unresolved = annotations(&data("corpus"), "expect(unresolved-constant");
+    assert_eq!(report.unresolved_constants, unresolved.len());
 }
 
 #[test]

@@ -507,7 +507,9 @@ fn a_matching_name_whose_value_cannot_be_computed_is_a_note_and_counted() {
 \"\"\"ADVISORY_LOCK_IN_DOCSTRING = compute()\"\"\"
 # ADVISORY_LOCK_IN_COMMENT = compute()
 ADVISORY_LOCK_COMPUTED = compute_lock_id()
-ADVISORY_LOCK_IDS = {\"reindex\": 7_000_100, \"vacuum\": 7_000_101}
+ADVISORY_LOCK_IDS = {
+    \"reindex\": 7_000_100,
+}
 ADVISORY_LOCK_QUOTED = \"12345\"
 ADVISORY_LOCK_TIMEOUT = \"5s\"
 ADVISORY_LOCK_RETRY_SECONDS = 1.5
@@ -521,7 +523,7 @@ def advisory_lock(conn, key):
     );
     project.write(
         "services/api/derived.ts",
-        "export const ADVISORY_LOCK_HANDLER = (id: number) => id;\nexport const ADVISORY_LOCK_FROM_ENV = Number(process.env.LOCK);\n",
+        "export const ADVISORY_LOCK_HANDLER = (id: number) => id;\nexport const ADVISORY_LOCK_FROM_ENV = Number(process.env.LOCK);\nexport type AdvisoryLockId = number;\n",
     );
     let report = project.scan();
     assert_eq!(
@@ -530,9 +532,8 @@ def advisory_lock(conn, key):
             "services/api/derived.ts:2 unresolved-constant",
             "services/jobs/derived.py:3 unresolved-constant",
             // The dict's entries and the quoted number are ids the scan reads (item 3).
-            "services/jobs/derived.py:4 unregistered-id",
-            "services/jobs/derived.py:4 unregistered-id",
             "services/jobs/derived.py:5 unregistered-id",
+            "services/jobs/derived.py:7 unregistered-id",
         ]
     );
     assert!(
@@ -567,6 +568,9 @@ fn files_the_scan_skips_are_counted_and_reported() {
         project.path().join("services/jobs/link.py"),
     )
     .expect("symlink");
+    // A link to a file in the tree loses nothing: the file is read where it lies.
+    std::os::unix::fs::symlink("blob.py", project.path().join("services/jobs/alias.py"))
+        .expect("symlink");
     let report = scan(
         &registry(project.path()),
         project.path(),
@@ -611,6 +615,7 @@ fn an_allow_that_allows_nothing_and_an_unknown_code_are_reported() {
         "\
 cur.execute(\"SELECT pg_advisory_lock(4242)\")  # lockward: allow(unregistered-id, dynamic-kye)
 RETRIES = 3  # lockward: allow(undeclared-site)
+# A trailing `lockward: allow(CODE, ...)` comment exempts its line: documentation, not an allow.
 ",
     );
     let report = project.scan();

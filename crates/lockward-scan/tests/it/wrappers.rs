@@ -251,6 +251,16 @@ fn near_misses_are_no_sites() {
             "web/src/cache.ts",
             "export function refresh(cache) {\n  lock(cache, 7);\n}\n",
         ),
+        // A file of the same directory with a `lock` of its own.
+        (
+            "services/db/pool.py",
+            "def lock(pool, slots):\n    pool.reserve(slots)\n\nlock(pool, 8)\n",
+        ),
+        // A default wrapper counts only in its library's language.
+        (
+            "services/jobs/sweep.go",
+            "package jobs\n\nfunc sweep() {\n\tadvisory_lock(9)\n}\n",
+        ),
     ]);
     assert_eq!(
         wrapper_sites(&report),
@@ -318,5 +328,30 @@ fn one_source_in_memory_follows_its_own_wrappers() {
     assert_eq!(
         brief(&report.findings),
         ["services/jobs/one.rb:5 unregistered-id"]
+    );
+}
+
+#[test]
+fn a_local_of_the_calling_function_resolves_even_when_other_functions_reuse_its_name() {
+    let report = project(&[
+        (
+            "services/locker/lock.go",
+            "package locker\n\ntype Lock struct{ id int64 }\n\nfunc NewLock(ctx context.Context, id int64, db *sql.DB) (Lock, error) {\n\treturn Lock{id: id}, nil\n}\n\nfunc (l *Lock) Lock(ctx context.Context) error {\n\tquery := \"SELECT pg_advisory_lock($1)\"\n\t_, err := l.conn.ExecContext(ctx, query, l.id)\n\treturn err\n}\n",
+        ),
+        (
+            "services/locker/lock_test.go",
+            "package locker\n\nfunc TestOne(t *testing.T) {\n\tid := int64(4242)\n\tNewLock(ctx, id, db)\n}\n\nfunc TestTwo(t *testing.T) {\n\tid := int64(4343)\n\tNewLock(ctx, id, db)\n}\n",
+        ),
+    ]);
+    assert_eq!(
+        wrapper_sites(&report),
+        [
+            "services/locker/lock_test.go:5:2 NewLock 4242",
+            "services/locker/lock_test.go:10:2 NewLock 4343",
+        ]
+    );
+    assert_eq!(
+        report.dynamic_keys, 0,
+        "the method's `l.id` is the constructor's id"
     );
 }
