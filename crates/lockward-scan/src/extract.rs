@@ -32,6 +32,10 @@ const LOCK_FUNCTIONS: &[&str] = &[
 /// defined (`def pg_advisory_lock(conn, key):`), not a call.
 const FUNCTION_KEYWORDS: &[&str] = &["def", "fn", "func", "fun", "function"];
 
+/// The member part of a subscript whose key is chosen at run time: names no member, but makes
+/// its collection one of ids (see [`values::resolve_tree`]).
+pub(crate) const ANY_MEMBER: &str = "[*]";
+
 /// Last words of a name that make it a setting beside a lock, not a lock id.
 const SETTING_WORDS: &[&str] = &[
     "salt", "seed", "prefix", "timeout", "timeouts", "interval", "ttl", "seconds", "secs",
@@ -1835,6 +1839,9 @@ impl Extractor<'_> {
                 {
                     format!("{container}[:{}]", text(name))
                 }
+                // A key chosen at run time (`LOCK_TYPES[lock_type]`): no one member, but the
+                // collection reaches a lock key, so its members are ids.
+                [first, ..] if first.kind == TokenKind::Ident => format!("{container}{ANY_MEMBER}"),
                 _ => return None,
             };
             return Some(Key::Member {
