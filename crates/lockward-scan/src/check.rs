@@ -65,10 +65,9 @@ pub(crate) fn check(
         for item in &file.items {
             checker.item(&file.path, item);
         }
-        checker
-            .report
-            .findings
-            .extend(file.findings.iter().cloned());
+        for (at, finding) in &file.findings {
+            checker.emit(at, finding.clone());
+        }
     }
     for file in files {
         checker.unresolved(file);

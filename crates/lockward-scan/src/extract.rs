@@ -198,8 +198,9 @@ pub(crate) struct FileSites {
     /// Members of collections and enums under a name no pattern matches: definitions only if a
     /// lock call uses them as its key ([`values::resolve_tree`]).
     pub(crate) members: Vec<(Item, Option<Expr>)>,
-    /// Findings made while reading the file (`unsafe-js-integer`).
-    pub(crate) findings: Vec<Finding>,
+    /// Findings made while reading the file (`unsafe-js-integer`), each with its site's location,
+    /// so that the checker applies (and records the use of) the line's allow comment.
+    pub(crate) findings: Vec<(Location, Finding)>,
     /// The codes of the file's `lockward: allow(...)` comments, each where it is written.
     pub(crate) allows: Vec<Allow>,
     /// For a definition whose value is not an integer literal but could be an id (not a string,
@@ -493,7 +494,7 @@ pub(crate) fn extract_calls(
 
 /// `unsafe-js-integer` for every id written as a JavaScript number literal beyond 2^53 - 1. The
 /// site's id becomes the number the code runs with: that is the lock it takes.
-fn unsafe_js_integers(path: &str, items: &mut [Item]) -> Vec<Finding> {
+fn unsafe_js_integers(path: &str, items: &mut [Item]) -> Vec<(Location, Finding)> {
     let mut findings = Vec::new();
     for item in items {
         let id = match &mut item.kind {
@@ -513,11 +514,7 @@ fn unsafe_js_integers(path: &str, items: &mut [Item]) -> Vec<Finding> {
         let literal = written.trim_start_matches('-');
         let is_literal = literal.starts_with(|c: char| c.is_ascii_digit())
             && Language::JavaScript.parse_int(literal).is_some();
-        if bigint
-            || !is_literal
-            || i128::from(id.value()).abs() <= values::MAX_SAFE_INTEGER
-            || item.at.allowed.contains(&Code::UnsafeJsInteger)
-        {
+        if bigint || !is_literal || i128::from(id.value()).abs() <= values::MAX_SAFE_INTEGER {
             continue;
         }
         let runs = values::js_runtime_value(id.value());
@@ -534,18 +531,16 @@ fn unsafe_js_integers(path: &str, items: &mut [Item]) -> Vec<Finding> {
         if let Ok(runs) = i64::try_from(runs) {
             *id = Id::plain(runs);
         }
-        findings.push(
-            Finding {
-                code: Code::UnsafeJsInteger,
-                severity: Severity::Error,
-                message,
-                path: path.to_owned(),
-                span: Some(item.at.span.clone()),
-                labels: Vec::new(),
-                help: None,
-            }
-            .with_help(help),
-        );
+        let finding = Finding {
+            code: Code::UnsafeJsInteger,
+            severity: Severity::Error,
+            message,
+            path: path.to_owned(),
+            span: Some(item.at.span.clone()),
+            labels: Vec::new(),
+            help: None,
+        };
+        findings.push((item.at.clone(), finding.with_help(help)));
     }
     findings
 }

@@ -657,6 +657,26 @@ fn an_allow_used_by_the_whole_tree_pass_is_used() {
     );
 }
 
+/// `unsafe-js-integer` is found while a file is read, before the check: its allow was applied
+/// there and never recorded as used, so a correct allow read as `unused-allow`.
+#[test]
+fn an_allow_of_a_finding_made_while_reading_the_file_is_used() {
+    let project = Project::harbor();
+    project.write(
+        "services/api/big.js",
+        "export const ADVISORY_LOCK_BIG = 9007199254740993; // lockward: allow(unsafe-js-integer, unregistered-id)\n",
+    );
+    assert_eq!(brief(&project.scan().findings), Vec::<String>::new());
+    project.write(
+        "services/api/big.js",
+        "export const ADVISORY_LOCK_BIG = 9007199254740993; // lockward: allow(unregistered-id)\n",
+    );
+    assert_eq!(
+        brief(&project.scan().findings),
+        ["services/api/big.js:1 unsafe-js-integer"]
+    );
+}
+
 /// One file alone cannot tell whether the whole tree would use an allow; a bad code it can.
 #[test]
 fn scan_source_reports_unknown_codes_but_not_unused_allows() {
