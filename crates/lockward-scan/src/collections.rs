@@ -204,6 +204,24 @@ impl Finder<'_> {
 
     /// `NAME = <collection>`.
     fn assignment(&mut self, eq: usize) {
+        // Most assignments hold no collection: look at the value before naming it.
+        if !matches!(
+            self.text(eq + 1),
+            "{" | "Object"
+                | "Collections"
+                | "MappingProxyType"
+                | "frozendict"
+                | "map"
+                | "dict"
+                | "mapOf"
+                | "hashMapOf"
+                | "mutableMapOf"
+                | "linkedMapOf"
+                | "Map"
+                | "ImmutableMap"
+        ) {
+            return;
+        }
         let Some(container) = self.assigned_name(eq) else {
             return;
         };

@@ -32,6 +32,10 @@ const LOCK_FUNCTIONS: &[&str] = &[
 /// defined (`def pg_advisory_lock(conn, key):`), not a call.
 const FUNCTION_KEYWORDS: &[&str] = &["def", "fn", "func", "fun", "function"];
 
+/// The member part of a subscript whose key is chosen at run time: names no member, but makes
+/// its collection one of ids (see [`values::resolve_tree`]).
+pub(crate) const ANY_MEMBER: &str = "[*]";
+
 /// Last words of a name that make it a setting beside a lock, not a lock id.
 const SETTING_WORDS: &[&str] = &[
     "salt", "seed", "prefix", "timeout", "timeouts", "interval", "ttl", "seconds", "secs",
@@ -347,19 +351,30 @@ pub(crate) fn extract_calls(
         ..
     } = extractor;
     let (allows, unresolved) = place_allows_and_unresolved(text, allows, unresolved);
-    let exprs: HashMap<String, Option<Expr>> = locals
-        .iter()
-        .map(|(name, local)| (name.clone(), local.as_ref().map(|l| l.expr.clone())))
-        .collect();
-    let evaluated = values::evaluate_locals(&exprs, language);
-    let local_ids: HashMap<String, Id> = locals
-        .iter()
-        .filter_map(|(name, local)| {
-            let value = evaluated.get(name).copied().flatten()?;
-            let literal = local.as_ref().and_then(|l| l.literal.clone());
-            Some((name.clone(), literal.unwrap_or_else(|| Id::plain(value))))
-        })
-        .collect();
+    // Most files assign only literals: then there is nothing to evaluate.
+    let expressions_assigned = locals
+        .values()
+        .any(|local| local.as_ref().is_some_and(|l| l.literal.is_none()));
+    let local_ids: HashMap<String, Id> = if expressions_assigned {
+        let exprs: HashMap<String, Option<Expr>> = locals
+            .iter()
+            .map(|(name, local)| (name.clone(), local.as_ref().map(|l| l.expr.clone())))
+            .collect();
+        let evaluated = values::evaluate_locals(&exprs, language);
+        locals
+            .iter()
+            .filter_map(|(name, local)| {
+                let value = evaluated.get(name).copied().flatten()?;
+                let literal = local.as_ref().and_then(|l| l.literal.clone());
+                Some((name.clone(), literal.unwrap_or_else(|| Id::plain(value))))
+            })
+            .collect()
+    } else {
+        locals
+            .iter()
+            .filter_map(|(name, local)| Some((name.clone(), local.as_ref()?.literal.clone()?)))
+            .collect()
+    };
     let aliases: HashMap<String, String> = locals
         .iter()
         .filter_map(|(name, local)| match local.as_ref().map(|l| &l.expr) {
@@ -1348,6 +1363,7 @@ impl Extractor<'_> {
         };
         let name = self.text(span.clone()).to_owned();
         if binding == Binding::Assign && code {
+            let first = !self.locals.contains_key(&name);
             let local = match (&literal, &expr) {
                 (Some(id), _) => Some(Local {
                     expr: Expr::Int {
@@ -1372,22 +1388,24 @@ impl Extractor<'_> {
             let member = match (&literal, &expr, &value) {
                 (None, None, Some(value)) => {
                     let tokens = &tokens[value.clone()];
-                    let shown = match (tokens.first(), tokens.last()) {
-                        (Some(first), Some(last)) => {
-                            excerpt(&self.file[first.span.start..last.span.end])
-                        }
-                        _ => String::new(),
-                    };
-                    self.member_key(tokens, language, &shown)
+                    let mut member = self.member_key(tokens, language, "");
+                    // The text shown in a note, made only for a member.
+                    if let (Some(Key::Member { shown, .. }), Some(first), Some(last)) =
+                        (&mut member, tokens.first(), tokens.last())
+                    {
+                        *shown = excerpt(&self.file[first.span.start..last.span.end]);
+                    }
+                    member
                 }
                 _ => None,
             };
-            match self.member_locals.get_mut(&name) {
-                Some(known) if *known != member => *known = None,
-                Some(_) => {}
-                None => {
-                    self.member_locals.insert(name.clone(), member);
+            // Only a name first assigned a member is one; any other assignment undoes it.
+            if let Some(known) = self.member_locals.get_mut(&name) {
+                if *known != member {
+                    *known = None;
                 }
+            } else if first && member.is_some() {
+                self.member_locals.insert(name.clone(), member);
             }
         }
         if !name.bytes().any(|b| b.is_ascii_alphabetic()) {
@@ -1816,6 +1834,9 @@ impl Extractor<'_> {
                 {
                     format!("{container}[:{}]", text(name))
                 }
+                // A key chosen at run time (`LOCK_TYPES[lock_type]`): no one member, but the
+                // collection reaches a lock key, so its members are ids.
+                [first, ..] if first.kind == TokenKind::Ident => format!("{container}{ANY_MEMBER}"),
                 _ => return None,
             };
             return Some(Key::Member {

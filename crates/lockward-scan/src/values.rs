@@ -506,9 +506,15 @@ pub(crate) fn evaluate_locals(
     locals: &HashMap<String, Option<Expr>>,
     language: Language,
 ) -> HashMap<String, Option<i64>> {
-    let mut done: HashMap<String, Option<i64>> = HashMap::new();
+    let mut done: HashMap<String, Option<i64>> = HashMap::with_capacity(locals.len());
+    let mut visiting = HashSet::new();
+    for (name, expr) in locals {
+        // A literal needs no lookup: the common case, without the recursion's bookkeeping.
+        if let Some(Expr::Int { value, .. }) = expr {
+            done.insert(name.clone(), i64::try_from(*value).ok());
+        }
+    }
     for name in locals.keys() {
-        let mut visiting = HashSet::new();
         local_value(name, locals, language, &mut done, &mut visiting);
     }
     done

@@ -573,3 +573,57 @@ fn a_setting_beside_a_lock_is_not_an_id_though_its_name_matches() {
         "a timeout and a salt are settings; a retry job's lock is a lock"
     );
 }
+
+#[test]
+fn a_name_assigned_a_member_is_that_member_unless_it_is_reassigned() {
+    let text = "\
+LOCKS = {\"reindex\": 7_000_100}
+
+def run(cur, other):
+    key = LOCKS[\"reindex\"]
+    cur.execute(\"SELECT pg_advisory_lock(%s)\", (key,))
+    changed = LOCKS[\"reindex\"]
+    changed = other.key()
+    cur.execute(\"SELECT pg_advisory_lock(%s)\", (changed,))
+";
+    let report = scan("jobs.py", text);
+    assert_eq!(
+        uses(&report),
+        [(5, Some("LOCKS[\"reindex\"]".to_owned()), 7_000_100)]
+    );
+    assert_eq!(report.dynamic_keys, 1, "the reassigned name is run-time");
+}
+
+#[test]
+fn a_collection_subscripted_at_run_time_in_a_lock_key_is_one_of_ids() {
+    // mediacloud's LOCK_TYPES: the key is chosen by the caller, the dict holds the families.
+    let text = "\
+LOCK_TYPES = {
+    'test-a': 10,
+    'MediaWords::Job::TM::MineTopic': 12,
+}
+
+def get_session_lock(db, lock_type, lock_id):
+    lock_type_id = LOCK_TYPES[lock_type]
+    db.query(\"select pg_advisory_lock(%(a)s, %(b)s)\", {'a': lock_type_id, 'b': lock_id})
+";
+    let report = scan("locks.py", text);
+    assert_eq!(
+        definitions(&report),
+        defs(&[
+            (2, "LOCK_TYPES[\"test-a\"]", 10),
+            (3, "LOCK_TYPES[\"MediaWords::Job::TM::MineTopic\"]", 12)
+        ])
+    );
+    assert_eq!(report.dynamic_keys, 1, "which family, the caller decides");
+    let note = report
+        .findings
+        .iter()
+        .find(|f| f.code.as_str() == "dynamic-key")
+        .expect("a dynamic-key note");
+    assert!(
+        note.message.contains("LOCK_TYPES[lock_type]"),
+        "{}",
+        note.message
+    );
+}
