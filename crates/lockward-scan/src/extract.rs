@@ -844,6 +844,7 @@ impl Extractor<'_> {
             let content = token.content.clone();
             let bytes = &self.file.as_bytes()[content.clone()];
             if !contains_ignore_case(bytes, b"advisory")
+                || !reads_as_sql(bytes)
                 || (language == Language::Python
                     && brackets == 0
                     && self.is_docstring(tokens, index))
@@ -1928,8 +1929,110 @@ fn excerpt(text: &str) -> String {
     shown
 }
 
+/// Words that only SQL puts around a lock call: a string with one of them is SQL the code runs.
+const SQL_WORDS: &[&str] = &[
+    "as",
+    "begin",
+    "call",
+    "case",
+    "create",
+    "declare",
+    "do",
+    "else",
+    "end",
+    "execute",
+    "exists",
+    "from",
+    "function",
+    "if",
+    "insert",
+    "into",
+    "join",
+    "language",
+    "limit",
+    "loop",
+    "perform",
+    "procedure",
+    "return",
+    "returning",
+    "returns",
+    "select",
+    "set",
+    "then",
+    "union",
+    "update",
+    "values",
+    "when",
+    "where",
+];
+
+/// Whether a string that mentions `advisory` reads as SQL rather than prose. It does when it
+/// holds a word only SQL puts around a call (`SELECT`, `AS`, `PERFORM`, ...), or nothing but the
+/// call itself (`"pg_try_advisory_lock(?)"`): words inside parentheses and the function's name do
+/// not count. An error message or a table comment that names a lock call
+/// (`"pg_advisory_lock(7000420) timed out"`) is prose, as a code comment is: no site.
+fn reads_as_sql(text: &[u8]) -> bool {
+    let mut depth = 0usize;
+    let mut prose = false;
+    let mut index = 0;
+    while index < text.len() {
+        let byte = text[index];
+        if byte.is_ascii_alphabetic() || byte == b'_' {
+            let start = index;
+            while index < text.len() && (text[index].is_ascii_alphanumeric() || text[index] == b'_')
+            {
+                index += 1;
+            }
+            let word = &text[start..index];
+            if SQL_WORDS
+                .iter()
+                .any(|w| w.as_bytes().eq_ignore_ascii_case(word))
+            {
+                return true;
+            }
+            if depth == 0 && !contains_ignore_case(word, b"advisory") {
+                prose = true;
+            }
+            continue;
+        }
+        match byte {
+            b'(' => depth += 1,
+            b')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        index += 1;
+    }
+    !prose
+}
+
 fn contains_ignore_case(haystack: &[u8], needle: &[u8]) -> bool {
     haystack
         .windows(needle.len())
         .any(|window| window.eq_ignore_ascii_case(needle))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reads_as_sql;
+
+    #[test]
+    fn a_string_reads_as_sql_with_a_sql_word_or_nothing_but_the_call() {
+        for sql in [
+            "SELECT pg_advisory_lock(%s)",
+            "select pg_try_advisory_xact_lock($1) as locked",
+            "pg_try_advisory_lock(?)",
+            "pg_advisory_unlock(#{lock_id})",
+            "\n    PERFORM pg_advisory_xact_lock(42);\n",
+            "pg_advisory_lock(%(a)s, %(b)s) AS locked",
+        ] {
+            assert!(reads_as_sql(sql.as_bytes()), "{sql}");
+        }
+        for prose in [
+            "pg_advisory_lock(7000420) timed out",
+            "each job is locked with pg_advisory_lock(7000421) while it runs",
+            "could not take the advisory lock pg_try_advisory_lock(42)",
+        ] {
+            assert!(!reads_as_sql(prose.as_bytes()), "{prose}");
+        }
+    }
 }
