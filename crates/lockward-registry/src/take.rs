@@ -92,7 +92,7 @@ pub enum EditError {
     /// The name is a member of a collection or an enum (`LOCKS["reindex"]`, `Locks.REINDEX`):
     /// `take` writes plain constants only.
     #[error(
-        "`{0}` names a member of a collection or an enum; `take` writes plain constants only: add the member to its collection in the code and register it by hand with `constant = {0:?}`"
+        "`{0}` names a member of a collection or an enum; `take` writes plain constants only: add the member to its collection in the code, then register it where it is with `lockward take '{0}' --worker \"...\" --defined-in FILE`"
     )]
     MemberName(String),
     /// The name is a reserved word of the constants file's language: the constant would not

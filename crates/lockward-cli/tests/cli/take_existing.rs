@@ -305,3 +305,33 @@ fn checks_help_for_a_literal_passed_to_a_wrapper_is_a_take_that_registers_it_whe
             .ends_with("id = 9_001_079\nsite = \"with_report_lock()\"\nworker = \"...\"\ndefined_in = [\"services/worker/reports.py\"]\n")
     );
 }
+
+/// Issue 9: a dict of ids under a matching name is ids; its entry is registered by its member
+/// name where it is, with the command `check`'s help prints.
+#[test]
+fn checks_help_for_a_dict_entry_is_a_take_that_registers_the_member_where_it_is() {
+    let (project, command) = help_command_registers(
+        "services/api/locks.py",
+        "ADVISORY_LOCKS = {\n    \"reindex\": 7_000_100,  # search reindex\n}\n",
+    );
+    assert_eq!(
+        command,
+        [
+            "lockward",
+            "take",
+            "ADVISORY_LOCKS[\"reindex\"]",
+            "--worker",
+            "...",
+            "--defined-in",
+            "services/api/locks.py"
+        ]
+    );
+    let registry = project.read("lockward.toml");
+    assert!(
+        registry.ends_with(
+            "[[lock]]\nid = 7_000_100\nconstant = 'ADVISORY_LOCKS[\"reindex\"]'\nworker = \"...\"\n\
+             defined_in = [\"services/api/locks.py\"]\n"
+        ),
+        "{registry}"
+    );
+}
