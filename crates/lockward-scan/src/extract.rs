@@ -211,6 +211,41 @@ pub(crate) struct FileSites {
     pub(crate) wrappers: FileWrappers,
 }
 
+impl FileSites {
+    /// Keeps the items `keep` says, and the [`Pending`] expressions pointing at them: a pending
+    /// expression holds its definition's index in `items`, so items are only ever removed here.
+    pub(crate) fn retain_items(&mut self, mut keep: impl FnMut(&Item) -> bool) {
+        let mut moved_to = Vec::with_capacity(self.items.len());
+        let mut kept = 0;
+        let mut keeps = Vec::with_capacity(self.items.len());
+        for item in &self.items {
+            let keeps_it = keep(item);
+            moved_to.push(keeps_it.then_some(kept));
+            kept += usize::from(keeps_it);
+            keeps.push(keeps_it);
+        }
+        let mut keeps = keeps.into_iter();
+        self.items.retain(|_| keeps.next().unwrap_or(false));
+        self.pending
+            .retain_mut(|pending| match moved_to[pending.item] {
+                Some(index) => {
+                    pending.item = index;
+                    true
+                }
+                None => false,
+            });
+    }
+
+    /// Drops every site of the file, and what would settle them, keeping its wrappers: a file
+    /// read again only for the calls of wrappers.
+    pub(crate) fn only_wrappers(&mut self) {
+        self.items.clear();
+        self.pending.clear();
+        self.members.clear();
+        self.findings.clear();
+    }
+}
+
 /// A definition's value that is not an integer literal but could be an id.
 #[derive(Debug, Clone)]
 pub(crate) struct Unresolved {

@@ -179,7 +179,7 @@ pub(crate) fn calls(
         }
         let text = String::from_utf8_lossy(&bytes);
         let mut sites = extract_calls(relative, language, &text, &names, wanted);
-        sites.items.clear();
+        sites.only_wrappers();
         if !sites.wrappers.is_empty() {
             files.push(sites);
         }
@@ -413,7 +413,7 @@ impl Shared<'_> {
             {
                 let text = String::from_utf8_lossy(buffer);
                 let mut sites = extract_calls(relative, language, &text, &self.names, wanted);
-                sites.items.clear();
+                sites.only_wrappers();
                 if !sites.wrappers.is_empty() {
                     lock(&self.files).push(sites);
                 }

@@ -572,7 +572,7 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
             })
             .collect();
         if !silenced.is_empty() {
-            file.items.retain(|item| {
+            file.retain_items(|item| {
                 !(matches!(
                     item.kind,
                     ItemKind::Call {

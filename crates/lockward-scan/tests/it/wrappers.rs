@@ -355,3 +355,40 @@ fn a_local_of_the_calling_function_resolves_even_when_other_functions_reuse_its_
         "the method's `l.id` is the constructor's id"
     );
 }
+
+/// Found by `scripts/fuzz 30 scan_go`: a wrapper's own lock call leaves the file's items once a
+/// caller is found, and an expression still to be evaluated over the tree held its definition's
+/// place in them by index, so it pointed past the end (a panic) or at another item (its constant
+/// silently unresolved).
+#[test]
+fn a_wrappers_lock_call_leaving_the_items_keeps_later_expressions_with_their_definitions() {
+    let report = project(&[
+        (
+            "services/locker/locker.go",
+            "package locker\n\nfunc (l *Locker) Acquire(ctx context.Context, lockNum int64) error {\n\t_, err := l.conn.Exec(ctx, \"SELECT pg_advisory_lock($1)\", lockNum)\n\treturn err\n}\n\nfunc run(ctx context.Context, l *Locker) error {\n\treturn l.Acquire(ctx, AdvisoryLockRollup)\n}\n\nconst AdvisoryLockRollup = AdvisoryLockBase + 1\n",
+        ),
+        (
+            "services/locker/base.go",
+            "package locker\n\nconst AdvisoryLockBase int64 = 7_000_100\n",
+        ),
+    ]);
+    let rollup: Vec<(usize, i64)> = report
+        .sites
+        .iter()
+        .filter(|site| site.path == "services/locker/locker.go")
+        .map(|site| (site.line, site.id))
+        .collect();
+    assert_eq!(
+        rollup,
+        [(9, 7_000_101), (12, 7_000_101)],
+        "{:#?}",
+        report.sites
+    );
+    assert!(
+        !brief(&report.findings)
+            .iter()
+            .any(|f| f.contains("unresolved-constant")),
+        "{:?}",
+        brief(&report.findings)
+    );
+}
