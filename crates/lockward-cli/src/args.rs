@@ -181,7 +181,8 @@ pub(crate) enum Command {
     /// line starting with the UTC time to the millisecond; a warning that repeats every cycle is
     /// written once, then summed up at most every 10 s (`N more like this ...`). Exits
     /// 2, running nothing, when the lock is not a registered constant (or an admitted plugin's
-    /// handover), a duration or the URL is malformed, or the registry is invalid. An unreachable
+    /// handover), a duration, the URL or the `--metrics` address is malformed, the `--metrics`
+    /// address is in use, or the registry is invalid. An unreachable
     /// database is not an error: each cycle is skipped and retried with backoff.
     Run(crate::commands::run::RunArgs),
     /// Draft `lockward.toml` for a codebase that has none, from the ids its code uses.

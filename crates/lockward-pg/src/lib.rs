@@ -37,10 +37,25 @@
 //! - **Collisions made loud.** A skipped cycle looks the holder up (`pg_locks` ⋈
 //!   `pg_stat_activity`, see [`holders`]); a holder whose `application_name` is not this
 //!   worker's is logged as an error and counted ([`Outcome::Collision`]).
-//! - **Observability.** `tracing` spans per cycle; `metrics` counters
+//! - **Observability.** `tracing` spans per cycle; through the `metrics` facade, counters
 //!   `lockward_worker_cycles_{led,skipped,failed,lost,unavailable}_total`,
-//!   `lockward_worker_collisions_total` and the histogram `lockward_worker_hold_seconds`, each
-//!   labelled `lock` = the constant.
+//!   `lockward_worker_collisions_total`, the gauge `lockward_worker_leader` (1 while leading a
+//!   cycle) and the histogram [`HOLD_SECONDS`] (`lockward_worker_hold_seconds`), each labelled
+//!   `lock` = the constant, registered (at 0) and described when [`Worker::run`] starts. The
+//!   library installs no recorder: the host does, for instance Prometheus's exporter
+//!   (`metrics-exporter-prometheus`, with the buckets [`HOLD_SECONDS_BUCKETS`], since it renders
+//!   histograms as summaries otherwise), before it runs the worker:
+//!
+//!   ```no_run
+//!   # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!   use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+//!   let hold = Matcher::Full(lockward_pg::HOLD_SECONDS.to_owned());
+//!   PrometheusBuilder::new()
+//!       .with_http_listener(([127, 0, 0, 1], 9464)) // serves http://127.0.0.1:9464/metrics
+//!       .set_buckets_for_metric(hold, lockward_pg::HOLD_SECONDS_BUCKETS)?
+//!       .install()?;
+//!   # Ok(()) }
+//!   ```
 //! - **TLS** through rustls: `sslmode=require`, `verify-ca` and `verify-full` (with
 //!   `sslrootcert`).
 //!
@@ -64,7 +79,8 @@ pub use error::Error;
 pub use holder::{Holder, holders};
 pub use identity::{APPLICATION_NAME_MAX, Identity, ParseIdentityError};
 pub use worker::{
-    Cycle, CycleReport, JobError, Keepalive, Mode, Outcome, PARTITION_MARGIN, Worker, WorkerBuilder,
+    Cycle, CycleReport, HOLD_SECONDS, HOLD_SECONDS_BUCKETS, JobError, Keepalive, Mode, Outcome,
+    PARTITION_MARGIN, Worker, WorkerBuilder,
 };
 
 /// Resolves on SIGTERM or Ctrl-C (SIGINT): the usual `shutdown` for [`Worker::run`].

@@ -5,9 +5,11 @@ mod pooler;
 mod run;
 mod session;
 mod shown;
+mod telemetry;
 mod throttle;
 
 pub(crate) use session::Param;
+pub use telemetry::{HOLD_SECONDS, HOLD_SECONDS_BUCKETS};
 
 use std::fmt;
 use std::sync::Arc;

@@ -7,6 +7,7 @@
 //! counted, and the schedule goes on.
 
 use std::ffi::OsString;
+use std::net::SocketAddr;
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -68,6 +69,12 @@ pub(crate) struct RunArgs {
     /// with 1 s kept for reaping it and 1 s to spare.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "3s")]
     pub(crate) grace: Duration,
+    /// Serve the worker's metrics in the Prometheus text format at `http://ADDR/metrics`, ADDR
+    /// being IP:PORT such as `127.0.0.1:9464` (`[::1]:9464` for IPv6; `0.0.0.0:9464` for every
+    /// interface: there is no authentication). The address is bound before anything runs: one
+    /// in use exits 2. The README's "Metrics" (under `lockward run`) lists the series.
+    #[arg(long, value_name = "ADDR", value_parser = parse_metrics_addr)]
+    pub(crate) metrics: Option<SocketAddr>,
     /// The command and its arguments, after `--`. Run directly (no shell): write
     /// `-- sh -c '...'` for a pipeline.
     #[arg(last = true, required = true, value_name = "COMMAND")]
@@ -129,6 +136,9 @@ pub(crate) fn run(global: &Global, args: &RunArgs) -> anyhow::Result<Outcome> {
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
+        if let Some(addr) = args.metrics {
+            serve_metrics(addr)?;
+        }
         tracing::info!(
             lock = %supervisor.lock_name,
             application_name = %worker.application_name(),
@@ -177,6 +187,38 @@ pub(crate) fn run(global: &Global, args: &RunArgs) -> anyhow::Result<Outcome> {
         anyhow::Ok(())
     })?;
     Ok(Outcome::Clean)
+}
+
+/// Installs the Prometheus recorder and serves it on `addr` from this runtime; an address that
+/// cannot be bound is a usage error (exit 2), before anything runs.
+fn serve_metrics(addr: SocketAddr) -> anyhow::Result<()> {
+    use metrics_exporter_prometheus::{BuildError, Matcher, PrometheusBuilder};
+    let (recorder, exporter) = PrometheusBuilder::new()
+        .with_http_listener(addr)
+        .set_buckets_for_metric(
+            Matcher::Full(lockward_pg::HOLD_SECONDS.to_owned()),
+            lockward_pg::HOLD_SECONDS_BUCKETS,
+        )
+        .context("the hold-time histogram's buckets")?
+        .build()
+        .map_err(|error| match error {
+            BuildError::FailedToCreateHTTPListener(reason) => anyhow::Error::new(UsageError(
+                format!("--metrics {addr}: cannot listen there: {reason}"),
+            )),
+            other => anyhow::Error::new(other).context("cannot start the metrics exporter"),
+        })?;
+    metrics::set_global_recorder(recorder)
+        .map_err(|_| anyhow::anyhow!("a metrics recorder was installed already"))?;
+    tokio::spawn(async move {
+        if let Err(error) = exporter.await {
+            tracing::error!(
+                ?error,
+                "the metrics exporter stopped: /metrics no longer answers"
+            );
+        }
+    });
+    tracing::info!(url = %format!("http://{addr}/metrics"), "serving metrics");
+    Ok(())
 }
 
 /// The lock as the command's environment names it.
@@ -483,6 +525,20 @@ fn shown_duration(took: Duration) -> humantime::FormattedDuration {
     ))
 }
 
+/// `127.0.0.1:9464`, `[::1]:9464`: an IP address and a port other than 0 (a port picked by
+/// the system could not be scraped).
+fn parse_metrics_addr(text: &str) -> Result<SocketAddr, String> {
+    let addr: SocketAddr = text.parse().map_err(|_| {
+        format!("`{text}` is not IP:PORT (write e.g. `127.0.0.1:9464` or `[::1]:9464`)")
+    })?;
+    if addr.port() == 0 {
+        return Err(
+            "port 0 would be a port picked at random, which nothing could scrape".to_owned(),
+        );
+    }
+    Ok(addr)
+}
+
 /// `500ms`, `30s`, `1m`, `1h`, `1h 30m` (humantime's syntax); zero is refused.
 fn parse_duration(text: &str) -> Result<Duration, String> {
     let duration = humantime::parse_duration(text)
@@ -495,8 +551,20 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_duration;
+    use super::{parse_duration, parse_metrics_addr};
     use std::time::Duration;
+
+    #[test]
+    fn metrics_addresses_are_ip_and_a_port_other_than_0() {
+        assert_eq!(
+            parse_metrics_addr("127.0.0.1:9464").map(|addr| addr.to_string()),
+            Ok("127.0.0.1:9464".to_owned())
+        );
+        assert!(parse_metrics_addr("[::1]:9464").is_ok());
+        assert!(parse_metrics_addr("localhost:9464").is_err());
+        assert!(parse_metrics_addr("127.0.0.1").is_err());
+        assert!(parse_metrics_addr("127.0.0.1:0").is_err());
+    }
 
     #[test]
     fn durations_take_the_usual_units() {

@@ -910,3 +910,179 @@ async fn three_runs_in_transaction_mode_through_transaction_pooling_never_overla
     );
     assert_no_overlap(&events(&project));
 }
+
+/// A loopback address with a port nothing listened on a moment ago.
+fn free_loopback_addr() -> SocketAddr {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+}
+
+/// `GET /metrics` over plain HTTP/1.1, parsed as the Prometheus text format.
+fn scrape(addr: SocketAddr) -> prometheus_parse::Scrape {
+    use std::io::{Read as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect to --metrics");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("read timeout");
+    write!(
+        stream,
+        "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .expect("send the request");
+    let mut response = String::new();
+    stream
+        .read_to_string(&mut response)
+        .expect("read the response");
+    let (head, body) = response.split_once("\r\n\r\n").expect("an HTTP response");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(
+        !head.to_ascii_lowercase().contains("transfer-encoding"),
+        "{head}"
+    );
+    prometheus_parse::Scrape::parse(body.lines().map(|line| Ok(line.to_owned())))
+        .expect("the Prometheus text format")
+}
+
+/// The value of the sample `metric{lock="LOCK"}` (counter, gauge or untyped).
+fn sample(scrape: &prometheus_parse::Scrape, metric: &str) -> Option<f64> {
+    use prometheus_parse::Value;
+    scrape
+        .samples
+        .iter()
+        .filter(|sample| sample.metric == metric && sample.labels.get("lock") == Some(LOCK))
+        .find_map(|sample| match sample.value {
+            Value::Counter(value) | Value::Gauge(value) | Value::Untyped(value) => Some(value),
+            _ => None,
+        })
+}
+
+// The samples are counts (and a 0/1 gauge): whole numbers, exact in an f64.
+#[allow(clippy::float_cmp, clippy::cast_precision_loss)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_metrics_serves_the_cycles_the_command_ran_and_their_hold_times_to_prometheus() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let addr = free_loopback_addr();
+    let metrics = format!("--metrics={addr}");
+    let mut runner = Runner::start_with(
+        &project,
+        &db.url(),
+        "1s",
+        &["--ledger", &metrics],
+        &["work", "0.05"],
+    );
+    let ran = eventually(Duration::from_secs(30), || count(&project, "end") >= 3);
+    assert!(ran, "fewer than 3 cycles ran; stderr:\n{}", runner.stderr());
+
+    // A cycle is counted once the command has ended and the lock is released: the one whose
+    // command ended just before the scrape may not be counted yet, none is counted before
+    // its command started.
+    let ended_before = count(&project, "end");
+    let scraped = scrape(addr);
+    let started_after = count(&project, "start");
+    assert_eq!(runner.stop_with(Signal::TERM, Duration::from_secs(15)), 0);
+
+    let led = sample(&scraped, "lockward_worker_cycles_led_total").expect("cycles led");
+    let (ended_before, started_after) = (ended_before as f64, started_after as f64);
+    assert!(
+        ended_before - 1.0 <= led && led <= started_after,
+        "{led} cycles led; the command ended {ended_before} times before the scrape and started \
+         {started_after} times by its end"
+    );
+    for never in [
+        "lockward_worker_cycles_failed_total",
+        "lockward_worker_cycles_lost_total",
+        "lockward_worker_cycles_skipped_total",
+        "lockward_worker_cycles_unavailable_total",
+        "lockward_worker_collisions_total",
+    ] {
+        assert_eq!(sample(&scraped, never), Some(0.0), "{never}");
+    }
+    let leader = sample(&scraped, "lockward_worker_leader").expect("the leader gauge");
+    assert!(leader == 0.0 || leader == 1.0, "leader = {leader}");
+
+    // Every cycle led (none failed, lost or shut down yet) is one hold time, of at least the
+    // command's 50 ms.
+    let count = sample(&scraped, "lockward_worker_hold_seconds_count").expect("hold count");
+    let sum = sample(&scraped, "lockward_worker_hold_seconds_sum").expect("hold sum");
+    assert_eq!(count, led);
+    assert!(sum >= 0.05 * led, "{sum} s held over {led} cycles");
+    let buckets = scraped
+        .samples
+        .iter()
+        .find_map(|sample| match &sample.value {
+            prometheus_parse::Value::Histogram(buckets)
+                if sample.metric == "lockward_worker_hold_seconds"
+                    && sample.labels.get("lock") == Some(LOCK) =>
+            {
+                Some(buckets.clone())
+            }
+            _ => None,
+        })
+        .expect("a hold-time histogram, not a summary");
+    let bounds: Vec<f64> = buckets.iter().map(|bucket| bucket.less_than).collect();
+    let mut expected = lockward_pg::HOLD_SECONDS_BUCKETS.to_vec();
+    expected.push(f64::INFINITY);
+    assert_eq!(bounds, expected);
+    assert_eq!(buckets.last().map(|bucket| bucket.count), Some(count));
+    assert_eq!(
+        buckets.first().map(|bucket| bucket.count),
+        Some(0.0),
+        "a hold under 10 ms, for a 50 ms command"
+    );
+    assert!(
+        scraped
+            .docs
+            .contains_key("lockward_worker_cycles_led_total"),
+        "no HELP text: {:?}",
+        scraped.docs
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_metrics_address_in_use_exits_2_before_the_command_runs() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let addr = taken.local_addr().expect("its address");
+    let metrics = format!("--metrics={addr}");
+    let mut runner = Runner::start_with(&project, &db.url(), "1s", &[&metrics], &["work", "0"]);
+    let code = exit_code_within(&mut runner, Duration::from_secs(15));
+    let stderr = runner.stderr();
+    assert_eq!(code, Some(2), "stderr:\n{stderr}");
+    assert!(
+        stderr.contains(&format!("--metrics {addr}: cannot listen there")),
+        "stderr:\n{stderr}"
+    );
+    assert_eq!(count(&project, "start"), 0, "the command ran");
+}
+
+#[test]
+fn a_metrics_value_that_is_not_ip_and_port_is_refused_with_exit_2() {
+    let project = TestProject::harbor();
+    for (value, message) in [
+        ("localhost:9464", "`localhost:9464` is not IP:PORT"),
+        ("9464", "`9464` is not IP:PORT"),
+        ("127.0.0.1:0", "port 0 would be a port picked at random"),
+    ] {
+        let run = project.run(&[
+            "run",
+            "--lock",
+            LOCK,
+            "--every",
+            "1s",
+            "--database-url=postgres://nobody@127.0.0.1:1/none",
+            "--metrics",
+            value,
+            "--",
+            "true",
+        ]);
+        assert_eq!(run.code, 2, "{value}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("invalid value") && run.stderr.contains(message),
+            "{value}: {}",
+            run.stderr
+        );
+    }
+}

@@ -11,7 +11,7 @@ use tracing::Instrument as _;
 
 use super::session::{Acquired, Session};
 use super::throttle::{Repeated, Throttle};
-use super::{Cycle, CycleReport, JobError, Mode, Outcome, Worker, shown};
+use super::{Cycle, CycleReport, JobError, Mode, Outcome, Worker, shown, telemetry};
 use crate::{Error, ledger, schedule};
 
 impl Worker {
@@ -59,6 +59,7 @@ impl Worker {
         let mut session: Option<Session> = None;
         let mut backoff = Backoff::new(self.settings.backoff);
         let mut throttle = Throttle::default();
+        telemetry::register(&self.name);
         tracing::info!(application_name = %self.application_name, key = %self.lock_key, every = %shown::duration(self.every), "worker started");
         // The first session is opened before the first boundary, so that every host competes
         // for the lock on equal terms. Later sessions are reopened at a boundary: a worker that
@@ -145,8 +146,8 @@ impl Worker {
             )
         };
         let taken_at = Instant::now();
-        let fencing_token = match self.bounded(session.acquire(self, start)).await {
-            Ok(Acquired::Taken(token)) => token,
+        let (fencing_token, _leading) = match self.bounded(session.acquire(self, start)).await {
+            Ok(Acquired::Taken(token)) => (token, telemetry::Leading::new(&self.name)),
             Ok(Acquired::NotTaken) => {
                 if self.settings.mode == Mode::Transaction
                     && let Err(error) = self.bounded(session.rollback()).await
@@ -346,30 +347,27 @@ impl Worker {
         match &report.outcome {
             Outcome::Led { held } => {
                 tracing::info!(fencing_token = report.fencing_token, held = %shown::duration(*held), "led the cycle");
-                metrics::counter!("lockward_worker_cycles_led_total", "lock" => lock.clone())
-                    .increment(1);
-                metrics::histogram!("lockward_worker_hold_seconds", "lock" => lock)
+                metrics::counter!(telemetry::CYCLES_LED, "lock" => lock.clone()).increment(1);
+                metrics::histogram!(telemetry::HOLD_SECONDS, "lock" => lock)
                     .record(held.as_secs_f64());
             }
             Outcome::Failed { error, held } => {
                 if throttle.admit(Repeated::Failed, || error.clone()) {
                     tracing::error!(%error, held = %shown::duration(*held), "the job failed");
                 }
-                metrics::counter!("lockward_worker_cycles_failed_total", "lock" => lock.clone())
-                    .increment(1);
-                metrics::histogram!("lockward_worker_hold_seconds", "lock" => lock)
+                metrics::counter!(telemetry::CYCLES_FAILED, "lock" => lock.clone()).increment(1);
+                metrics::histogram!(telemetry::HOLD_SECONDS, "lock" => lock)
                     .record(held.as_secs_f64());
             }
             Outcome::Lost { reason, held } => {
                 tracing::error!(%reason, held = %shown::duration(*held), "lost the lock mid-cycle");
-                metrics::counter!("lockward_worker_cycles_lost_total", "lock" => lock.clone())
-                    .increment(1);
-                metrics::histogram!("lockward_worker_hold_seconds", "lock" => lock)
+                metrics::counter!(telemetry::CYCLES_LOST, "lock" => lock.clone()).increment(1);
+                metrics::histogram!(telemetry::HOLD_SECONDS, "lock" => lock)
                     .record(held.as_secs_f64());
             }
             Outcome::ShutDown { held } => {
                 tracing::info!(held = %shown::duration(*held), "shut down mid-cycle: job cancelled, lock released");
-                metrics::histogram!("lockward_worker_hold_seconds", "lock" => lock)
+                metrics::histogram!(telemetry::HOLD_SECONDS, "lock" => lock)
                     .record(held.as_secs_f64());
             }
             Outcome::Skipped { holder } => {
@@ -380,13 +378,11 @@ impl Worker {
                     holder_pid = holder.as_ref().map(|holder| holder.pid),
                     "skipped: another replica leads"
                 );
-                metrics::counter!("lockward_worker_cycles_skipped_total", "lock" => lock)
-                    .increment(1);
+                metrics::counter!(telemetry::CYCLES_SKIPPED, "lock" => lock).increment(1);
             }
             Outcome::AlreadyRun => {
                 tracing::debug!("skipped: the ledger says this cycle already ran");
-                metrics::counter!("lockward_worker_cycles_skipped_total", "lock" => lock)
-                    .increment(1);
+                metrics::counter!(telemetry::CYCLES_SKIPPED, "lock" => lock).increment(1);
             }
             Outcome::Collision { holder } => {
                 let detail = || {
@@ -406,16 +402,14 @@ impl Worker {
                         "lock collision: a different worker holds this worker's advisory lock"
                     );
                 }
-                metrics::counter!("lockward_worker_cycles_skipped_total", "lock" => lock.clone())
-                    .increment(1);
-                metrics::counter!("lockward_worker_collisions_total", "lock" => lock).increment(1);
+                metrics::counter!(telemetry::CYCLES_SKIPPED, "lock" => lock.clone()).increment(1);
+                metrics::counter!(telemetry::COLLISIONS, "lock" => lock).increment(1);
             }
             Outcome::Unavailable { error } => {
                 if throttle.admit(Repeated::Unavailable, || error.clone()) {
                     tracing::warn!(%error, "no lock session: cycle skipped");
                 }
-                metrics::counter!("lockward_worker_cycles_unavailable_total", "lock" => lock)
-                    .increment(1);
+                metrics::counter!(telemetry::CYCLES_UNAVAILABLE, "lock" => lock).increment(1);
             }
         }
     }

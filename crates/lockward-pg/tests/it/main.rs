@@ -7,6 +7,7 @@ mod errors;
 mod faults;
 mod ledger;
 mod live;
+mod observed;
 mod partition;
 mod pooler;
 mod process;
