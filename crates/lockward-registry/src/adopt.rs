@@ -211,7 +211,7 @@ pub struct DraftEntry {
     pub id: Id,
     /// What it is.
     pub kind: DraftKind,
-    /// The worker that holds it (none for a handover).
+    /// The worker that holds it (none for a handover); never blank, as the registry requires.
     pub worker: Option<String>,
     /// Exact key or family.
     pub key: KeyShape,
@@ -674,7 +674,9 @@ mod tests {
         /// `#`, any Unicode), the draft parses, and every worker and file reads back as given.
         #[test]
         fn any_draft_parses_and_keeps_every_worker_and_file(
-            workers in proptest::collection::vec("\\PC{1,30}", 1..6),
+            // A worker names someone: init's are a comment's first sentence or a name's words,
+            // never blank (the registry refuses a blank one).
+            workers in proptest::collection::vec("\\PC{0,29}[^\\s\\p{C}]", 1..6),
             files in proptest::collection::vec("[a-z]{1,6}/[^\\x00-\\x1f]{1,12}\\.py", 1..4),
             note in "\\PC{0,20}\n?\\PC{0,5}",
             ids in proptest::collection::btree_set(-1_000_000_000_i64..1_000_000_000, 1..6),
