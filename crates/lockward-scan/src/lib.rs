@@ -6,8 +6,9 @@
 //! bytes contain one of the trigger words (`advisory`, `lockward` for allow comments, and the
 //! literal words of the constant patterns and keywords), so its cost is close to the cost of
 //! reading the bytes. In those files the light lexer of `lockward-lang` (Python, Rust, Go, SQL,
-//! Ruby, JavaScript/TypeScript, Java/Kotlin) separates code from comments and strings; strings that mention `advisory` are lexed again as
-//! SQL. It extracts constant definitions whose name matches a constant pattern on its words,
+//! Ruby, JavaScript/TypeScript, Java/Kotlin) separates code from comments and strings; strings
+//! that mention `advisory` and read as SQL (a SQL word around the call, or nothing but the call)
+//! are lexed again as SQL. It extracts constant definitions whose name matches a constant pattern on its words,
 //! calls of the `pg_*advisory*` functions, and keyword forms (`advisory_lock_id=1_001_042`), and
 //! checks each against the [`Registry`], reporting [`Finding`]s with the codes of DESIGN §5.
 //!
