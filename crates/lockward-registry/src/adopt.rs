@@ -250,14 +250,14 @@ pub fn render(draft: &Draft) -> String {
          # texts (taken from the comment beside each definition, or else from its name), then take\n\
          # new ids with `lockward take`, never by hand.\n",
     );
-    let _ = writeln!(out, "[project]\nname = {}", string(&draft.project));
+    let _ = writeln!(out, "[project]\nname = {}", toml_string(&draft.project));
     if let Some(page) = &draft.page {
-        let _ = writeln!(out, "page = {}", string(page));
+        let _ = writeln!(out, "page = {}", toml_string(page));
     }
     let _ = writeln!(
         out,
         "\n[core]\nconstants = {}\nblock = {{ start = {}, end = {} }}",
-        string(&draft.constants),
+        toml_string(&draft.constants),
         draft.block.0.literal(),
         draft.block.1.literal()
     );
@@ -276,22 +276,22 @@ fn entry_text(entry: &DraftEntry) -> String {
     let mut out = format!("[[lock]]\nid = {}\n", entry.id.literal());
     match &entry.kind {
         DraftKind::Constant { constant } => {
-            let _ = writeln!(out, "constant = {}", string(constant));
+            let _ = writeln!(out, "constant = {}", toml_string(constant));
         }
         DraftKind::External { constant, site, .. } => {
             if let Some(constant) = constant {
-                let _ = writeln!(out, "constant = {}", string(constant));
+                let _ = writeln!(out, "constant = {}", toml_string(constant));
             }
             if let Some(site) = site {
-                let _ = writeln!(out, "site = {}", string(site));
+                let _ = writeln!(out, "site = {}", toml_string(site));
             }
         }
         DraftKind::Handover { plugin } => {
-            let _ = writeln!(out, "plugin = {}", string(plugin));
+            let _ = writeln!(out, "plugin = {}", toml_string(plugin));
         }
     }
     if let Some(worker) = &entry.worker {
-        let _ = write!(out, "worker = {}", string(worker));
+        let _ = write!(out, "worker = {}", toml_string(worker));
         if let Some(note) = &entry.note {
             let _ = write!(out, "   # {}", note.replace(['\n', '\r'], " "));
         }
@@ -306,8 +306,10 @@ fn entry_text(entry: &DraftEntry) -> String {
     out
 }
 
-/// A TOML basic string.
-fn string(text: &str) -> String {
+/// `text` as a TOML string, in the form toml_edit chooses (a literal string `'..'` when the text
+/// holds `"` or `\\` and no `'`, else a basic string with escapes): what every registry edit
+/// writes, `take`'s and `retire`'s included.
+pub(crate) fn toml_string(text: &str) -> String {
     toml_edit::Value::from(text).to_string()
 }
 

@@ -13,12 +13,12 @@
 //!
 //! Nothing here reads or writes files: the caller holds the lock, reads, and writes atomically.
 
-use std::fmt::Write as _;
 use std::ops::Range;
 
 use lockward_lang::constants::{NewConstant, WriteError, ends_with_blank_line, line_ending};
 use lockward_lang::{find_definition, is_identifier};
 
+use crate::adopt::toml_string;
 use crate::finding::Finding;
 use crate::id::{Id, KeyShape};
 use crate::parse::{is_member_name, parse};
@@ -512,27 +512,6 @@ pub fn append_constant(
     )
 }
 
-/// `text` as a TOML basic string.
-fn toml_string(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04X}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -618,7 +597,7 @@ key = \"family\"
         assert!(out.starts_with(REGISTRY));
         assert_eq!(
             &out[REGISTRY.len()..],
-            "\n[[lock]]\nid = 1_001_005\nconstant = \"ADVISORY_LOCK_DUNNING\"\nworker = \"dunning \\\"reminders\\\"\\\\\"\n"
+            "\n[[lock]]\nid = 1_001_005\nconstant = \"ADVISORY_LOCK_DUNNING\"\nworker = 'dunning \"reminders\"\\'\n"
         );
         let parsed = registry(&out);
         assert_eq!(
@@ -770,7 +749,7 @@ key = \"family\"
         let out = retire_entry(REGISTRY, 1_001_004, "replaced by \"x\"").unwrap();
         let expected = REGISTRY.replace(
             "id = 1_001_004\n",
-            "id = 1_001_004\nretired = \"replaced by \\\"x\\\"\"\n",
+            "id = 1_001_004\nretired = 'replaced by \"x\"'\n",
         );
         let expected = expected.replace(
             "defined_in = [\n    \"a.py\",   # the loader\n    \"b.py\",\n]\n",
