@@ -215,17 +215,19 @@ impl FileSites {
     /// Keeps the items `keep` says, and the [`Pending`] expressions pointing at them: a pending
     /// expression holds its definition's index in `items`, so items are only ever removed here.
     pub(crate) fn retain_items(&mut self, mut keep: impl FnMut(&Item) -> bool) {
-        let mut moved_to = Vec::with_capacity(self.items.len());
         let mut kept = 0;
-        let mut keeps = Vec::with_capacity(self.items.len());
-        for item in &self.items {
-            let keeps_it = keep(item);
-            moved_to.push(keeps_it.then_some(kept));
-            kept += usize::from(keeps_it);
-            keeps.push(keeps_it);
-        }
-        let mut keeps = keeps.into_iter();
-        self.items.retain(|_| keeps.next().unwrap_or(false));
+        let moved_to: Vec<Option<usize>> = self
+            .items
+            .iter()
+            .map(|item| {
+                let index = keep(item).then_some(kept);
+                kept += usize::from(index.is_some());
+                index
+            })
+            .collect();
+        let mut moves = moved_to.iter();
+        self.items
+            .retain(|_| moves.next().is_some_and(Option::is_some));
         self.pending
             .retain_mut(|pending| match moved_to[pending.item] {
                 Some(index) => {

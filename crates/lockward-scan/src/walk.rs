@@ -409,7 +409,7 @@ impl Shared<'_> {
             if read.is_ok()
                 && buffer.len() as u64 <= self.max_file_size
                 && matcher.is_match(buffer)
-                && memchr::memchr(0, &buffer[..buffer.len().min(8192)]).is_none()
+                && !looks_binary(buffer)
             {
                 let text = String::from_utf8_lossy(buffer);
                 let mut sites = extract_calls(relative, language, &text, &self.names, wanted);
@@ -449,7 +449,7 @@ impl Shared<'_> {
             return;
         }
         // Binary: only a file that holds a trigger word loses anything by being skipped.
-        if memchr::memchr(0, &buffer[..buffer.len().min(8192)]).is_some() {
+        if looks_binary(buffer) {
             self.not_read(
                 relative,
                 Skipped::Binary,
@@ -585,6 +585,11 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A NUL byte in the first 8 KiB: a binary file, as ripgrep judges one.
+fn looks_binary(bytes: &[u8]) -> bool {
+    memchr::memchr(0, &bytes[..bytes.len().min(8192)]).is_some()
 }
 
 #[cfg(test)]
