@@ -1,0 +1,1 @@
+// The lockward dashboard.
