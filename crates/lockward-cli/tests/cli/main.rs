@@ -11,6 +11,7 @@ mod render;
 mod retire;
 mod run;
 mod scan;
+mod serve;
 mod take;
 mod take_existing;
 
