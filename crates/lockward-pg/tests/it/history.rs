@@ -463,7 +463,8 @@ async fn counts_agree_with_the_history_of_all_time_on_a_ledger_with_gaps_and_los
     ];
     seed_ledger(&client, &locks, period, 300, now).await;
     let now = SystemTime::now();
-    // Gaps, lost and failed cycles, and a row of an older lockward without a period.
+    // Gaps, lost and failed cycles, rows of an older lockward without a period, and rows of
+    // another period.
     client
         .batch_execute(
             "DELETE FROM lockward_ledger WHERE lock_key = '7000001' AND fencing_token % 7 = 0; \
@@ -471,7 +472,8 @@ async fn counts_agree_with_the_history_of_all_time_on_a_ledger_with_gaps_and_los
                AND cycle_start > now() - interval '30 minutes'; \
              UPDATE lockward_ledger SET outcome = NULL, finished_at = NULL WHERE fencing_token % 11 = 0; \
              UPDATE lockward_ledger SET outcome = 'failed' WHERE fencing_token % 13 = 0; \
-             UPDATE lockward_ledger SET period_ms = NULL WHERE fencing_token % 17 = 0;",
+             UPDATE lockward_ledger SET period_ms = NULL WHERE fencing_token % 17 = 0; \
+             UPDATE lockward_ledger SET period_ms = 120000 WHERE fencing_token % 19 = 0;",
         )
         .await
         .unwrap();
