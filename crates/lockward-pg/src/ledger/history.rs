@@ -197,7 +197,11 @@ async fn probe(client: &Client) -> Result<Option<bool>, Error> {
             &[],
         )
         .await?;
-    Ok(row.get::<_, bool>(0).then(|| row.get(1)))
+    Ok(if row.try_get(0)? {
+        Some(row.try_get(1)?)
+    } else {
+        None
+    })
 }
 
 /// The ledger's lock keys, one index probe each.
@@ -310,23 +314,24 @@ pub async fn history_at(
             locks.push(history_lock(registry, lock_key, period, cycles));
         }
     };
+    // `try_get`: a table someone altered (a column of another type) is an error, not a panic.
     for row in &rows {
-        let lock_key: String = row.get(0);
+        let lock_key: String = row.try_get(0)?;
         if current.as_ref().is_none_or(|(key, ..)| *key != lock_key) {
             finish(current.take(), &mut history.locks);
-            current = Some((lock_key, row.get(2), row.get(1), Vec::new()));
+            current = Some((lock_key, row.try_get(2)?, row.try_get(1)?, Vec::new()));
         }
         if let Some((.., rows)) = current.as_mut() {
             rows.push(Row {
-                cycle_start: micros(row.get(3)),
-                fencing_token: row.get(4),
-                application_name: row.get(5),
-                host: row.get(6),
-                pid: row.get(7),
-                started_at: micros(row.get(8)),
-                finished_at: row.get::<_, Option<SystemTime>>(9).map(micros),
-                outcome: row.get(10),
-                period_ms: row.get(11),
+                cycle_start: micros(row.try_get(3)?),
+                fencing_token: row.try_get(4)?,
+                application_name: row.try_get(5)?,
+                host: row.try_get(6)?,
+                pid: row.try_get(7)?,
+                started_at: micros(row.try_get(8)?),
+                finished_at: row.try_get::<_, Option<SystemTime>>(9)?.map(micros),
+                outcome: row.try_get(10)?,
+                period_ms: row.try_get(11)?,
             });
         }
     }
@@ -410,14 +415,16 @@ pub async fn counts(
     });
     let now = micros(now);
     let rows = client.query_typed(&sql, &[(&now, Type::INT8)]).await?;
-    let count =
-        |row: &tokio_postgres::Row, i: usize| u64::try_from(row.get::<_, i64>(i)).unwrap_or(0);
+    let count = |row: &tokio_postgres::Row, i: usize| {
+        row.try_get::<_, i64>(i)
+            .map(|n| u64::try_from(n).unwrap_or(0))
+    };
     for row in &rows {
-        let lock_key: String = row.get(0);
+        let lock_key: String = row.try_get(0)?;
         let (entry, member) = entry(registry, &lock_key);
         let id = entry.map(|lock| lock.id().value());
         let constant = entry.and_then(|lock| lock.constant().map(str::to_owned));
-        let unled = count(row, 7);
+        let unled = count(row, 7)?;
         match counts.locks.last_mut() {
             Some(last) if last.lock_key == lock_key => last.unled += unled,
             _ => counts.locks.push(LockCounts {
@@ -433,12 +440,12 @@ pub async fn counts(
             id,
             constant,
             member,
-            host: row.get(1),
-            led: count(row, 2),
-            done: count(row, 3),
-            failed: count(row, 4),
-            cancelled: count(row, 5),
-            lost: count(row, 6),
+            host: row.try_get(1)?,
+            led: count(row, 2)?,
+            done: count(row, 3)?,
+            failed: count(row, 4)?,
+            cancelled: count(row, 5)?,
+            lost: count(row, 6)?,
         });
     }
     counts.locks.sort_by(|a, b| {

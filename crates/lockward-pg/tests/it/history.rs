@@ -555,3 +555,20 @@ async fn reading_an_hour_of_a_long_ledger_reads_about_an_hours_rows_through_inde
         "an hour of 3 locks is 180 rows; the read fetched {fetched}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ledger_whose_columns_were_altered_is_an_error_that_names_the_column_not_a_panic() {
+    let db = TestDb::new().await;
+    let client = db.connect().await;
+    let now = SystemTime::now();
+    let locks = [(ROLLUP_ID.to_string(), vec!["alpha".to_owned()])];
+    seed_ledger(&client, &locks, Duration::from_secs(60), 3, now).await;
+    client
+        .batch_execute("ALTER TABLE lockward_ledger ALTER COLUMN pid TYPE bigint")
+        .await
+        .unwrap();
+    let error = ledger::history(&client, &registry(), now - Duration::from_secs(3600), now)
+        .await
+        .expect_err("a pid that is not an int4");
+    assert!(error.to_string().contains("column 7"), "{error}");
+}
