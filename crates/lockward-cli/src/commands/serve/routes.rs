@@ -298,6 +298,9 @@ async fn prometheus(State(shared): State<Arc<Shared>>) -> Response {
             }
         })
         .await;
+    if let Err(error) = &read {
+        tracing::warn!("/metrics: lockward_database_up 0: {}", error.message);
+    }
     let text = metrics::render(&metrics::Scrape {
         registry: &loaded.registry,
         read: read
