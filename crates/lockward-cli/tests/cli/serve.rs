@@ -1218,3 +1218,48 @@ async fn ledger_metrics_sum_a_familys_members_and_name_an_unknown_key_by_itself(
     assert_eq!(history["locks"][1]["member"], 2);
     assert_eq!(history["locks"][2]["id"], Value::Null);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_ledger_since_answers_only_the_cycles_from_that_time_on_within_the_range() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let client = db.connect().await;
+    lockward_pg::testing::seed_ledger(
+        &client,
+        &[("1001001".to_owned(), vec!["h1".to_owned()])],
+        Duration::from_secs(60),
+        20,
+        SystemTime::now(),
+    )
+    .await;
+    let serve = Serve::start(&project, &db.url(), &[]);
+    let starts = |answer: &Value| -> Vec<String> {
+        rollup_history(answer)["cycles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|cycle| cycle["cycle_start"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let whole = serve.json("/api/ledger?range=hour");
+    let all = starts(&whole);
+    assert!(all.len() >= 20, "{all:?}");
+    let since = &all[all.len() - 5];
+
+    let recent = serve.json(&format!("/api/ledger?range=hour&since={since}"));
+
+    assert_eq!(recent["from"].as_str(), Some(since.as_str()));
+    assert_eq!(starts(&recent), all[all.len() - 5..], "{recent}");
+    // Before the range, `since` is the range's start: the whole hour again.
+    let early = serve.json("/api/ledger?range=hour&since=2000-01-01T00:00:00.000Z");
+    let moved = time(&early["from"])
+        .duration_since(time(&whole["from"]))
+        .expect("the later range starts later");
+    assert!(moved < Duration::from_secs(60), "{moved:?}");
+    // The seeded cycles are the last 20 minutes': all still in the hour (an unled boundary
+    // may have ended since).
+    assert_eq!(starts(&early)[..all.len()], all[..]);
+    let bad = serve.get("/api/ledger?since=yesterday");
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    assert!(bad.body.contains("since `yesterday`"), "{}", bad.body);
+}

@@ -252,8 +252,10 @@ const RANGES: [(&str, Duration); 2] = [
     ("day", Duration::from_secs(86_400)),
 ];
 
-/// `GET /api/ledger?range=hour|day` (default `hour`): the ledger's cycles that started in the
-/// range ending now.
+/// `GET /api/ledger?range=hour|day[&since=TIME]` (default `hour`): the ledger's cycles that
+/// started in the range ending now, or only those from `since` on (an RFC 3339 time, e.g. the
+/// answer's own `to`), so a page showing a day asks for the whole day once and then only for
+/// what changed. The answer's `from` is where the cycles it holds begin.
 async fn ledger(State(shared): State<Arc<Shared>>, uri: Uri) -> Result<Response, ApiError> {
     let Query(params) = Query::<HashMap<String, String>>::try_from_uri(&uri)
         .map_err(|error| ApiError::bad_request(format!("the query string: {error}")))?;
@@ -263,9 +265,22 @@ async fn ledger(State(shared): State<Arc<Shared>>, uri: Uri) -> Result<Response,
             "range `{range}` is not one of `hour` and `day`"
         )));
     };
+    let since = params
+        .get("since")
+        .map(|text| {
+            humantime::parse_rfc3339_weak(text).map_err(|error| {
+                ApiError::bad_request(format!(
+                    "since `{text}` is not an RFC 3339 time such as \
+                     `2026-12-01T14:00:00.000Z`: {error}"
+                ))
+            })
+        })
+        .transpose()?;
     let loaded = shared.registry.current().await;
     let to = SystemTime::now();
-    let from = to.checked_sub(length).unwrap_or(UNIX_EPOCH);
+    let start = to.checked_sub(length).unwrap_or(UNIX_EPOCH);
+    // A `since` before the range is the range; one after now is an empty answer ending now.
+    let from = since.map_or(start, |since| since.clamp(start, to));
     let history = shared
         .database
         .read(|session| {
