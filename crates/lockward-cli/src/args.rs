@@ -185,6 +185,27 @@ pub(crate) enum Command {
     /// address is in use, or the registry is invalid. An unreachable
     /// database is not an error: each cycle is skipped and retried with backoff.
     Run(crate::commands::run::RunArgs),
+    /// Serve a read-only dashboard of the registry's locks, their ledger and `/metrics`.
+    ///
+    /// A web page (its files are in the binary: nothing is fetched from elsewhere) that shows
+    /// every registry entry with who holds it now and who waits, keys the registry does not
+    /// know, and for locks with a ledger a timeline of the last hour's or day's cycles: which
+    /// host led each, cycles nobody led, failed and lost cycles, overlapping leaders. It
+    /// refreshes itself every `--interval`. Behind it, JSON: `/api/status`, `/api/registry`
+    /// (`list --format json`), `/api/live` (`live --format json`), `/api/ledger?range=hour|day`;
+    /// and `/metrics` for Prometheus. Errors are `{"error": "..."}`; 503 while the database
+    /// cannot be reached (each request tries again).
+    ///
+    /// Listens on 127.0.0.1:7420 by default and prints the address on stderr (`--listen
+    /// 127.0.0.1:0` takes any free port). On loopback without a token, requests must name
+    /// loopback in their Host header (DNS rebinding is refused). Any other address needs
+    /// `--public`, and then every request needs the token (`--token-file`,
+    /// `LOCKWARD_SERVE_TOKEN`, or one made and printed at start) as `Authorization: Bearer
+    /// TOKEN` or the cookie `GET /?token=TOKEN` sets. The database session is read-only.
+    /// SIGTERM or Ctrl-C stops it, letting requests in flight finish. Exits 2 when the
+    /// registry is invalid, the URL malformed, the address in use or not loopback without
+    /// `--public`, or the token unusable.
+    Serve(crate::commands::serve::ServeArgs),
     /// Draft `lockward.toml` for a codebase that has none, from the ids its code uses.
     ///
     /// Scans the tree as `check` does and registers every id it finds: the constants of core's

@@ -8,6 +8,7 @@ pub(crate) mod plugins;
 pub(crate) mod render;
 pub(crate) mod retire;
 pub(crate) mod run;
+pub(crate) mod serve;
 pub(crate) mod take;
 
 use lockward_registry::LoadError;

@@ -88,6 +88,7 @@ fn run(cli: &Cli) -> anyhow::Result<Outcome> {
         Command::Live(args) => commands::live::run(global, args),
         Command::Run(args) => commands::run::run(global, args),
         Command::Init(args) => commands::init::run(global, args),
+        Command::Serve(args) => commands::serve::run(global, args),
         Command::Exec(_) => unreachable!("handled before logging starts"),
     }
 }

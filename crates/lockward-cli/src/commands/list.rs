@@ -8,9 +8,11 @@ use serde::Serialize;
 use crate::Outcome;
 use crate::args::{FormatArg, Global};
 use crate::output;
+use crate::project::Project;
 
+/// What `list --format json` prints, and `serve`'s `/api/registry` answers.
 #[derive(Serialize)]
-struct Listing<'a> {
+pub(crate) struct Listing<'a> {
     project: &'a str,
     next_free_id: Option<i64>,
     core_constants: usize,
@@ -26,14 +28,16 @@ struct Listed<'a> {
     reason: Option<&'a str>,
 }
 
-pub(crate) fn run(global: &Global, format: &FormatArg) -> anyhow::Result<Outcome> {
-    let json = format.json();
-    let project = super::load(global)?;
+/// The project's registry as `list --format json` prints it: other branches' reservations
+/// included, and the next free id counting the plugin manifests' ids.
+pub(crate) fn listing(project: &Project) -> Listing<'_> {
     let registry = &project.registry;
-    let next_free = project.next_free_id();
-    let listing = Listing {
+    Listing {
         project: &registry.project().name,
-        next_free_id: next_free.as_ref().map(lockward_registry::Id::value),
+        next_free_id: project
+            .next_free_id()
+            .as_ref()
+            .map(lockward_registry::Id::value),
         core_constants: registry.core_constant_count(),
         locks: registry
             .views()
@@ -47,7 +51,15 @@ pub(crate) fn run(global: &Global, format: &FormatArg) -> anyhow::Result<Outcome
                 },
             })
             .collect(),
-    };
+    }
+}
+
+pub(crate) fn run(global: &Global, format: &FormatArg) -> anyhow::Result<Outcome> {
+    let json = format.json();
+    let project = super::load(global)?;
+    let registry = &project.registry;
+    let next_free = project.next_free_id();
+    let listing = listing(&project);
     if json {
         output::print_json(&listing)?;
         return Ok(Outcome::Clean);

@@ -34,6 +34,11 @@ pub(crate) struct Interval(Duration);
 impl Interval {
     const MIN_SECONDS: f64 = 0.1;
     const MAX_SECONDS: f64 = 86_400.0;
+
+    /// The time between two refreshes.
+    pub(crate) fn get(self) -> Duration {
+        self.0
+    }
 }
 
 impl std::str::FromStr for Interval {

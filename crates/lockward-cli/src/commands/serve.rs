@@ -1,0 +1,184 @@
+//! `lockward serve`: the read-only dashboard, its JSON API and `/metrics`.
+//!
+//! One HTTP/1.1 server (axum on tokio) answers from one database session, opened at the first
+//! request that needs it and again after it breaks, read-only (`default_transaction_read_only`).
+//! The page's files are compiled into the binary. It listens on loopback unless told otherwise:
+//! another address needs `--public` and a token that every request must carry (see `access`).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+
+use crate::args::Global;
+use crate::commands::live::Interval;
+use crate::{Outcome, UsageError};
+
+mod access;
+mod database;
+mod metrics;
+mod registry;
+mod routes;
+
+pub(crate) use access::Token;
+
+/// The address `serve` listens on by default.
+pub(crate) const DEFAULT_LISTEN: &str = "127.0.0.1:7420";
+
+/// The environment variable a token can come from, instead of `--token-file`.
+pub(crate) const TOKEN_ENV: &str = "LOCKWARD_SERVE_TOKEN";
+
+/// Arguments of `lockward serve`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ServeArgs {
+    /// The database to show (`postgres://USER@HOST:PORT/DB`, `sslmode` honoured). The dashboard
+    /// only reads: its session is read-only.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true, value_name = "URL")]
+    pub(crate) database_url: String,
+    /// The address to listen on, IP:PORT (`[::1]:7420` for IPv6; port 0: any free port, which
+    /// `serve` prints). An address other than loopback needs `--public`.
+    #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN, value_parser = parse_listen)]
+    pub(crate) listen: SocketAddr,
+    /// Allow a listen address other than loopback (`0.0.0.0:7420`). Every request must then
+    /// carry the token (from `--token-file`, else `LOCKWARD_SERVE_TOKEN`, else one made at
+    /// start and printed on stderr with the URL to open).
+    #[arg(long)]
+    pub(crate) public: bool,
+    /// A file holding the token every request must carry (surrounding whitespace ignored; at
+    /// least 16 characters, printable ASCII without spaces, `"`, `,`, `;` or `\`). Also on
+    /// loopback, where no token is needed otherwise.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) token_file: Option<PathBuf>,
+    /// Seconds between the page's refreshes, from 0.1 to 86400 (default 2).
+    #[arg(long, value_name = "SECONDS", default_value = "2")]
+    pub(crate) interval: Interval,
+}
+
+fn parse_listen(text: &str) -> Result<SocketAddr, String> {
+    text.parse().map_err(|_| {
+        format!(
+            "`{text}` is not IP:PORT (write e.g. `127.0.0.1:7420`, `[::1]:7420` or `0.0.0.0:7420`)"
+        )
+    })
+}
+
+/// What the server needs to answer, shared by every request.
+pub(crate) struct Shared {
+    /// The registry, re-read when its file changes.
+    pub(crate) registry: registry::Cache,
+    /// The database session.
+    pub(crate) database: database::Database,
+    /// Seconds between the page's refreshes.
+    pub(crate) interval_seconds: f64,
+}
+
+pub(crate) fn run(global: &Global, args: &ServeArgs) -> anyhow::Result<Outcome> {
+    let token = resolve_token(args)?;
+    if !args.listen.ip().is_loopback() && !args.public {
+        return Err(UsageError(format!(
+            "--listen {}: not a loopback address; the dashboard shows who holds which lock and \
+             the hosts and application names of the database's sessions, so listening \
+             elsewhere needs --public (and then every request needs the token)",
+            args.listen
+        ))
+        .into());
+    }
+    // Loaded before listening: an invalid registry is bad input (exit 2), as for `live`.
+    let registry = registry::Cache::load(global)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async {
+        let database = database::Database::open(&args.database_url)
+            .await
+            .map_err(|error| UsageError(error.to_string()))?;
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .map_err(|error| {
+                UsageError(format!(
+                    "--listen {}: cannot listen there: {error}",
+                    args.listen
+                ))
+            })?;
+        let bound = listener
+            .local_addr()
+            .context("cannot read the address listened on")?;
+        let shared = Arc::new(Shared {
+            registry,
+            database,
+            interval_seconds: args.interval.get().as_secs_f64(),
+        });
+        let access = access::Access::new(token.as_ref().map(|(token, _)| token.clone()), bound);
+        announce(bound, token.as_ref());
+        let app = routes::router(shared, access);
+        axum::serve(listener, app)
+            .with_graceful_shutdown(lockward_pg::shutdown_signal())
+            .await
+            .context("the HTTP server stopped")?;
+        stderrln!("lockward serve: stopped");
+        anyhow::Ok(())
+    })?;
+    Ok(Outcome::Clean)
+}
+
+/// Where the token came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TokenSource {
+    File,
+    Environment,
+    Made,
+}
+
+/// The token from `--token-file`, else the environment; with `--public` and neither, a new one.
+fn resolve_token(args: &ServeArgs) -> anyhow::Result<Option<(Token, TokenSource)>> {
+    if let Some(path) = &args.token_file {
+        let text = std::fs::read_to_string(path).map_err(|error| {
+            UsageError(format!(
+                "--token-file {}: cannot read it: {error}",
+                path.display()
+            ))
+        })?;
+        let token = Token::new(text.trim())
+            .map_err(|reason| UsageError(format!("--token-file {}: {reason}", path.display())))?;
+        return Ok(Some((token, TokenSource::File)));
+    }
+    if let Some(text) = std::env::var_os(TOKEN_ENV) {
+        let text = text
+            .into_string()
+            .map_err(|_| UsageError(format!("{TOKEN_ENV} is not UTF-8")))?;
+        let token = Token::new(text.trim())
+            .map_err(|reason| UsageError(format!("{TOKEN_ENV}: {reason}")))?;
+        return Ok(Some((token, TokenSource::Environment)));
+    }
+    if args.public {
+        return Ok(Some((Token::random()?, TokenSource::Made)));
+    }
+    Ok(None)
+}
+
+/// Says on stderr where the dashboard is: with the token in the URL when `serve` made it (no
+/// one else knows it), never a token the user gave.
+fn announce(bound: SocketAddr, token: Option<&(Token, TokenSource)>) {
+    let url = format!("http://{bound}/");
+    stderrln!("lockward serve: listening on {url}");
+    match token {
+        None => {}
+        Some((token, TokenSource::Made)) => stderrln!(
+            "lockward serve: every request needs this token; open {url}?token={} (it sets a \
+             cookie), or send `Authorization: Bearer {}`",
+            token.expose(),
+            token.expose()
+        ),
+        Some((_, source)) => stderrln!(
+            "lockward serve: every request needs the token from {}; open {url}?token=TOKEN \
+             (it sets a cookie), or send `Authorization: Bearer TOKEN`",
+            if *source == TokenSource::File {
+                "--token-file"
+            } else {
+                TOKEN_ENV
+            }
+        ),
+    }
+}

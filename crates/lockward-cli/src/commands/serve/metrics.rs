@@ -1,0 +1,107 @@
+//! `GET /metrics`: the registry's locks as the database holds them now, and the ledger's
+//! counts, in the Prometheus text format.
+//!
+//! Each scrape records into a recorder of its own (`metrics-exporter-prometheus`'s, made for
+//! that scrape and dropped after it), so a series is exactly what this scrape read: a lock
+//! released since the last scrape is 0, a key no longer held is gone, and nothing piles up.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use lockward_pg::live::{Flag, Snapshot};
+use lockward_registry::{AdvisoryKey, Registry};
+use metrics_exporter_prometheus::PrometheusBuilder;
+
+/// `1` when the database answered this scrape, else `0` (and no other series).
+pub(crate) const DATABASE_UP: &str = "lockward_database_up";
+/// Per registered lock: 1 while a session holds it (any member, for a family).
+pub(crate) const LOCK_HELD: &str = "lockward_lock_held";
+/// Per registered lock: the sessions waiting for it.
+pub(crate) const LOCK_WAITERS: &str = "lockward_lock_waiters";
+/// Per registered lock and flag (`retired`, `foreign-holder`): 1 while `live` would flag it.
+pub(crate) const LOCK_FLAGGED: &str = "lockward_lock_flagged";
+/// Per key the registry does not know: 1 while a session holds it.
+pub(crate) const UNREGISTERED_KEY_HELD: &str = "lockward_unregistered_key_held";
+
+/// What one scrape read.
+pub(crate) struct Scrape<'a> {
+    pub(crate) registry: &'a Registry,
+    /// `None` when the database could not be read.
+    pub(crate) live: Option<&'a Snapshot>,
+}
+
+/// The scrape in the text format.
+pub(crate) fn render(scrape: &Scrape<'_>) -> String {
+    let recorder = PrometheusBuilder::new().build_recorder();
+    let handle = recorder.handle();
+    metrics::with_local_recorder(&recorder, || record(scrape));
+    handle.render()
+}
+
+fn record(scrape: &Scrape<'_>) {
+    metrics::describe_gauge!(
+        DATABASE_UP,
+        "1 when the dashboard could read the database for this scrape, else 0 (and no other series)"
+    );
+    let Some(live) = scrape.live else {
+        metrics::gauge!(DATABASE_UP).set(0.0);
+        return;
+    };
+    metrics::gauge!(DATABASE_UP).set(1.0);
+    record_live(scrape.registry, live);
+}
+
+/// What the live view says about one registered id (every member of a family together).
+#[derive(Default)]
+struct Seen {
+    held: bool,
+    waiters: usize,
+    flags: BTreeSet<Flag>,
+}
+
+fn record_live(registry: &Registry, live: &Snapshot) {
+    metrics::describe_gauge!(
+        LOCK_HELD,
+        "1 while a session holds the registered lock (any member of a family), else 0"
+    );
+    metrics::describe_gauge!(LOCK_WAITERS, "sessions waiting for the registered lock");
+    metrics::describe_gauge!(
+        LOCK_FLAGGED,
+        "1 while the registered lock is held and flagged (retired, foreign-holder), as lockward live flags it"
+    );
+    metrics::describe_gauge!(
+        UNREGISTERED_KEY_HELD,
+        "1 per advisory key held that the registry does not know (key: K, or A,B for a pair)"
+    );
+    let mut seen: BTreeMap<i64, Seen> = BTreeMap::new();
+    for lock in &live.locks {
+        let Some(id) = lock.id else {
+            let key = match lock.key {
+                AdvisoryKey::Bigint(k) => k.to_string(),
+                AdvisoryKey::Pair(a, b) => format!("{a},{b}"),
+            };
+            metrics::gauge!(UNREGISTERED_KEY_HELD, "key" => key).set(1.0);
+            continue;
+        };
+        let entry = seen.entry(id).or_default();
+        entry.held |= lock.holder.is_some();
+        entry.waiters += lock.waiters.len();
+        entry.flags.extend(lock.flags.iter().copied());
+    }
+    for lock in registry.locks() {
+        let id = lock.id().value();
+        let labels = [
+            ("id", id.to_string()),
+            ("constant", lock.constant().unwrap_or_default().to_owned()),
+            ("owner", lock.owner().unwrap_or_default()),
+        ];
+        let seen = seen.remove(&id).unwrap_or_default();
+        metrics::gauge!(LOCK_HELD, &labels).set(f64::from(u8::from(seen.held)));
+        #[allow(clippy::cast_precision_loss)] // a count of sessions, far below 2^52
+        metrics::gauge!(LOCK_WAITERS, &labels).set(seen.waiters as f64);
+        for flag in seen.flags {
+            let [id, constant, owner] = labels.clone();
+            let labels = [id, constant, owner, ("flag", flag.as_str().to_owned())];
+            metrics::gauge!(LOCK_FLAGGED, &labels).set(1.0);
+        }
+    }
+}

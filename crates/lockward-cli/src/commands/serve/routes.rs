@@ -1,0 +1,231 @@
+//! The routes, their answers, and the headers every answer carries.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
+use axum::middleware;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde::Serialize;
+
+use super::Shared;
+use super::access::{self, Access};
+use super::metrics;
+
+const INDEX_HTML: &str = include_str!("../../../assets/serve/index.html");
+const APP_JS: &str = include_str!("../../../assets/serve/app.js");
+const APP_CSS: &str = include_str!("../../../assets/serve/app.css");
+
+/// The page loads its script and style from this server only, and nothing else: no inline
+/// script or style, no frames, no forms, no other origin (the page's text comes from database
+/// clients and plugin manifests; an injection that got past the escaping could still not run).
+pub(crate) const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
+    style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; \
+    form-action 'none'; frame-ancestors 'none'";
+
+/// Every route, behind the access guard, every answer with the security headers.
+pub(crate) fn router(shared: Arc<Shared>, access: Access) -> Router {
+    Router::new()
+        .route("/", get(index))
+        .route("/assets/app.js", get(app_js))
+        .route("/assets/app.css", get(app_css))
+        .route("/api/status", get(status))
+        .route("/api/registry", get(registry))
+        .route("/api/live", get(live))
+        .route("/metrics", get(prometheus))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(shared)
+        .layer(middleware::from_fn_with_state(access, access::guard))
+        .layer(middleware::map_response(secure_headers))
+}
+
+/// A failed request: its status and `{"error": "message"}`.
+#[derive(Debug)]
+pub(crate) struct ApiError {
+    status: StatusCode,
+    message: String,
+}
+
+impl ApiError {
+    pub(crate) fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            message: message.into(),
+        }
+    }
+
+    /// 503: the database cannot be reached (the next request tries again).
+    pub(crate) fn unavailable(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::SERVICE_UNAVAILABLE, message)
+    }
+
+    /// 500: the database answered with an error.
+    pub(crate) fn internal(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, message)
+    }
+
+    /// 400: the request asks for something that does not exist.
+    pub(crate) fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, message)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        #[derive(Serialize)]
+        struct Body<'a> {
+            error: &'a str,
+        }
+        if self.status.is_server_error() {
+            tracing::warn!(status = %self.status, "{}", self.message);
+        }
+        let mut response = json(&Body {
+            error: &self.message,
+        });
+        *response.status_mut() = self.status;
+        response
+    }
+}
+
+/// `value` as an `application/json` answer.
+pub(crate) fn json(value: &impl Serialize) -> Response {
+    match serde_json::to_vec(value) {
+        Ok(body) => json_bytes(body),
+        Err(error) => {
+            let body =
+                serde_json::json!({"error": format!("cannot write the answer as JSON: {error}")});
+            let mut response = json_bytes(body.to_string().into_bytes());
+            *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+            response
+        }
+    }
+}
+
+fn json_bytes(body: Vec<u8>) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+async fn secure_headers(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
+}
+
+async fn index() -> Response {
+    asset("text/html; charset=utf-8", INDEX_HTML)
+}
+
+async fn app_js() -> Response {
+    asset("text/javascript; charset=utf-8", APP_JS)
+}
+
+async fn app_css() -> Response {
+    asset("text/css; charset=utf-8", APP_CSS)
+}
+
+fn asset(content_type: &'static str, body: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, content_type)], body).into_response()
+}
+
+async fn not_found(uri: Uri) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        format!("no such route: {}", uri.path()),
+    )
+}
+
+async fn method_not_allowed(method: Method, uri: Uri) -> Response {
+    let mut response = ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!(
+            "{method} {}: the dashboard only reads (GET or HEAD)",
+            uri.path()
+        ),
+    )
+    .into_response();
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+    response
+}
+
+/// `GET /api/status`.
+async fn status(State(shared): State<Arc<Shared>>) -> Result<Response, ApiError> {
+    #[derive(Serialize)]
+    struct Status<'a> {
+        project: &'a str,
+        database: &'a str,
+        interval_seconds: f64,
+        version: &'static str,
+    }
+    let loaded = shared.registry.current().await;
+    // Reached, so that the page learns at once when the database is not there.
+    shared
+        .database
+        .read(|session| async move { session.client().simple_query("").await.map(drop) })
+        .await?;
+    Ok(json(&Status {
+        project: &loaded.registry.project().name,
+        database: shared.database.target(),
+        interval_seconds: shared.interval_seconds,
+        version: env!("CARGO_PKG_VERSION"),
+    }))
+}
+
+/// `GET /api/registry`: `lockward list --format json`.
+async fn registry(State(shared): State<Arc<Shared>>) -> Response {
+    json_bytes(shared.registry.current().await.listing.clone())
+}
+
+/// `GET /api/live`: `lockward live --format json`.
+async fn live(State(shared): State<Arc<Shared>>) -> Result<Response, ApiError> {
+    let loaded = shared.registry.current().await;
+    let snapshot = shared
+        .database
+        .read(|session| {
+            let loaded = Arc::clone(&loaded);
+            async move { session.snapshot(&loaded.registry).await }
+        })
+        .await?;
+    Ok(json(&snapshot))
+}
+
+/// `GET /metrics`: 200 with `lockward_database_up 0` when the database cannot be read, since a
+/// scrape that fails would hide which of the dashboard and the database is down.
+async fn prometheus(State(shared): State<Arc<Shared>>) -> Response {
+    let loaded = shared.registry.current().await;
+    let snapshot = shared
+        .database
+        .read(|session| {
+            let loaded = Arc::clone(&loaded);
+            async move { session.snapshot(&loaded.registry).await }
+        })
+        .await;
+    let text = metrics::render(&metrics::Scrape {
+        registry: &loaded.registry,
+        live: snapshot.as_ref().ok(),
+    });
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response()
+}
