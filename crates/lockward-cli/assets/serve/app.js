@@ -191,11 +191,11 @@
 
   /** Cells for the holders of one or more keys: one line per held key. */
   function holderCells(lives, showMember) {
-    const pid = el('td', { class: 'mono num' });
+    const pid = el('td', { class: 'mono num pid' });
     const app = el('td', { class: 'mono app' });
-    const client = el('td', { class: 'mono' });
-    const since = el('td', { class: 'mono' });
-    const waiters = el('td', { class: 'mono num' });
+    const client = el('td', { class: 'mono client' });
+    const since = el('td', { class: 'mono since' });
+    const waiters = el('td', { class: 'mono num waiters' });
     for (const live of lives) {
       const member = memberOf(live);
       const prefix = showMember && member !== null ? '#' + member + ' ' : '';
@@ -761,21 +761,27 @@
         state.status = await getJson('/api/status');
         showStatus(state.status);
       }
-      const [live, registry, ledger] = await Promise.all([
+      // Each part is drawn from what answered: a failing ledger read leaves the live table
+      // fresh, and a part that failed keeps what it showed, under the banner.
+      const [live, registry, ledger] = await Promise.allSettled([
         getJson('/api/live'),
         getJson('/api/registry'),
         getJson('/api/ledger?range=' + encodeURIComponent(range)),
       ]);
-      if (range === state.range) {
-        renderLocks(registry, live);
-        renderUnknown(live);
-        renderTimelines(ledger);
-        performance.mark('lockward-refresh-end');
-        const measure = performance.measure('lockward-refresh', 'lockward-refresh-start', 'lockward-refresh-end');
-        done(measure.duration);
-      } else {
+      if (range !== state.range) {
         state.again = true;
+        return;
       }
+      if (live.status === 'fulfilled' && registry.status === 'fulfilled') {
+        renderLocks(registry.value, live.value);
+        renderUnknown(live.value);
+      }
+      if (ledger.status === 'fulfilled') renderTimelines(ledger.value);
+      const failed = [live, registry, ledger].filter((part) => part.status === 'rejected');
+      if (failed.length) throw new Error(failed.map((part) => part.reason.message).join('; '));
+      performance.mark('lockward-refresh-end');
+      const measure = performance.measure('lockward-refresh', 'lockward-refresh-start', 'lockward-refresh-end');
+      done(measure.duration);
     } catch (error) {
       showError(error);
     } finally {
