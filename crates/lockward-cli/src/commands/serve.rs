@@ -159,10 +159,10 @@ fn resolve_token(args: &ServeArgs) -> anyhow::Result<Option<(Token, TokenSource)
 }
 
 /// Says on stderr where the dashboard is: with the token in the URL when `serve` made it (no
-/// one else knows it), never a token the user gave.
+/// one else knows it), never a token the user gave. The `listening on` line comes last, so a
+/// script that waits for it has read everything before it.
 fn announce(bound: SocketAddr, token: Option<&(Token, TokenSource)>) {
     let url = format!("http://{bound}/");
-    stderrln!("lockward serve: listening on {url}");
     match token {
         None => {}
         Some((token, TokenSource::Made)) => stderrln!(
@@ -181,4 +181,5 @@ fn announce(bound: SocketAddr, token: Option<&(Token, TokenSource)>) {
             }
         ),
     }
+    stderrln!("lockward serve: listening on {url}");
 }

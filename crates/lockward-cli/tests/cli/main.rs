@@ -12,6 +12,7 @@ mod render;
 mod retire;
 mod run;
 mod scan;
+mod serve;
 mod take;
 mod take_existing;
 

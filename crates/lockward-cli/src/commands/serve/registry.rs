@@ -23,7 +23,7 @@ pub(crate) struct Loaded {
 
 impl Loaded {
     fn of(project: Project, stamp: Option<Stamp>) -> anyhow::Result<Self> {
-        let listing = serde_json::to_vec(&crate::commands::list::listing(&project))?;
+        let listing = super::routes::to_json(&crate::commands::list::listing(&project))?;
         Ok(Self {
             stamp,
             listing,

@@ -90,9 +90,45 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// `value` as JSON, compact, with `<`, `>` and `&` in strings written as `\u003c`, `\u003e`
+/// and `\u0026`: the same value to any JSON reader, and no markup in the bytes, so an
+/// `application_name` of `<script>...` stays inert even where the answer is mistaken for HTML.
+pub(crate) fn to_json(value: &impl Serialize) -> serde_json::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    value.serialize(&mut serde_json::Serializer::with_formatter(
+        &mut out, MarkupFree,
+    ))?;
+    Ok(out)
+}
+
+/// serde_json's compact formatter, escaping the characters markup is made of.
+struct MarkupFree;
+
+impl serde_json::ser::Formatter for MarkupFree {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut start = 0;
+        for (i, byte) in fragment.bytes().enumerate() {
+            let escaped = match byte {
+                b'<' => "\\u003c",
+                b'>' => "\\u003e",
+                b'&' => "\\u0026",
+                _ => continue,
+            };
+            writer.write_all(&fragment.as_bytes()[start..i])?;
+            writer.write_all(escaped.as_bytes())?;
+            start = i + 1;
+        }
+        writer.write_all(&fragment.as_bytes()[start..])
+    }
+}
+
 /// `value` as an `application/json` answer.
 pub(crate) fn json(value: &impl Serialize) -> Response {
-    match serde_json::to_vec(value) {
+    match to_json(value) {
         Ok(body) => json_bytes(body),
         Err(error) => {
             let body =
@@ -228,4 +264,22 @@ async fn prometheus(State(shared): State<Arc<Shared>>) -> Response {
         text,
     )
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn json_answers_escape_markup_and_read_back_as_the_same_value() {
+        let value = serde_json::json!({"application_name": "<script>alert('&')</script> é"});
+        let bytes = super::to_json(&value).unwrap();
+        let text = String::from_utf8(bytes).unwrap();
+        assert_eq!(
+            text,
+            r#"{"application_name":"\u003cscript\u003ealert('\u0026')\u003c/script\u003e é"}"#
+        );
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+            value
+        );
+    }
 }

@@ -1,0 +1,877 @@
+//! `lockward serve` as a process, against real PostgreSQL with real workers, read with an HTTP
+//! client: what the API and `/metrics` say, and who may ask.
+
+use std::io::{BufRead as _, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use lockward_pg::testing::TestDb;
+use rustix::process::{Pid, Signal, kill_process};
+use serde_json::Value;
+
+use crate::TestProject;
+
+/// A running `lockward serve`, its stderr collected as it comes.
+pub(crate) struct Serve {
+    child: Child,
+    addr: SocketAddr,
+    stderr: Arc<Mutex<String>>,
+}
+
+/// One answer.
+#[derive(Debug)]
+pub(crate) struct Reply {
+    pub(crate) status: u16,
+    pub(crate) headers: ureq::http::HeaderMap,
+    pub(crate) body: String,
+}
+
+impl Reply {
+    pub(crate) fn json(&self) -> Value {
+        serde_json::from_str(&self.body)
+            .unwrap_or_else(|error| panic!("not JSON ({error}): {}", self.body))
+    }
+
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|value| value.to_str().ok())
+    }
+}
+
+impl Serve {
+    /// `lockward serve --listen 127.0.0.1:0 --database-url URL ARGS...` in `project`, once it
+    /// says where it listens.
+    pub(crate) fn start(project: &TestProject, url: &str, args: &[&str]) -> Self {
+        Self::start_with_env(project, url, args, &[])
+    }
+
+    pub(crate) fn start_with_env(
+        project: &TestProject,
+        url: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Self {
+        let mut command = serve_command(project, url, args);
+        command.envs(env.iter().copied());
+        let mut child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start lockward serve");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let (found, addr) = std::sync::mpsc::channel();
+        let reader = BufReader::new(child.stderr.take().expect("piped stderr"));
+        let collected = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            for line in reader.lines() {
+                let Ok(line) = line else { break };
+                if let Some(rest) = line.strip_prefix("lockward serve: listening on http://") {
+                    let _ = found.send(rest.trim_end_matches('/').to_owned());
+                }
+                let mut text = collected.lock().unwrap();
+                text.push_str(&line);
+                text.push('\n');
+            }
+        });
+        let Ok(addr) = addr.recv_timeout(Duration::from_secs(60)) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "lockward serve did not say where it listens; stderr:\n{}",
+                stderr.lock().unwrap()
+            );
+        };
+        let mut addr: SocketAddr = addr.parse().expect("an address");
+        if addr.ip().is_unspecified() {
+            addr.set_ip([127, 0, 0, 1].into());
+        }
+        Self {
+            child,
+            addr,
+            stderr,
+        }
+    }
+
+    pub(crate) fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    pub(crate) fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    pub(crate) fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// `GET path`.
+    pub(crate) fn get(&self, path: &str) -> Reply {
+        self.get_with(path, &[])
+    }
+
+    /// `GET path` with extra headers (a `Host` given replaces the one from the address).
+    pub(crate) fn get_with(&self, path: &str, headers: &[(&str, &str)]) -> Reply {
+        request(&self.url(path), headers)
+    }
+
+    /// `GET path`, which must answer 200 with JSON.
+    pub(crate) fn json(&self, path: &str) -> Value {
+        let reply = self.get(path);
+        assert_eq!(reply.status, 200, "GET {path}: {}", reply.body);
+        assert_eq!(reply.header("content-type"), Some("application/json"));
+        reply.json()
+    }
+
+    /// Sends SIGTERM and waits for the exit status.
+    pub(crate) fn terminate(&mut self) -> i32 {
+        let pid = Pid::from_raw(i32::try_from(self.child.id()).unwrap()).unwrap();
+        kill_process(pid, Signal::TERM).expect("signal serve");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code().unwrap_or(-1);
+            }
+            assert!(Instant::now() < deadline, "serve did not stop on SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn serve_command(project: &TestProject, url: &str, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_lockward"));
+    command
+        .args(["serve", "--database-url", url])
+        .args(if args.iter().any(|arg| arg.starts_with("--listen")) {
+            &[][..]
+        } else {
+            &["--listen", "127.0.0.1:0"][..]
+        })
+        .args(args)
+        .current_dir(project.path())
+        .env_remove("DATABASE_URL")
+        .env_remove("LOCKWARD_LOG")
+        .env_remove("LOCKWARD_SERVE_TOKEN");
+    command
+}
+
+/// `lockward serve ARGS` that is expected to exit at once: its status and stderr.
+fn serve_refused(project: &TestProject, url: &str, args: &[&str]) -> crate::Run {
+    let output = serve_command(project, url, args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run lockward serve");
+    crate::Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+/// One `GET`, following no redirect, any status an answer.
+pub(crate) fn request(url: &str, headers: &[(&str, &str)]) -> Reply {
+    let agent = ureq::Agent::new_with_config(
+        ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .build(),
+    );
+    let mut call = agent.get(url);
+    for (name, value) in headers {
+        call = call.header(*name, *value);
+    }
+    let mut response = call
+        .call()
+        .unwrap_or_else(|error| panic!("GET {url}: {error}"));
+    Reply {
+        status: response.status().as_u16(),
+        headers: response.headers().clone(),
+        body: response.body_mut().read_to_string().expect("a UTF-8 body"),
+    }
+}
+
+/// Polls `condition` every 50 ms for at most `bound` (a bound on waiting, not a timing claim).
+pub(crate) async fn eventually<T, F, Fut>(bound: Duration, mut condition: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + bound;
+    loop {
+        if let Some(value) = condition().await {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "not within {bound:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A `lockward run` process, stopped when dropped.
+pub(crate) struct Run(Child);
+
+impl Run {
+    /// `lockward run --lock LOCK --every EVERY --database-url URL EXTRA... -- COMMAND...`.
+    pub(crate) fn start(
+        project: &TestProject,
+        url: &str,
+        lock: &str,
+        every: &str,
+        extra: &[&str],
+        command: &[&str],
+    ) -> Self {
+        let child = Command::new(env!("CARGO_BIN_EXE_lockward"))
+            .args([
+                "run",
+                "--lock",
+                lock,
+                "--every",
+                every,
+                "--database-url",
+                url,
+            ])
+            .args(extra)
+            .arg("--")
+            .args(command)
+            .current_dir(project.path())
+            .env_remove("DATABASE_URL")
+            .env_remove("LOCKWARD_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start lockward run");
+        Self(child)
+    }
+
+    /// SIGTERM, and wait for it to exit.
+    pub(crate) fn stop(&mut self) {
+        let pid = Pid::from_raw(i32::try_from(self.0.id()).unwrap()).unwrap();
+        let _ = kill_process(pid, Signal::TERM);
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        if self.0.try_wait().ok().flatten().is_none() {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// A session that takes `pg_advisory_lock(key)` (waiting for it when it is taken), named
+/// `application_name`; its backend pid.
+async fn session_locking(
+    db: &TestDb,
+    application_name: &str,
+    lock: &str,
+) -> (i32, tokio::task::JoinHandle<tokio_postgres::Client>) {
+    let client = db.connect().await;
+    client
+        .execute(
+            "SELECT set_config('application_name', $1, false)",
+            &[&application_name],
+        )
+        .await
+        .unwrap();
+    let pid = crate::live::pid(&client).await;
+    let statement = format!("SELECT {lock}");
+    let handle = tokio::spawn(async move {
+        client.batch_execute(&statement).await.unwrap();
+        client
+    });
+    (pid, handle)
+}
+
+/// The pids of the sessions that hold or wait for advisory key 1001001 (bigint form).
+async fn rollup_sessions(db: &TestDb) -> (Vec<i32>, Vec<i32>) {
+    let client = db.connect().await;
+    let rows = client
+        .query(
+            "SELECT pid, granted FROM pg_locks WHERE locktype = 'advisory' AND objid = 1001001 \
+             AND objsubid = 1",
+            &[],
+        )
+        .await
+        .unwrap();
+    let mut held = Vec::new();
+    let mut waiting = Vec::new();
+    for row in rows {
+        if row.get(1) {
+            held.push(row.get(0));
+        } else {
+            waiting.push(row.get(0));
+        }
+    }
+    (held, waiting)
+}
+
+const ROLLUP: &str = "ADVISORY_LOCK_INVOICE_ROLLUP";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_live_shows_the_leading_run_as_holder_and_a_waiter_as_live_prints_them() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let serve = Serve::start(&project, &db.url(), &[]);
+    let _leader = Run::start(&project, &db.url(), ROLLUP, "1s", &[], &["sleep", "120"]);
+    let (held, _) = eventually(Duration::from_secs(30), || async {
+        let sessions = rollup_sessions(&db).await;
+        (!sessions.0.is_empty()).then_some(sessions)
+    })
+    .await;
+    let (waiter, _waiting) =
+        session_locking(&db, "waiting-session", "pg_advisory_lock(1001001)").await;
+    eventually(Duration::from_secs(30), || async {
+        rollup_sessions(&db).await.1.contains(&waiter).then_some(())
+    })
+    .await;
+
+    let api = serve.json("/api/live");
+    let live = crate::live::live(&project, Some(&db.url()), &["--format", "json"]).json();
+
+    assert_eq!(api, live);
+    let lock = api["locks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|lock| lock["id"] == 1_001_001)
+        .expect("the rollup lock in /api/live");
+    assert_eq!(lock["holder"]["pid"], held[0]);
+    let application_name = lock["holder"]["application_name"].as_str().unwrap();
+    assert!(
+        application_name.starts_with("lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP "),
+        "{application_name}"
+    );
+    assert_eq!(lock["waiters"], serde_json::json!([waiter]));
+    assert_eq!(lock["constant"], ROLLUP);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_registry_is_what_list_prints_as_json() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let serve = Serve::start(&project, &db.url(), &[]);
+
+    let api = serve.json("/api/registry");
+    let list = project.run(&["list", "--format", "json"]);
+
+    assert_eq!(list.code, 0, "{}", list.stderr);
+    assert_eq!(api, list.json());
+    assert_eq!(api["project"], "harbor");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_registry_shows_an_id_taken_while_serve_runs() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let serve = Serve::start(&project, &db.url(), &[]);
+    let before = serve.json("/api/registry")["locks"]
+        .as_array()
+        .unwrap()
+        .len();
+
+    let take = project.run(&["take", "ADVISORY_LOCK_DUNNING", "--worker", "dunning"]);
+
+    assert_eq!(take.code, 0, "{}", take.stderr);
+    let after = serve.json("/api/registry");
+    assert_eq!(after["locks"].as_array().unwrap().len(), before + 1);
+    assert_eq!(after, project.run(&["list", "--format", "json"]).json());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_status_names_the_project_the_database_without_its_password_and_the_interval() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let url = with_password(&db.url(), "s3cret-pw");
+    let serve = Serve::start(&project, &url, &["--interval", "0.5"]);
+
+    let status = serve.json("/api/status");
+
+    assert_eq!(status["project"], "harbor");
+    assert_eq!(status["interval_seconds"], 0.5);
+    assert_eq!(status["version"], env!("CARGO_PKG_VERSION"));
+    let database = status["database"].as_str().unwrap();
+    assert!(database.ends_with(&format!("/{}", db.name())), "{database}");
+    assert!(!serve.get("/api/status").body.contains("s3cret-pw"));
+    assert!(!serve.stderr().contains("s3cret-pw"), "{}", serve.stderr());
+}
+
+/// `url` with `password` in it when it has none (the test server's trust login ignores it).
+fn with_password(url: &str, password: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap();
+    let (userinfo, host) = rest.split_once('@').unwrap();
+    if userinfo.contains(':') {
+        return url.to_owned();
+    }
+    format!("{scheme}://{userinfo}:{password}@{host}")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_database_is_503_with_its_name_and_never_its_password_and_metrics_say_down()
+{
+    let project = TestProject::harbor();
+    let serve = Serve::start(
+        &project,
+        "postgres://alice:s3cret-pw@127.0.0.1:1/harbor?connect_timeout=2",
+        &[],
+    );
+
+    for path in ["/api/live", "/api/status"] {
+        let reply = serve.get(path);
+        assert_eq!(reply.status, 503, "{path}: {}", reply.body);
+        let error = reply.json()["error"].as_str().unwrap().to_owned();
+        assert!(
+            error.starts_with("cannot reach the database alice@127.0.0.1:1/harbor: "),
+            "{error}"
+        );
+        assert!(!reply.body.contains("s3cret-pw"));
+    }
+    let metrics = serve.get("/metrics");
+    assert_eq!(metrics.status, 200);
+    let scrape = parse_metrics(&metrics.body);
+    assert_eq!(sample(&scrape, "lockward_database_up", &[]), Some(0.0));
+    assert_eq!(scrape.samples.len(), 1, "{}", metrics.body);
+    assert!(!metrics.body.contains("s3cret-pw"));
+    // The registry does not need the database.
+    assert_eq!(serve.get("/api/registry").status, 200);
+    assert!(!serve.stderr().contains("s3cret-pw"), "{}", serve.stderr());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminated_session_is_reopened_by_the_next_request() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let serve = Serve::start(&project, &db.url(), &[]);
+    assert_eq!(serve.get("/api/live").status, 200);
+    let admin = db.connect().await;
+    let terminated: i64 = admin
+        .query_one(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+             WHERE application_name = 'lockward serve' AND datname = current_database()",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(terminated, 1);
+
+    let reply = serve.get("/api/live");
+
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(reply.json(), serde_json::json!({"locks": []}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_application_name_with_a_script_tag_comes_back_escaped_in_the_json() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let serve = Serve::start(&project, &db.url(), &[]);
+    let name = "<script>alert(1)</script>";
+    let (pid, _holder) = session_locking(&db, name, "pg_advisory_lock(4242)").await;
+
+    let reply = eventually(Duration::from_secs(30), || async {
+        let reply = serve.get("/api/live");
+        (reply.json()["locks"].as_array().unwrap().len() == 1).then_some(reply)
+    })
+    .await;
+
+    assert!(!reply.body.contains('<'), "{}", reply.body);
+    assert!(reply.body.contains(r"\u003cscript\u003e"), "{}", reply.body);
+    assert_eq!(reply.header("x-content-type-options"), Some("nosniff"));
+    let lock = &reply.json()["locks"][0];
+    assert_eq!(lock["holder"]["application_name"], name);
+    assert_eq!(lock["holder"]["pid"], pid);
+    assert_eq!(lock["flags"], serde_json::json!(["unregistered"]));
+}
+
+#[test]
+fn a_listen_address_other_than_loopback_is_refused_without_public() {
+    let project = TestProject::harbor();
+
+    let run = serve_refused(
+        &project,
+        "postgres://nobody@127.0.0.1:1/x",
+        &["--listen", "0.0.0.0:0"],
+    );
+
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .starts_with("error: --listen 0.0.0.0:0: not a loopback address"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("--public"), "{}", run.stderr);
+}
+
+#[test]
+fn a_token_file_with_a_short_token_is_refused() {
+    let project = TestProject::harbor();
+    project.write("token", "short\n");
+
+    let run = serve_refused(
+        &project,
+        "postgres://nobody@127.0.0.1:1/x",
+        &["--token-file", "token"],
+    );
+
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("--token-file token: the token is 5 characters long"),
+        "{}",
+        run.stderr
+    );
+}
+
+const ROUTES: [&str; 8] = [
+    "/",
+    "/assets/app.js",
+    "/assets/app.css",
+    "/api/status",
+    "/api/registry",
+    "/api/live",
+    "/api/ledger",
+    "/metrics",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn public_without_a_token_makes_one_and_every_route_needs_it() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let serve = Serve::start(&project, &db.url(), &["--listen", "0.0.0.0:0", "--public"]);
+    let stderr = serve.stderr();
+    let token = stderr
+        .split("?token=")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no token in stderr:\n{stderr}"))
+        .to_owned();
+    assert_eq!(token.len(), 64, "{stderr}");
+    let bearer = format!("Bearer {token}");
+
+    for path in ROUTES {
+        let reply = serve.get(path);
+        assert_eq!(reply.status, 401, "{path} without a token: {}", reply.body);
+        assert!(reply.json()["error"].as_str().unwrap().contains("token"));
+        assert_eq!(
+            reply.header("www-authenticate"),
+            Some("Bearer realm=\"lockward\"")
+        );
+        let wrong = serve.get_with(path, &[("Authorization", "Bearer 0123456789abcdef0123")]);
+        assert_eq!(wrong.status, 401, "{path} with a wrong token");
+        let right = serve.get_with(path, &[("Authorization", &bearer)]);
+        assert_ne!(right.status, 401, "{path} with the token: {}", right.body);
+        assert_ne!(right.status, 403, "{path} with the token: {}", right.body);
+    }
+    // With a token, the Host header may name the machine as the network knows it.
+    let reply = serve.get_with(
+        "/api/live",
+        &[("Authorization", &bearer), ("Host", "dashboard.example:80")],
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_token_in_the_address_sets_an_http_only_strict_cookie_and_redirects_to_the_page() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let token = "a-token-from-the-environment-0123";
+    let serve = Serve::start_with_env(
+        &project,
+        &db.url(),
+        &["--listen", "0.0.0.0:0", "--public"],
+        &[("LOCKWARD_SERVE_TOKEN", token)],
+    );
+    assert!(!serve.stderr().contains(token), "{}", serve.stderr());
+
+    let wrong = serve.get("/?token=not-the-token-0123456789");
+    assert_eq!(wrong.status, 401);
+    assert_eq!(wrong.header("set-cookie"), None);
+
+    let reply = serve.get(&format!("/?token={token}"));
+
+    assert_eq!(reply.status, 303, "{}", reply.body);
+    assert_eq!(reply.header("location"), Some("/"));
+    assert_eq!(
+        reply.header("set-cookie"),
+        Some(format!("lockward_token={token}; HttpOnly; SameSite=Strict; Path=/").as_str())
+    );
+    let cookie = format!("lockward_token={token}");
+    let page = serve.get_with("/", &[("Cookie", &cookie)]);
+    assert_eq!(page.status, 200);
+    assert!(
+        page.header("content-type")
+            .unwrap()
+            .starts_with("text/html")
+    );
+    let live = serve.get_with("/api/live", &[("Cookie", &format!("other=1; {cookie}"))]);
+    assert_eq!(live.status, 200, "{}", live.body);
+    let stale = serve.get_with(
+        "/api/live",
+        &[("Cookie", "lockward_token=an-old-token-0123456789")],
+    );
+    assert_eq!(stale.status, 401);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_file_makes_loopback_need_the_token_too_and_is_never_printed() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let token = "file-token-0123456789abcdef";
+    project.write("serve.token", &format!("{token}\n"));
+    let serve = Serve::start(&project, &db.url(), &["--token-file", "serve.token"]);
+
+    assert_eq!(serve.get("/api/live").status, 401);
+    let reply = serve.get_with(
+        "/api/live",
+        &[("Authorization", &format!("Bearer {token}"))],
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert!(
+        serve.stderr().contains("--token-file"),
+        "{}",
+        serve.stderr()
+    );
+    assert!(!serve.stderr().contains(token), "{}", serve.stderr());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_loopback_a_host_header_naming_another_site_is_refused_against_dns_rebinding() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let serve = Serve::start(&project, &db.url(), &[]);
+    let port = serve.port();
+
+    for host in [
+        "evil.example".to_owned(),
+        format!("evil.example:{port}"),
+        format!("127.0.0.1.evil.example:{port}"),
+        format!("127.0.0.1:{}", port.wrapping_add(1)),
+    ] {
+        let reply = serve.get_with("/api/live", &[("Host", &host)]);
+        assert_eq!(reply.status, 403, "Host {host}: {}", reply.body);
+        assert!(
+            reply.json()["error"]
+                .as_str()
+                .unwrap()
+                .contains("DNS rebinding")
+        );
+    }
+    for host in [
+        format!("localhost:{port}"),
+        format!("127.0.0.1:{port}"),
+        format!("[::1]:{port}"),
+    ] {
+        let reply = serve.get_with("/api/live", &[("Host", &host)]);
+        assert_eq!(reply.status, 200, "Host {host}: {}", reply.body);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_answer_carries_the_security_headers() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let serve = Serve::start(&project, &db.url(), &[]);
+    let rebinding = format!("evil.example:{}", serve.port());
+
+    let replies = [
+        serve.get("/"),
+        serve.get("/assets/app.js"),
+        serve.get("/api/live"),
+        serve.get("/metrics"),
+        serve.get("/no/such/route"),
+        serve.get("/api/ledger?range=week"),
+        serve.get_with("/", &[("Host", &rebinding)]),
+    ];
+
+    let statuses: Vec<u16> = replies.iter().map(|reply| reply.status).collect();
+    assert_eq!(statuses, [200, 200, 200, 200, 404, 400, 403]);
+    for reply in &replies {
+        assert_eq!(
+            reply.header("content-security-policy"),
+            Some(
+                "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+                 connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+            )
+        );
+        assert_eq!(reply.header("x-content-type-options"), Some("nosniff"));
+        assert_eq!(reply.header("referrer-policy"), Some("no-referrer"));
+        assert_eq!(reply.header("cache-control"), Some("no-store"));
+    }
+    assert_eq!(
+        replies[1].header("content-type"),
+        Some("text/javascript; charset=utf-8")
+    );
+    assert!(
+        replies[4].json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("/no/such/route")
+    );
+    assert!(
+        replies[5].json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("week")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_stops_serve_with_exit_0() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let mut serve = Serve::start(&project, &db.url(), &[]);
+    assert_eq!(serve.get("/api/live").status, 200);
+
+    assert_eq!(serve.terminate(), 0, "{}", serve.stderr());
+    assert!(
+        serve.stderr().contains("lockward serve: stopped"),
+        "{}",
+        serve.stderr()
+    );
+}
+
+pub(crate) fn parse_metrics(text: &str) -> prometheus_parse::Scrape {
+    prometheus_parse::Scrape::parse(text.lines().map(|line| Ok(line.to_owned())))
+        .unwrap_or_else(|error| panic!("not the Prometheus text format ({error}):\n{text}"))
+}
+
+/// The value of the sample `metric` whose labels include `labels`, when there is exactly one.
+pub(crate) fn sample(
+    scrape: &prometheus_parse::Scrape,
+    metric: &str,
+    labels: &[(&str, &str)],
+) -> Option<f64> {
+    let matching: Vec<f64> = scrape
+        .samples
+        .iter()
+        .filter(|sample| sample.metric == metric)
+        .filter(|sample| {
+            labels
+                .iter()
+                .all(|(name, value)| sample.labels.get(name) == Some(*value))
+        })
+        .map(|sample| match sample.value {
+            prometheus_parse::Value::Gauge(value)
+            | prometheus_parse::Value::Counter(value)
+            | prometheus_parse::Value::Untyped(value) => value,
+            _ => f64::NAN,
+        })
+        .collect();
+    assert!(matching.len() <= 1, "{metric} {labels:?}: {matching:?}");
+    matching.first().copied()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_say_which_registered_locks_are_held_waited_for_and_flagged() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let serve = Serve::start(&project, &db.url(), &[]);
+    let _leader = Run::start(&project, &db.url(), ROLLUP, "1s", &[], &["sleep", "120"]);
+    eventually(Duration::from_secs(30), || async {
+        (!rollup_sessions(&db).await.0.is_empty()).then_some(())
+    })
+    .await;
+    let (waiter, _waiting) = session_locking(&db, "waiter", "pg_advisory_lock(1001001)").await;
+    let (_, _retired) = session_locking(&db, "old job", "pg_advisory_lock(1001003)").await;
+    let (_, _stray) = session_locking(
+        &db,
+        "stray",
+        "pg_advisory_lock(4242), pg_advisory_lock(7, 8)",
+    )
+    .await;
+    eventually(Duration::from_secs(30), || async {
+        rollup_sessions(&db).await.1.contains(&waiter).then_some(())
+    })
+    .await;
+
+    let reply = eventually(Duration::from_secs(30), || async {
+        let reply = serve.get("/metrics");
+        reply
+            .body
+            .contains("lockward_unregistered_key_held{key=\"7,8\"}")
+            .then_some(reply)
+    })
+    .await;
+
+    assert_eq!(
+        reply.header("content-type"),
+        Some("text/plain; version=0.0.4; charset=utf-8")
+    );
+    let scrape = parse_metrics(&reply.body);
+    let rollup = [("id", "1001001"), ("constant", ROLLUP), ("owner", "core")];
+    assert_eq!(sample(&scrape, "lockward_database_up", &[]), Some(1.0));
+    assert_eq!(sample(&scrape, "lockward_lock_held", &rollup), Some(1.0));
+    assert_eq!(sample(&scrape, "lockward_lock_waiters", &rollup), Some(1.0));
+    let search = [
+        ("id", "1001006"),
+        ("constant", "ADVISORY_LOCK_SEARCH_REINDEX"),
+    ];
+    assert_eq!(sample(&scrape, "lockward_lock_held", &search), Some(0.0));
+    assert_eq!(sample(&scrape, "lockward_lock_waiters", &search), Some(0.0));
+    let retired = [("id", "1001003"), ("constant", ""), ("owner", "")];
+    assert_eq!(sample(&scrape, "lockward_lock_held", &retired), Some(1.0));
+    assert_eq!(
+        sample(
+            &scrape,
+            "lockward_lock_flagged",
+            &[("id", "1001003"), ("flag", "retired")]
+        ),
+        Some(1.0)
+    );
+    // The waiter is another "worker" by application name than the leading run.
+    assert_eq!(
+        sample(
+            &scrape,
+            "lockward_lock_flagged",
+            &[("id", "1001001"), ("flag", "foreign-holder")]
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        sample(&scrape, "lockward_lock_flagged", &[("id", "1001006")]),
+        None
+    );
+    let handover = [
+        ("id", "1001002"),
+        ("constant", ""),
+        ("owner", "plugin:billing"),
+    ];
+    assert_eq!(sample(&scrape, "lockward_lock_held", &handover), Some(0.0));
+    assert_eq!(
+        sample(
+            &scrape,
+            "lockward_unregistered_key_held",
+            &[("key", "4242")]
+        ),
+        Some(1.0)
+    );
+    // prometheus-parse splits labels at every comma, even inside a quoted value (Prometheus
+    // itself does not), so the pair's line is read as text.
+    assert!(
+        reply
+            .body
+            .lines()
+            .any(|line| line == "lockward_unregistered_key_held{key=\"7,8\"} 1"),
+        "{}",
+        reply.body
+    );
+    let registered = scrape
+        .samples
+        .iter()
+        .filter(|sample| sample.metric == "lockward_lock_held")
+        .count();
+    assert_eq!(registered, 9, "one series per registry entry");
+}
