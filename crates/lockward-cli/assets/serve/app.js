@@ -796,6 +796,7 @@
     byId('error').hidden = true;
     const status = byId('status');
     status.classList.remove('failing');
+    status.removeAttribute('data-frame-ms');
     status.setAttribute('data-refreshed-at', new Date(state.lastGood).toISOString());
     status.setAttribute('data-refresh-ms', ms.toFixed(1));
     setText(status, 'updated ' + clock(state.lastGood) + ' in ' + Math.round(ms) + ' ms · every ' + interval() / 1000 + ' s');
