@@ -494,7 +494,7 @@
     section.append(head, plot);
     return {
       section, key, name, meta, chips, box, grid, shift, marks, markers,
-      originMs: 0, period: undefined, cycles: new Map(), chipsSig: '',
+      originMs: 0, period: undefined, cycles: new Map(), generation: 0, chipsSig: '',
     };
   }
 
@@ -550,31 +550,25 @@
     const counts = { led: 0, unled: 0, failed: 0, lost: 0, running: 0, cancelled: 0, overlaps: 0 };
     const fragment = document.createDocumentFragment();
     const markerFragment = document.createDocumentFragment();
-    const seen = new Set();
+    // Every cycle seen in this update gets the row's new generation; the others are gone.
+    const generation = (row.generation += 1);
     const cycles = lock.cycles;
     let previousLed = null;
     for (let i = 0; i < cycles.length; i += 1) {
       const cycle = cycles[i];
       const start = cycle.cycle_start;
-      const startMs = Date.parse(start);
-      let endMs;
-      if (periodMs) {
-        endMs = startMs + periodMs;
-      } else if (i + 1 < cycles.length) {
-        endMs = Date.parse(cycles[i + 1].cycle_start);
-      } else {
-        endMs = cycle.finished_at ? Date.parse(cycle.finished_at) : toMs;
-      }
       if (cycle.status === 'unled') counts.unled += 1;
       else counts.led += 1;
       if (cycle.status !== 'unled' && cycle.status in counts) counts[cycle.status] += 1;
       if (cycle.overlaps_previous) counts.overlaps += 1;
-      seen.add(start);
+      // Without a period a mark ends where the next cycle starts (or the row ends).
+      const next = periodMs ? '' : i + 1 < cycles.length ? cycles[i + 1].cycle_start : cycle.finished_at || 'now';
       const sig = cycle.status + '|' + cycle.host + '|' + cycle.pid + '|' + cycle.fencing_token + '|' +
         cycle.started_at + '|' + cycle.finished_at + '|' + cycle.overlaps_previous + '|' +
-        cycle.application_name + '|' + endMs + '|' + (previousLed ? previousLed.finished_at : '');
+        cycle.application_name + '|' + next + '|' + (previousLed ? previousLed.finished_at : '');
       const cached = row.cycles.get(start);
-      if (cached && cached.sig === sig) {
+      if (cached && cached.sig === sig && next !== 'now') {
+        cached.generation = generation;
         if (cycle.status !== 'unled') previousLed = cycle;
         continue;
       }
@@ -582,6 +576,11 @@
         cached.rect.remove();
         if (cached.marker) cached.marker.remove();
       }
+      const startMs = Date.parse(start);
+      let endMs;
+      if (periodMs) endMs = startMs + periodMs;
+      else if (next === 'now') endMs = toMs;
+      else endMs = Date.parse(next);
       const x = (startMs - row.originMs) * sx;
       const w = (endMs - startMs) * sx;
       const problem = cycle.status !== 'done' || cycle.overlaps_previous;
@@ -612,11 +611,11 @@
         marker.append(markerTitle);
         markerFragment.append(marker);
       }
-      row.cycles.set(start, { sig, rect, marker });
+      row.cycles.set(start, { sig, rect, marker, generation });
       if (cycle.status !== 'unled') previousLed = cycle;
     }
     for (const [start, cached] of row.cycles) {
-      if (!seen.has(start)) {
+      if (cached.generation !== generation) {
         cached.rect.remove();
         if (cached.marker) cached.marker.remove();
         row.cycles.delete(start);
@@ -752,9 +751,11 @@
     state.inflight = true;
     state.again = false;
     const range = state.range;
-    performance.clearMarks('lockward-refresh-start');
-    performance.clearMarks('lockward-refresh-end');
+    for (const name of ['lockward-refresh-start', 'lockward-refresh-fetched', 'lockward-refresh-end']) {
+      performance.clearMarks(name);
+    }
     performance.clearMeasures('lockward-refresh');
+    performance.clearMeasures('lockward-render');
     performance.mark('lockward-refresh-start');
     try {
       if (!state.status) {
@@ -772,6 +773,7 @@
         state.again = true;
         return;
       }
+      performance.mark('lockward-refresh-fetched');
       if (live.status === 'fulfilled' && registry.status === 'fulfilled') {
         renderLocks(registry.value, live.value);
         renderUnknown(live.value);
@@ -781,7 +783,8 @@
       if (failed.length) throw new Error(failed.map((part) => part.reason.message).join('; '));
       performance.mark('lockward-refresh-end');
       const measure = performance.measure('lockward-refresh', 'lockward-refresh-start', 'lockward-refresh-end');
-      done(measure.duration);
+      const render = performance.measure('lockward-render', 'lockward-refresh-fetched', 'lockward-refresh-end');
+      done(measure.duration, render.duration);
     } catch (error) {
       showError(error);
     } finally {
@@ -791,7 +794,8 @@
     }
   }
 
-  function done(ms) {
+  /** A good refresh: `ms` from its first fetch to the DOM updated, `renderMs` of that drawing. */
+  function done(ms, renderMs) {
     state.lastGood = Date.now();
     byId('error').hidden = true;
     const status = byId('status');
@@ -799,6 +803,7 @@
     status.removeAttribute('data-frame-ms');
     status.setAttribute('data-refreshed-at', new Date(state.lastGood).toISOString());
     status.setAttribute('data-refresh-ms', ms.toFixed(1));
+    status.setAttribute('data-render-ms', renderMs.toFixed(1));
     setText(status, 'updated ' + clock(state.lastGood) + ' in ' + Math.round(ms) + ' ms · every ' + interval() / 1000 + ' s');
     // When the browser has drawn the result: the next frame, then the task after it.
     const startedAt = performance.getEntriesByName('lockward-refresh-start', 'mark')[0];
