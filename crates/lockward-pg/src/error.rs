@@ -40,6 +40,22 @@ pub enum Error {
     /// transaction pooling is in between). The message names the evidence and the fix.
     #[error("session mode refused: {0}")]
     TransactionPooling(String),
+    /// The ledger was created by an older lockward (no `period_ms` column, no index on
+    /// `cycle_start`) and this session could not upgrade it: its role does not own the table
+    /// (SQLSTATE 42501), or the table's lock was not free within the upgrade's lock timeout (it is
+    /// tried again at the next session open). The message says what the server said and the SQL
+    /// the table's owner can run.
+    #[error(
+        "the ledger table lockward_ledger predates lockward's period_ms column and cycle_start \
+         index, and this session could not add them: {}; have the table's owner run: {sql}",
+        describe(.error)
+    )]
+    LedgerUpgrade {
+        /// What the server said.
+        error: tokio_postgres::Error,
+        /// The upgrade ([`crate::ledger::UPGRADE`]).
+        sql: &'static str,
+    },
     /// The server did not answer in time.
     #[error("no answer from the server within {0:?}")]
     Timeout(Duration),

@@ -1,5 +1,6 @@
 //! The optional ledger: one row per cycle that was led, in a table the library creates on first
-//! use. It gives each acquisition a fencing token and makes a cycle run at most once.
+//! use. It gives each acquisition a fencing token, makes a cycle run at most once, and is the
+//! history [`history`] and [`counts`] read back.
 //!
 //! ```sql
 //! CREATE TABLE lockward_ledger (
@@ -12,15 +13,28 @@
 //!     started_at       timestamptz NOT NULL,
 //!     finished_at      timestamptz,
 //!     outcome          text,                  -- 'done', 'failed', 'cancelled' (NULL: lost)
+//!     period_ms        bigint,                -- the worker's period (NULL in older rows)
 //!     PRIMARY KEY (lock_key, cycle_start)
 //! );
+//! CREATE INDEX lockward_ledger_cycle_start ON lockward_ledger (cycle_start);
 //! ```
 //!
 //! The row is claimed under the advisory lock, so the check "has this cycle run?" and the insert
 //! cannot race another host. Fencing tokens come from a sequence: they rise at every acquisition
 //! and are never handed out twice, even when a transaction-mode cycle rolls back.
+//!
+//! A ledger created by an older lockward lacks `period_ms` and the `cycle_start` index: the
+//! first worker that opens a session adds both ([`UPGRADE`]), or, when its role may not alter
+//! the table, fails with [`Error::LedgerUpgrade`], which names the SQL the table's owner must run.
 
-use std::time::SystemTime;
+mod history;
+
+pub use history::{
+    Counts, History, HistoryLock, HostCounts, LedgerCycle, LockCounts, Status, counts, exists,
+    history, history_at,
+};
+
+use std::time::{Duration, SystemTime};
 
 use tokio_postgres::Client;
 use tokio_postgres::error::SqlState;
@@ -40,41 +54,104 @@ CREATE TABLE IF NOT EXISTS lockward_ledger (
     started_at       timestamptz NOT NULL DEFAULT clock_timestamp(),
     finished_at      timestamptz,
     outcome          text,
+    period_ms        bigint,
     PRIMARY KEY (lock_key, cycle_start)
-);";
+);
+CREATE INDEX IF NOT EXISTS lockward_ledger_cycle_start ON lockward_ledger (cycle_start);";
 
-/// Whether the ledger's table and sequence are there (one round trip).
-const EXISTS: &str = "SELECT to_regclass('lockward_ledger') IS NOT NULL \
-                      AND to_regclass('lockward_fencing_token') IS NOT NULL";
+/// What brings a ledger an older lockward created up to date: the period column every claim
+/// records and the index a history read of a time range uses. The table's owner runs it (a
+/// worker whose role owns the table runs it by itself). On a large ledger the index build blocks
+/// claims while it runs; an owner who would rather not can build any index whose first column is
+/// `cycle_start` beforehand with `CREATE INDEX CONCURRENTLY`: workers look for one by its
+/// column, not its name.
+pub const UPGRADE: &str = "ALTER TABLE lockward_ledger ADD COLUMN IF NOT EXISTS period_ms bigint; \
+CREATE INDEX IF NOT EXISTS lockward_ledger_cycle_start ON lockward_ledger (cycle_start);";
 
-/// Creates the ledger if it is missing. Two sessions creating it at once is not an error.
+/// How long the upgrade waits for the table's lock. `ALTER TABLE` needs an exclusive lock: queued
+/// behind a long transaction-mode job (whose claim holds a row lock until it commits) it would
+/// stall every claim queued behind it in turn; given up, it is tried again at the next session
+/// open.
+const UPGRADE_LOCK_TIMEOUT: &str = "2s";
+
+/// Whether the ledger's table and sequence are there, and whether the table has the period
+/// column and a valid index led by `cycle_start` (one round trip).
+const EXISTS: &str = "\
+SELECT to_regclass('lockward_ledger') IS NOT NULL AND to_regclass('lockward_fencing_token') IS NOT NULL,
+       EXISTS (SELECT FROM pg_attribute
+               WHERE attrelid = to_regclass('lockward_ledger') AND attname = 'period_ms'
+                 AND NOT attisdropped),
+       EXISTS (SELECT FROM pg_index i
+               JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+               WHERE i.indrelid = to_regclass('lockward_ledger') AND i.indisvalid
+                 AND a.attname = 'cycle_start')";
+
+/// Creates the ledger if it is missing, and upgrades one an older lockward created. Two sessions
+/// creating or upgrading it at once is not an error.
 ///
 /// It looks before it creates: `CREATE ... IF NOT EXISTS` needs the `CREATE` privilege on the
 /// schema even when the object exists, which a least-privilege worker role using a ledger an
-/// administrator created does not have.
+/// administrator created does not have; and altering the table needs its ownership.
 pub(crate) async fn ensure(client: &Client) -> Result<(), Error> {
-    let exists = client.simple_query(EXISTS).await?.iter().any(|message| {
-        matches!(message, tokio_postgres::SimpleQueryMessage::Row(row) if row.get(0) == Some("t"))
+    let messages = client.simple_query(EXISTS).await?;
+    let flags = messages.iter().find_map(|message| match message {
+        tokio_postgres::SimpleQueryMessage::Row(row) => {
+            Some([0, 1, 2].map(|i| row.get(i) == Some("t")))
+        }
+        _ => None,
     });
-    if exists {
-        return Ok(());
+    match flags {
+        Some([true, true, true]) => Ok(()),
+        Some([true, _, _]) => upgrade(client).await,
+        _ => match client.batch_execute(CREATE).await {
+            Ok(()) => Ok(()),
+            Err(error) if lost_a_race(&error) => Ok(()),
+            Err(error) => Err(error.into()),
+        },
     }
-    match client.batch_execute(CREATE).await {
-        Ok(()) => Ok(()),
-        Err(error)
-            if matches!(
-                error.code(),
-                Some(
-                    &SqlState::UNIQUE_VIOLATION
-                        | &SqlState::DUPLICATE_TABLE
-                        | &SqlState::DUPLICATE_OBJECT
-                )
-            ) =>
-        {
+}
+
+/// Another session created the same object first.
+fn lost_a_race(error: &tokio_postgres::Error) -> bool {
+    matches!(
+        error.code(),
+        Some(
+            &SqlState::UNIQUE_VIOLATION | &SqlState::DUPLICATE_TABLE | &SqlState::DUPLICATE_OBJECT
+        )
+    )
+}
+
+/// Runs [`UPGRADE`] in a transaction of its own, waiting at most [`UPGRADE_LOCK_TIMEOUT`] for
+/// the table's lock.
+async fn upgrade(client: &Client) -> Result<(), Error> {
+    let sql =
+        format!("BEGIN; SET LOCAL lock_timeout = '{UPGRADE_LOCK_TIMEOUT}'; {UPGRADE} COMMIT;");
+    match client.batch_execute(&sql).await {
+        Ok(()) => {
+            tracing::info!("upgraded the ledger: added period_ms and the cycle_start index");
             Ok(())
         }
-        Err(error) => Err(error.into()),
+        Err(error) => {
+            // A statement failed inside the explicit transaction: it is still open, aborted.
+            let _ = client.batch_execute("ROLLBACK").await;
+            if lost_a_race(&error) {
+                return Ok(());
+            }
+            Err(Error::LedgerUpgrade {
+                error,
+                sql: UPGRADE,
+            })
+        }
     }
+}
+
+/// The period as the ledger records it: whole milliseconds, or `None` for a period that is not
+/// a whole number of them (its boundaries could not be computed back from the column).
+pub(crate) fn period_ms(every: Duration) -> Option<i64> {
+    if !every.subsec_nanos().is_multiple_of(1_000_000) {
+        return None;
+    }
+    i64::try_from(every.as_millis()).ok().filter(|&ms| ms > 0)
 }
 
 /// Who is claiming a cycle.
@@ -83,10 +160,13 @@ pub(crate) struct Claimant<'a> {
     pub(crate) application_name: &'a str,
     pub(crate) host: &'a str,
     pub(crate) pid: i32,
+    /// [`period_ms`] of the worker's period.
+    pub(crate) period_ms: Option<i64>,
 }
 
 impl Claimant<'_> {
-    /// The claim's parameters, with their types: lock key, cycle, application name, host, pid.
+    /// The claim's parameters, with their types: lock key, cycle, application name, host, pid,
+    /// period.
     pub(crate) fn params(&self, cycle: SystemTime) -> Vec<crate::worker::Param> {
         vec![
             (Box::new(self.lock_key.to_owned()), Type::TEXT),
@@ -94,6 +174,7 @@ impl Claimant<'_> {
             (Box::new(self.application_name.to_owned()), Type::TEXT),
             (Box::new(self.host.to_owned()), Type::TEXT),
             (Box::new(self.pid), Type::INT4),
+            (Box::new(self.period_ms), Type::INT8),
         ]
     }
 }
@@ -105,11 +186,12 @@ impl Claimant<'_> {
 /// server session it opened (see `worker::pooler`). The claim reads the table after the lock is taken (the CTE is materialized
 /// first), and `ON CONFLICT` sees rows committed by earlier leaders.
 pub(crate) fn lock_and_claim_sql(lock: &str, first: usize) -> String {
-    let [key, cycle, name, host, pid] = [0, 1, 2, 3, 4].map(|i| format!("${}", first + i));
+    let [key, cycle, name, host, pid, period] =
+        [0, 1, 2, 3, 4, 5].map(|i| format!("${}", first + i));
     format!(
         "WITH l AS MATERIALIZED (SELECT {lock} AS got), \
-         c AS (INSERT INTO lockward_ledger (lock_key, cycle_start, fencing_token, application_name, host, pid) \
-               SELECT {key}::text, {cycle}::timestamptz, nextval('lockward_fencing_token'), {name}::text, {host}::text, {pid}::int4 \
+         c AS (INSERT INTO lockward_ledger (lock_key, cycle_start, fencing_token, application_name, host, pid, period_ms) \
+               SELECT {key}::text, {cycle}::timestamptz, nextval('lockward_fencing_token'), {name}::text, {host}::text, {pid}::int4, {period}::int8 \
                FROM l WHERE l.got \
                ON CONFLICT (lock_key, cycle_start) DO NOTHING RETURNING fencing_token) \
          SELECT l.got, (SELECT fencing_token FROM c), pg_backend_pid() FROM l"
@@ -138,8 +220,8 @@ pub(crate) async fn claim(
 ) -> Result<Option<i64>, Error> {
     let row = client
         .query_typed_opt(
-            "INSERT INTO lockward_ledger (lock_key, cycle_start, fencing_token, application_name, host, pid) \
-             VALUES ($1, $2, nextval('lockward_fencing_token'), $3, $4, $5) \
+            "INSERT INTO lockward_ledger (lock_key, cycle_start, fencing_token, application_name, host, pid, period_ms) \
+             VALUES ($1, $2, nextval('lockward_fencing_token'), $3, $4, $5, $6) \
              ON CONFLICT (lock_key, cycle_start) DO NOTHING RETURNING fencing_token",
             &[
                 (&who.lock_key, Type::TEXT),
@@ -147,6 +229,7 @@ pub(crate) async fn claim(
                 (&who.application_name, Type::TEXT),
                 (&who.host, Type::TEXT),
                 (&who.pid, Type::INT4),
+                (&who.period_ms, Type::INT8),
             ],
         )
         .await?;

@@ -67,11 +67,12 @@ mod connect;
 mod error;
 mod holder;
 mod identity;
-mod ledger;
+pub mod ledger;
 pub mod live;
 mod schedule;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod timestamp;
 mod worker;
 
 pub use connect::connect;

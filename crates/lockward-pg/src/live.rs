@@ -331,34 +331,12 @@ fn exact_since(session: &mut LiveHolder, now: f64) {
     let Ok(since) = since.duration_since(std::time::UNIX_EPOCH) else {
         return;
     };
-    session.since = Some(rfc3339_millis(since));
+    session.since = Some(crate::timestamp::rfc3339_millis(
+        std::time::UNIX_EPOCH + since,
+    ));
     session.held_for = Some(Duration::from_secs_f64(
         (now - since.as_secs_f64()).max(0.0),
     ));
-}
-
-/// `2026-11-30T06:50:12.345Z` for a time since the Unix epoch.
-fn rfc3339_millis(since_epoch: Duration) -> String {
-    let secs = since_epoch.as_secs();
-    let days = i64::try_from(secs / 86_400).unwrap_or(i64::MAX);
-    let rest = secs % 86_400;
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rest / 3_600,
-        rest % 3_600 / 60,
-        rest % 60,
-        since_epoch.subsec_millis()
-    )
 }
 
 /// Groups rows (sorted by key, holders first) into one [`LiveLock`] per key.

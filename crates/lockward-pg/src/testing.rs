@@ -16,9 +16,11 @@
 //! sockets open, like a partition) and healed. [`Partition`] is the real thing, for root: a network
 //! namespace behind a veth pair whose link drops every packet once cut. Tests that need what the
 //! machine may lack say so with [`require_or_skip`]. [`Pgbouncer`] puts a real pgbouncer, in
-//! transaction or session pooling, in front of a test database.
+//! transaction or session pooling, in front of a test database. [`seed_ledger`] fills a ledger with
+//! cycles fast, for tests and benches of what reads it.
 
 mod cluster;
+mod ledger;
 mod partition;
 mod pgbouncer;
 mod prerequisite;
@@ -26,6 +28,7 @@ mod proxy;
 mod server;
 
 pub use cluster::Cluster;
+pub use ledger::seed_ledger;
 pub use partition::Partition;
 pub use pgbouncer::{Pgbouncer, Pooling};
 pub use prerequisite::{REQUIRE_ALL_TESTS, is_root, require_or_skip};

@@ -221,6 +221,7 @@ pub struct WorkerBuilder {
     id_literal: String,
     family: bool,
     member: Option<i32>,
+    host: Option<String>,
     database_url: Option<String>,
     every: Option<Duration>,
     settings: Settings,
@@ -303,6 +304,21 @@ impl WorkerBuilder {
     #[must_use]
     pub fn member(mut self, member: i32) -> Self {
         self.member = Some(member);
+        self
+    }
+
+    /// The host name the worker reports: the `@HOST` of its lock session's identity (what
+    /// `lockward live` shows) and the `host` of its ledger rows. Default: the machine's host
+    /// name. For several workers on one machine that stand for different hosts, and for
+    /// containers whose host name is a pod's generated name.
+    ///
+    /// [`build`](Self::build) refuses an empty name and one with control characters (PostgreSQL's
+    /// `text` cannot hold a NUL, and a line break would forge log lines). Any other text is kept
+    /// whole in the ledger; the identity percent-encodes it and, when it does not fit in
+    /// `application_name`'s 63 bytes, cuts its tail, as it does a long machine host name.
+    #[must_use]
+    pub fn host(mut self, name: impl Into<String>) -> Self {
+        self.host = Some(name.into());
         self
     }
 
@@ -501,7 +517,10 @@ impl WorkerBuilder {
             }
         };
         let mut target = Target::parse(url)?;
-        let host = gethostname::gethostname().to_string_lossy().into_owned();
+        let host = match self.host {
+            Some(host) => valid_host(host)?,
+            None => gethostname::gethostname().to_string_lossy().into_owned(),
+        };
         let pid = std::process::id();
         let identity = Identity::new(
             self.project,
@@ -651,6 +670,7 @@ impl Worker {
             id_literal: lock.id().literal().to_owned(),
             family: lock.key() == KeyShape::Family,
             member: None,
+            host: None,
             database_url: None,
             every: None,
             settings: Settings::default(),
@@ -673,6 +693,22 @@ impl Worker {
     pub fn key(&self) -> AdvisoryKey {
         self.key
     }
+}
+
+/// A host name given to [`WorkerBuilder::host`], or why it cannot be one.
+fn valid_host(host: String) -> Result<String, Error> {
+    if host.is_empty() {
+        return Err(Error::Setting(
+            "the host name is empty: give the name this worker reports as its host".to_owned(),
+        ));
+    }
+    if let Some(control) = host.chars().find(|c| c.is_control()) {
+        return Err(Error::Setting(format!(
+            "the host name {host:?} contains the control character {control:?}: the ledger and \
+             the logs could not show it"
+        )));
+    }
+    Ok(host)
 }
 
 /// How long a worker holds the lock past the boundary by default: without the ledger, half the

@@ -319,6 +319,7 @@ impl Worker {
             application_name: &self.application_name,
             host: &self.host,
             pid: self.pid,
+            period_ms: ledger::period_ms(self.every),
         }
     }
 

@@ -216,3 +216,39 @@ fn a_hold_past_the_boundary_as_long_as_the_period_is_refused() {
             .is_ok()
     );
 }
+
+#[test]
+fn a_host_given_to_the_builder_is_the_identitys_host() {
+    let worker = Worker::builder(&registry(), "ADVISORY_LOCK_ROLLUP")
+        .unwrap()
+        .database_url("postgres://u@localhost/db")
+        .every(Duration::from_secs(60))
+        .host("pod 7/alpha")
+        .build()
+        .unwrap();
+    assert_eq!(worker.identity().host(), "pod 7/alpha");
+    assert!(
+        worker.application_name().ends_with("@pod%207%2Falpha"),
+        "{}",
+        worker.application_name()
+    );
+}
+
+#[test]
+fn a_host_the_identity_and_the_ledger_cannot_carry_is_refused() {
+    for (host, why) in [
+        ("", "empty"),
+        ("alpha\nbeta", "control character"),
+        ("a\0b", "control character"),
+    ] {
+        let error = Worker::builder(&registry(), "ADVISORY_LOCK_ROLLUP")
+            .unwrap()
+            .database_url("postgres://u@localhost/db")
+            .every(Duration::from_secs(60))
+            .host(host)
+            .build()
+            .unwrap_err();
+        assert!(matches!(error, Error::Setting(_)), "{error}");
+        assert!(error.to_string().contains(why), "{host:?}: {error}");
+    }
+}

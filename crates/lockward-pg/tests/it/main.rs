@@ -5,6 +5,7 @@ mod collision;
 mod election;
 mod errors;
 mod faults;
+mod history;
 mod ledger;
 mod live;
 mod observed;

@@ -1,0 +1,924 @@
+//! Reading the ledger back: every cycle of a time range per lock ([`history`], the JSON of
+//! `lockward serve`'s `GET /api/ledger`), all-time counts per lock and host ([`counts`], its
+//! `/metrics`), and whether there is a ledger at all ([`exists`]).
+//!
+//! A cycle's [`Status`] comes from its row, or from the absence of one:
+//! - `done`, `failed`, `cancelled`: the row's outcome (an outcome lockward does not write, in a
+//!   row edited by hand, reads as `failed`);
+//! - a row without an outcome is `running` while its cycle has not ended (cycle start + period
+//!   after now; with no period known, while it is the lock's latest row and has no end), else
+//!   `lost` (its leader never recorded the end: its session was killed or cut);
+//! - `unled`: a boundary (a multiple of the period since the Unix epoch: cycles are aligned to
+//!   the wall clock) after the lock's first row that has fully ended (boundary + period at or
+//!   before now) with no row. The period is the one the row before the gap records, else the
+//!   lock's. No period known, no unled cycle.
+//!
+//! A cycle *overlaps the previous* when it started before the previous row's leader finished, or
+//! while the previous row was still running by the rule above: two leaders at once.
+//!
+//! Both reads are index-backed. The lock keys are enumerated by a loose index scan of the primary
+//! key (one probe per key, a recursive CTE), and per key the read touches the latest row before
+//! the range, the rows in it and the lock's latest row, by the primary key: reading an hour of a
+//! year-long ledger reads an hour of rows. `counts` aggregates the whole table in one pass.
+
+use std::time::SystemTime;
+
+use lockward_registry::{Lock, Registry};
+use serde::Serialize;
+use tokio_postgres::Client;
+use tokio_postgres::types::Type;
+
+use crate::Error;
+use crate::timestamp::{self, from_micros, micros};
+
+/// How one cycle of a lock went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// The job succeeded (committed, in transaction mode).
+    Done,
+    /// The job failed (session mode: in transaction mode a failed cycle rolls its row back and
+    /// reads as `unled`).
+    Failed,
+    /// The worker shut down while it led the cycle.
+    Cancelled,
+    /// The cycle ended with no outcome recorded: its leader's session was lost.
+    Lost,
+    /// The cycle has a leader and has not ended yet.
+    Running,
+    /// The cycle ended and nobody led it.
+    Unled,
+}
+
+impl Status {
+    /// `done`, `failed`, `cancelled`, `lost`, `running` or `unled`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Done => "done",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+            Self::Lost => "lost",
+            Self::Running => "running",
+            Self::Unled => "unled",
+        }
+    }
+}
+
+/// The cycles of a time range, per lock: the JSON of `GET /api/ledger`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct History {
+    /// The range's start (included), as RFC 3339 UTC with milliseconds.
+    #[serde(serialize_with = "timestamp::serialize")]
+    pub from: SystemTime,
+    /// The range's end (excluded).
+    #[serde(serialize_with = "timestamp::serialize")]
+    pub to: SystemTime,
+    /// Every lock with a row before `to`, by registry id then member; keys the registry does not
+    /// know last, by lock key.
+    pub locks: Vec<HistoryLock>,
+}
+
+/// One ledger lock's cycles in the range.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HistoryLock {
+    /// The key as the ledger writes it: `1001001`, or `1001004/7` for a family member.
+    pub lock_key: String,
+    /// The registry id (the family's, for a member); null when the registry does not know it.
+    pub id: Option<i64>,
+    /// The entry's constant.
+    pub constant: Option<String>,
+    /// `core`, `plugin:NAME`, or null.
+    pub owner: Option<String>,
+    /// The entry's kind (`constant`, `external`, `handover`, ...); null for an unknown key.
+    pub kind: Option<&'static str>,
+    /// The family member (`7` for `1001004/7`).
+    pub member: Option<i32>,
+    /// The period recorded by the lock's latest row that records one (searched from the latest
+    /// row before the range on); null when none does (rows of an older lockward).
+    pub period_seconds: Option<f64>,
+    /// The cycles whose start is in the range, oldest first.
+    pub cycles: Vec<LedgerCycle>,
+}
+
+/// One cycle: a ledger row, or a boundary nobody led.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LedgerCycle {
+    /// The wall-clock boundary the cycle belongs to.
+    #[serde(serialize_with = "timestamp::serialize")]
+    pub cycle_start: SystemTime,
+    /// How it went.
+    pub status: Status,
+    /// The leader's fencing token (null for an unled cycle, as every field below).
+    pub fencing_token: Option<i64>,
+    /// The leader's host.
+    pub host: Option<String>,
+    /// The leader's OS process id.
+    pub pid: Option<i32>,
+    /// The leader's lock session's `application_name`.
+    pub application_name: Option<String>,
+    /// When the leader claimed the cycle, by the server's clock.
+    #[serde(serialize_with = "timestamp::serialize_option")]
+    pub started_at: Option<SystemTime>,
+    /// When the leader recorded its end; null while running and for a lost cycle.
+    #[serde(serialize_with = "timestamp::serialize_option")]
+    pub finished_at: Option<SystemTime>,
+    /// This leader started before the previous one finished (or while it was still running).
+    pub overlaps_previous: bool,
+}
+
+/// All-time counts for `/metrics`: per lock and host what its leaders did, per lock the cycles
+/// nobody led.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// One entry per lock key and host that led a cycle, in [`History`]'s lock order, then by host.
+    pub hosts: Vec<HostCounts>,
+    /// One entry per lock key, in [`History`]'s lock order.
+    pub locks: Vec<LockCounts>,
+}
+
+/// What one host's leaders of one lock did, all time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HostCounts {
+    /// The key as the ledger writes it.
+    pub lock_key: String,
+    /// The registry id, when known.
+    pub id: Option<i64>,
+    /// The entry's constant, when known.
+    pub constant: Option<String>,
+    /// The family member, for a member's key.
+    pub member: Option<i32>,
+    /// The host.
+    pub host: String,
+    /// Cycles led (rows): the four below plus those still running.
+    pub led: u64,
+    /// Cycles done.
+    pub done: u64,
+    /// Cycles failed.
+    pub failed: u64,
+    /// Cycles cancelled by shutdown.
+    pub cancelled: u64,
+    /// Cycles lost.
+    pub lost: u64,
+}
+
+/// The cycles of one lock nobody led, all time (from its first row to now).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LockCounts {
+    /// The key as the ledger writes it.
+    pub lock_key: String,
+    /// The registry id, when known.
+    pub id: Option<i64>,
+    /// The entry's constant, when known.
+    pub constant: Option<String>,
+    /// The family member, for a member's key.
+    pub member: Option<i32>,
+    /// Boundaries that ended with no row.
+    pub unled: u64,
+}
+
+/// Whether the connected database has a ledger (`lockward_ledger`, found through the
+/// `search_path` as the workers find it).
+///
+/// # Cancel safety
+///
+/// Cancel safe: a read-only query.
+pub async fn exists(client: &Client) -> Result<bool, Error> {
+    Ok(probe(client).await?.is_some())
+}
+
+/// Whether the table is there and, if so, whether it has the period column: `lockward serve`
+/// reads a ledger no worker of this version has upgraded yet, without periods.
+async fn probe(client: &Client) -> Result<Option<bool>, Error> {
+    let row = client
+        .query_typed_one(
+            "SELECT to_regclass('lockward_ledger') IS NOT NULL, \
+                    EXISTS (SELECT FROM pg_attribute WHERE attrelid = to_regclass('lockward_ledger') \
+                            AND attname = 'period_ms' AND NOT attisdropped)",
+            &[],
+        )
+        .await?;
+    Ok(row.get::<_, bool>(0).then(|| row.get(1)))
+}
+
+/// The ledger's lock keys, one index probe each.
+const KEYS: &str = "\
+keys AS (
+    (SELECT lock_key FROM lockward_ledger ORDER BY lock_key LIMIT 1)
+  UNION ALL
+    SELECT (SELECT l.lock_key FROM lockward_ledger l WHERE l.lock_key > k.lock_key
+            ORDER BY l.lock_key LIMIT 1)
+    FROM keys k WHERE k.lock_key IS NOT NULL
+)";
+
+/// A history read: per key, the latest row before `$1`, the rows up to `$2` and the lock's
+/// latest row and period, each through the primary key. `{period}` is the period column, or
+/// NULL on a ledger that lacks it.
+fn history_sql(period: &str) -> String {
+    format!(
+        "WITH RECURSIVE {KEYS},
+known AS MATERIALIZED (
+    SELECT k.lock_key, b.cycle_start AS before_start,
+           (SELECT l.cycle_start FROM lockward_ledger l WHERE l.lock_key = k.lock_key
+            ORDER BY l.cycle_start DESC LIMIT 1) AS latest
+    FROM keys k
+    LEFT JOIN LATERAL (SELECT l.cycle_start FROM lockward_ledger l
+                       WHERE l.lock_key = k.lock_key AND l.cycle_start < $1
+                       ORDER BY l.cycle_start DESC LIMIT 1) b ON true
+    WHERE k.lock_key IS NOT NULL
+),
+periods AS MATERIALIZED (
+    SELECT kn.*,
+           (SELECT {period} FROM lockward_ledger l
+            WHERE l.lock_key = kn.lock_key AND l.cycle_start >= coalesce(kn.before_start, '-infinity')
+              AND {period} IS NOT NULL
+            ORDER BY l.cycle_start DESC LIMIT 1) AS lock_period
+    FROM known kn
+)
+SELECT p.lock_key, p.latest, p.lock_period,
+       r.cycle_start, r.fencing_token, r.application_name, r.host, r.pid, r.started_at,
+       r.finished_at, r.outcome, r.period_ms
+FROM periods p
+JOIN LATERAL (SELECT l.cycle_start, l.fencing_token, l.application_name, l.host, l.pid,
+                     l.started_at, l.finished_at, l.outcome, {period} AS period_ms
+              FROM lockward_ledger l
+              WHERE l.lock_key = p.lock_key AND l.cycle_start >= coalesce(p.before_start, $1)
+                AND l.cycle_start < $2
+              ORDER BY l.cycle_start) r ON true
+ORDER BY p.lock_key, r.cycle_start"
+    )
+}
+
+/// Every cycle whose start is in `[from, to)`, per lock, with its [`Status`] as of now (this
+/// machine's clock); see the module's documentation for the rules. A database without a ledger
+/// has an empty history; a ledger an older lockward created and no worker has upgraded yet is
+/// read without periods (no unled cycles).
+///
+/// # Cancel safety
+///
+/// Cancel safe: read-only queries.
+pub async fn history(
+    client: &Client,
+    registry: &Registry,
+    from: SystemTime,
+    to: SystemTime,
+) -> Result<History, Error> {
+    history_at(client, registry, from, to, SystemTime::now()).await
+}
+
+/// [`history`] with the statuses as of `now` (which cycles have ended, and so are `lost` or
+/// `unled` rather than `running` or not yet shown): to read it and [`counts`] as of one moment.
+///
+/// # Cancel safety
+///
+/// Cancel safe: read-only queries.
+pub async fn history_at(
+    client: &Client,
+    registry: &Registry,
+    from: SystemTime,
+    to: SystemTime,
+    now: SystemTime,
+) -> Result<History, Error> {
+    let mut history = History {
+        from,
+        to,
+        locks: Vec::new(),
+    };
+    let Some(has_period) = probe(client).await? else {
+        return Ok(history);
+    };
+    let sql = history_sql(if has_period {
+        "l.period_ms"
+    } else {
+        "NULL::int8"
+    });
+    let rows = client
+        .query_typed(
+            &sql,
+            &[(&from, Type::TIMESTAMPTZ), (&to, Type::TIMESTAMPTZ)],
+        )
+        .await?;
+    let window = Window {
+        from: micros(from),
+        to: micros(to),
+        now: micros(now),
+    };
+    let mut current: Option<(String, Option<i64>, SystemTime, Vec<Row>)> = None;
+    let finish = |lock: Option<(String, Option<i64>, SystemTime, Vec<Row>)>,
+                  locks: &mut Vec<HistoryLock>| {
+        if let Some((lock_key, period, latest, rows)) = lock {
+            let cycles = derive(&rows, period, Some(micros(latest)), &window);
+            locks.push(history_lock(registry, lock_key, period, cycles));
+        }
+    };
+    for row in &rows {
+        let lock_key: String = row.get(0);
+        if current.as_ref().is_none_or(|(key, ..)| *key != lock_key) {
+            finish(current.take(), &mut history.locks);
+            current = Some((lock_key, row.get(2), row.get(1), Vec::new()));
+        }
+        if let Some((.., rows)) = current.as_mut() {
+            rows.push(Row {
+                cycle_start: micros(row.get(3)),
+                fencing_token: row.get(4),
+                application_name: row.get(5),
+                host: row.get(6),
+                pid: row.get(7),
+                started_at: micros(row.get(8)),
+                finished_at: row.get::<_, Option<SystemTime>>(9).map(micros),
+                outcome: row.get(10),
+                period_ms: row.get(11),
+            });
+        }
+    }
+    finish(current, &mut history.locks);
+    history.locks.sort_by(|a, b| {
+        order(a.id, a.member, &a.lock_key).cmp(&order(b.id, b.member, &b.lock_key))
+    });
+    Ok(history)
+}
+
+/// The all-time counts: one pass over the table in primary-key order, the gap after each row
+/// (to the next row of its lock, or to now) turned into its unled boundaries by integer
+/// arithmetic on microseconds since the epoch, the same as [`derive`]'s.
+fn counts_sql(period: &str) -> String {
+    format!(
+        "WITH RECURSIVE {KEYS},
+meta AS MATERIALIZED (
+    SELECT k.lock_key,
+           (SELECT {period} FROM lockward_ledger l WHERE l.lock_key = k.lock_key
+              AND {period} IS NOT NULL ORDER BY l.cycle_start DESC LIMIT 1) AS lock_period,
+           (SELECT l.cycle_start FROM lockward_ledger l WHERE l.lock_key = k.lock_key
+            ORDER BY l.cycle_start DESC LIMIT 1) AS latest
+    FROM keys k WHERE k.lock_key IS NOT NULL
+),
+r AS (
+    SELECT l.lock_key, l.host, l.outcome, l.finished_at, l.cycle_start,
+           (extract(epoch FROM l.cycle_start) * 1000000)::int8 AS cs,
+           (extract(epoch FROM lead(l.cycle_start) OVER (PARTITION BY l.lock_key ORDER BY l.cycle_start))
+            * 1000000)::int8 AS next_cs,
+           {period} AS row_period
+    FROM lockward_ledger l
+),
+s AS (
+    SELECT r.*, coalesce(r.row_period, m.lock_period) * 1000 AS p, r.cycle_start = m.latest AS latest
+    FROM r JOIN meta m USING (lock_key)
+),
+t AS (
+    SELECT s.*,
+           s.outcome IS NULL AND CASE WHEN s.p IS NULL THEN s.finished_at IS NULL AND s.latest
+                                      ELSE s.cs + s.p > $1 END AS running,
+           CASE WHEN s.p IS NULL THEN 0
+                ELSE greatest(0, least(coalesce(ceil(s.next_cs::numeric / s.p)::int8 - 1, 9223372036854775807),
+                                       floor($1::numeric / s.p)::int8 - 1)
+                                 - floor(s.cs::numeric / s.p)::int8) END AS unled
+    FROM s
+)
+SELECT lock_key, host, count(*),
+       count(*) FILTER (WHERE outcome = 'done'),
+       count(*) FILTER (WHERE outcome IS NOT NULL AND outcome NOT IN ('done', 'cancelled')),
+       count(*) FILTER (WHERE outcome = 'cancelled'),
+       count(*) FILTER (WHERE outcome IS NULL AND NOT running),
+       sum(unled)::int8
+FROM t GROUP BY lock_key, host ORDER BY lock_key, host"
+    )
+}
+
+/// All-time counts per lock key and host (cycles led, done, failed, cancelled, lost) and per
+/// lock key (cycles nobody led, from its first row to `now`), by the rules of [`history`]. A
+/// database without a ledger has none.
+///
+/// It reads the whole table once (a sequential pass and a sort, or the primary key in order):
+/// its cost grows with the ledger, unlike [`history`]'s.
+///
+/// # Cancel safety
+///
+/// Cancel safe: read-only queries.
+pub async fn counts(
+    client: &Client,
+    registry: &Registry,
+    now: SystemTime,
+) -> Result<Counts, Error> {
+    let mut counts = Counts {
+        hosts: Vec::new(),
+        locks: Vec::new(),
+    };
+    let Some(has_period) = probe(client).await? else {
+        return Ok(counts);
+    };
+    let sql = counts_sql(if has_period {
+        "l.period_ms"
+    } else {
+        "NULL::int8"
+    });
+    let now = micros(now);
+    let rows = client.query_typed(&sql, &[(&now, Type::INT8)]).await?;
+    let count =
+        |row: &tokio_postgres::Row, i: usize| u64::try_from(row.get::<_, i64>(i)).unwrap_or(0);
+    for row in &rows {
+        let lock_key: String = row.get(0);
+        let (entry, member) = entry(registry, &lock_key);
+        let id = entry.map(|lock| lock.id().value());
+        let constant = entry.and_then(|lock| lock.constant().map(str::to_owned));
+        let unled = count(row, 7);
+        match counts.locks.last_mut() {
+            Some(last) if last.lock_key == lock_key => last.unled += unled,
+            _ => counts.locks.push(LockCounts {
+                lock_key: lock_key.clone(),
+                id,
+                constant: constant.clone(),
+                member,
+                unled,
+            }),
+        }
+        counts.hosts.push(HostCounts {
+            lock_key,
+            id,
+            constant,
+            member,
+            host: row.get(1),
+            led: count(row, 2),
+            done: count(row, 3),
+            failed: count(row, 4),
+            cancelled: count(row, 5),
+            lost: count(row, 6),
+        });
+    }
+    counts.locks.sort_by(|a, b| {
+        order(a.id, a.member, &a.lock_key).cmp(&order(b.id, b.member, &b.lock_key))
+    });
+    counts.hosts.sort_by(|a, b| {
+        order(a.id, a.member, &a.lock_key)
+            .cmp(&order(b.id, b.member, &b.lock_key))
+            .then_with(|| a.host.cmp(&b.host))
+    });
+    Ok(counts)
+}
+
+/// The sort key of a lock: registered ones by id then member (none first), unknown keys after,
+/// by key.
+fn order(id: Option<i64>, member: Option<i32>, lock_key: &str) -> (bool, i64, Option<i32>, &str) {
+    match id {
+        Some(id) => (false, id, member, ""),
+        None => (true, 0, None, lock_key),
+    }
+}
+
+/// The registry entry of a ledger key (`ID`, or `ID/MEMBER` for a family member) and its member.
+fn entry<'r>(registry: &'r Registry, lock_key: &str) -> (Option<&'r Lock>, Option<i32>) {
+    match lock_key.split_once('/') {
+        Some((id, member)) => {
+            let member = member.parse::<i32>().ok();
+            let lock = id
+                .parse::<i64>()
+                .ok()
+                .filter(|_| member.is_some())
+                .and_then(|id| registry.family(id));
+            (lock, member)
+        }
+        None => (
+            lock_key
+                .parse::<i64>()
+                .ok()
+                .and_then(|id| registry.lock(id)),
+            None,
+        ),
+    }
+}
+
+fn history_lock(
+    registry: &Registry,
+    lock_key: String,
+    period_ms: Option<i64>,
+    cycles: Vec<LedgerCycle>,
+) -> HistoryLock {
+    let (entry, member) = entry(registry, &lock_key);
+    HistoryLock {
+        id: entry.map(|lock| lock.id().value()),
+        constant: entry.and_then(|lock| lock.constant().map(str::to_owned)),
+        owner: entry.and_then(Lock::owner),
+        kind: entry.map(|lock| lock.kind().as_str()),
+        member,
+        #[allow(clippy::cast_precision_loss)] // periods are far below 2^52 ms
+        period_seconds: period_ms.map(|ms| ms as f64 / 1000.0),
+        lock_key,
+        cycles,
+    }
+}
+
+/// One ledger row, its times in microseconds since the Unix epoch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Row {
+    pub(crate) cycle_start: i64,
+    pub(crate) fencing_token: i64,
+    pub(crate) application_name: String,
+    pub(crate) host: String,
+    pub(crate) pid: i32,
+    pub(crate) started_at: i64,
+    pub(crate) finished_at: Option<i64>,
+    pub(crate) outcome: Option<String>,
+    pub(crate) period_ms: Option<i64>,
+}
+
+/// The range read and the time the statuses are for, in microseconds since the Unix epoch.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Window {
+    pub(crate) from: i64,
+    pub(crate) to: i64,
+    pub(crate) now: i64,
+}
+
+/// A row's status at `now`, its period (µs) known or not; `latest`: it is its lock's latest row.
+fn status(row: &Row, period: Option<i64>, latest: bool, now: i64) -> Status {
+    match row.outcome.as_deref() {
+        Some("done") => Status::Done,
+        Some("cancelled") => Status::Cancelled,
+        Some(_) => Status::Failed,
+        None if running(row, period, latest, now) => Status::Running,
+        None => Status::Lost,
+    }
+}
+
+fn running(row: &Row, period: Option<i64>, latest: bool, at: i64) -> bool {
+    row.outcome.is_none()
+        && match period {
+            Some(period) => row.cycle_start.saturating_add(period) > at,
+            None => row.finished_at.is_none() && latest,
+        }
+}
+
+/// One lock's cycles in the window: `rows` ascending by cycle start, beginning with the lock's
+/// latest row before the window when it has one (it starts the unled count and is the previous
+/// row of the first in the window, but is not itself in the window); `lock_period` the lock's
+/// period in milliseconds; `latest` the start of the lock's latest row.
+pub(crate) fn derive(
+    rows: &[Row],
+    lock_period: Option<i64>,
+    latest: Option<i64>,
+    window: &Window,
+) -> Vec<LedgerCycle> {
+    let period_of = |row: &Row| {
+        row.period_ms
+            .or(lock_period)
+            .filter(|&ms| ms > 0)
+            .map(|ms| ms.saturating_mul(1000))
+    };
+    let mut cycles = Vec::new();
+    for (i, row) in rows.iter().enumerate() {
+        let period = period_of(row);
+        if (window.from..window.to).contains(&row.cycle_start) {
+            let overlaps_previous = i.checked_sub(1).map(|p| &rows[p]).is_some_and(|previous| {
+                previous
+                    .finished_at
+                    .is_some_and(|finished| row.started_at < finished)
+                    || running(previous, period_of(previous), true, row.started_at)
+            });
+            cycles.push(LedgerCycle {
+                cycle_start: from_micros(row.cycle_start),
+                status: status(row, period, latest == Some(row.cycle_start), window.now),
+                fencing_token: Some(row.fencing_token),
+                host: Some(row.host.clone()),
+                pid: Some(row.pid),
+                application_name: Some(row.application_name.clone()),
+                started_at: Some(from_micros(row.started_at)),
+                finished_at: row.finished_at.map(from_micros),
+                overlaps_previous,
+            });
+        }
+        if let Some(period) = period {
+            let next = rows.get(i + 1).map(|next| next.cycle_start);
+            for boundary in unled(row.cycle_start, next, period, window) {
+                cycles.push(LedgerCycle {
+                    cycle_start: from_micros(boundary),
+                    status: Status::Unled,
+                    fencing_token: None,
+                    host: None,
+                    pid: None,
+                    application_name: None,
+                    started_at: None,
+                    finished_at: None,
+                    overlaps_previous: false,
+                });
+            }
+        }
+    }
+    cycles
+}
+
+/// The boundaries of `period` after the row at `after`, before the next row (if any), in the
+/// window and ended by its `now`. The same arithmetic as [`counts_sql`]'s.
+fn unled(after: i64, next: Option<i64>, period: i64, window: &Window) -> impl Iterator<Item = i64> {
+    let first = after
+        .div_euclid(period)
+        .saturating_add(1)
+        .max(ceil_div(window.from, period));
+    let last = [
+        next.map_or(i64::MAX, |next| ceil_div(next, period) - 1),
+        ceil_div(window.to, period) - 1,
+        window.now.div_euclid(period) - 1,
+    ]
+    .into_iter()
+    .min()
+    .unwrap_or(i64::MIN);
+    (first..=last).map(move |k| k.saturating_mul(period))
+}
+
+fn ceil_div(value: i64, by: i64) -> i64 {
+    let floor = value.div_euclid(by);
+    if value.rem_euclid(by) == 0 {
+        floor
+    } else {
+        floor + 1
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const MINUTE: i64 = 60_000_000;
+    /// 2026-12-01T13:00:00Z.
+    const T0: i64 = 1_796_130_000 * 1_000_000;
+
+    fn done(start: i64, host: &str) -> Row {
+        Row {
+            cycle_start: start,
+            fencing_token: start / MINUTE,
+            application_name: format!("lockward:harbor:X 1@{host}"),
+            host: host.to_owned(),
+            pid: 1,
+            started_at: start + 12_000,
+            finished_at: Some(start + 1_500_000),
+            outcome: Some("done".to_owned()),
+            period_ms: Some(60_000),
+        }
+    }
+
+    fn statuses(cycles: &[LedgerCycle]) -> Vec<(i64, Status)> {
+        cycles
+            .iter()
+            .map(|c| ((micros(c.cycle_start) - T0) / MINUTE, c.status))
+            .collect()
+    }
+
+    #[test]
+    fn a_boundary_with_no_row_after_the_first_one_is_unled_once_it_ended() {
+        let rows = vec![done(T0, "alpha"), done(T0 + 3 * MINUTE, "beta")];
+        let window = Window {
+            from: T0 - 10 * MINUTE,
+            to: T0 + 10 * MINUTE,
+            now: T0 + 5 * MINUTE + 1,
+        };
+        let cycles = derive(&rows, Some(60_000), Some(T0 + 3 * MINUTE), &window);
+        // Nothing before the first row; minute 4 ends at 5: unled; minute 5 has not ended.
+        assert_eq!(
+            statuses(&cycles),
+            [
+                (0, Status::Done),
+                (1, Status::Unled),
+                (2, Status::Unled),
+                (3, Status::Done),
+                (4, Status::Unled)
+            ]
+        );
+        let unled = &cycles[1];
+        assert_eq!(unled.host, None);
+        assert_eq!(unled.fencing_token, None);
+        assert!(!unled.overlaps_previous);
+    }
+
+    #[test]
+    fn a_row_before_the_window_starts_the_unled_count_but_is_not_shown() {
+        let rows = vec![done(T0 - 30 * MINUTE, "alpha")];
+        let window = Window {
+            from: T0,
+            to: T0 + 3 * MINUTE,
+            now: T0 + 60 * MINUTE,
+        };
+        let cycles = derive(&rows, Some(60_000), Some(T0 - 30 * MINUTE), &window);
+        assert_eq!(
+            statuses(&cycles),
+            [(0, Status::Unled), (1, Status::Unled), (2, Status::Unled)]
+        );
+    }
+
+    #[test]
+    fn no_outcome_is_running_within_the_cycle_and_lost_after_it() {
+        let mut row = done(T0, "alpha");
+        row.outcome = None;
+        row.finished_at = None;
+        let at = |now| Window {
+            from: T0,
+            to: T0 + MINUTE,
+            now,
+        };
+        let running = derive(&[row.clone()], Some(60_000), Some(T0), &at(T0 + MINUTE - 1));
+        assert_eq!(running[0].status, Status::Running);
+        let lost = derive(&[row.clone()], Some(60_000), Some(T0), &at(T0 + MINUTE));
+        assert_eq!(lost[0].status, Status::Lost);
+        // With no period known: running while it is the latest row.
+        row.period_ms = None;
+        let latest = derive(&[row.clone()], None, Some(T0), &at(T0 + 99 * MINUTE));
+        assert_eq!(latest[0].status, Status::Running);
+        let superseded = derive(&[row], None, Some(T0 + MINUTE), &at(T0 + 99 * MINUTE));
+        assert_eq!(superseded[0].status, Status::Lost);
+    }
+
+    #[test]
+    fn outcomes_read_as_statuses_and_an_unknown_one_as_failed() {
+        for (outcome, expected) in [
+            ("done", Status::Done),
+            ("failed", Status::Failed),
+            ("cancelled", Status::Cancelled),
+            ("exploded", Status::Failed),
+        ] {
+            let mut row = done(T0, "alpha");
+            row.outcome = Some(outcome.to_owned());
+            let window = Window {
+                from: T0,
+                to: T0 + MINUTE,
+                now: T0 + MINUTE,
+            };
+            assert_eq!(
+                derive(&[row], Some(60_000), Some(T0), &window)[0].status,
+                expected
+            );
+        }
+    }
+
+    #[test]
+    fn a_leader_that_started_before_the_previous_finished_overlaps_it() {
+        let mut first = done(T0, "alpha");
+        first.finished_at = Some(T0 + MINUTE + 5_000_000);
+        let second = done(T0 + MINUTE, "beta");
+        let third = done(T0 + 2 * MINUTE, "alpha");
+        let window = Window {
+            from: T0,
+            to: T0 + 3 * MINUTE,
+            now: T0 + 3 * MINUTE,
+        };
+        let cycles = derive(
+            &[first, second, third],
+            Some(60_000),
+            Some(T0 + 2 * MINUTE),
+            &window,
+        );
+        let overlaps: Vec<bool> = cycles.iter().map(|c| c.overlaps_previous).collect();
+        assert_eq!(overlaps, [false, true, false]);
+    }
+
+    #[test]
+    fn a_leader_that_started_while_the_previous_was_still_running_overlaps_it() {
+        let mut first = done(T0, "alpha");
+        first.outcome = None;
+        first.finished_at = None;
+        first.period_ms = Some(120_000);
+        let mut second = done(T0 + MINUTE, "beta");
+        second.period_ms = Some(120_000);
+        let window = Window {
+            from: T0,
+            to: T0 + 3 * MINUTE,
+            now: T0 + 3 * MINUTE,
+        };
+        let cycles = derive(&[first, second], None, Some(T0 + MINUTE), &window);
+        assert_eq!(cycles[0].status, Status::Lost);
+        assert!(cycles[1].overlaps_previous);
+    }
+
+    #[test]
+    fn without_a_period_no_cycle_is_unled() {
+        let mut first = done(T0, "alpha");
+        first.period_ms = None;
+        let mut second = done(T0 + 5 * MINUTE, "alpha");
+        second.period_ms = None;
+        let window = Window {
+            from: T0,
+            to: T0 + 60 * MINUTE,
+            now: T0 + 60 * MINUTE,
+        };
+        assert_eq!(
+            derive(&[first, second], None, Some(T0 + 5 * MINUTE), &window).len(),
+            2
+        );
+    }
+
+    #[test]
+    fn a_sub_second_period_has_its_own_boundaries() {
+        let period = 250_000;
+        let rows = vec![Row {
+            period_ms: Some(250),
+            ..done(T0, "alpha")
+        }];
+        let window = Window {
+            from: T0,
+            to: T0 + 1_000_000,
+            now: T0 + 1_000_000,
+        };
+        let cycles = derive(&rows, Some(250), Some(T0), &window);
+        let starts: Vec<i64> = cycles.iter().map(|c| micros(c.cycle_start) - T0).collect();
+        assert_eq!(starts, [0, period, 2 * period, 3 * period]);
+    }
+
+    #[test]
+    fn keys_map_to_their_registry_entries_and_members() {
+        let registry = lockward_registry::parse(
+            "lockward.toml",
+            "[project]\nname = \"t\"\n\n[core]\nconstants = \"c.rs\"\nblock = { start = 1, end = 99 }\n\n\
+             [[lock]]\nid = 1\nconstant = \"A\"\nworker = \"a\"\n\n\
+             [[lock]]\nid = 2\nconstant = \"F\"\nworker = \"f\"\nkey = \"family\"\n",
+        )
+        .unwrap()
+        .registry;
+        assert_eq!(entry(&registry, "1").0.map(|l| l.id().value()), Some(1));
+        let (family, member) = entry(&registry, "2/7");
+        assert_eq!((family.map(|l| l.id().value()), member), (Some(2), Some(7)));
+        assert_eq!(entry(&registry, "1/7").0, None, "1 is not a family");
+        assert_eq!(entry(&registry, "42").0, None);
+        assert_eq!(entry(&registry, "not a key"), (None, None));
+        let mut keys = [
+            (None, None, "zz"),
+            (Some(2), Some(7), "2/7"),
+            (None, None, "42"),
+            (Some(2), None, "2"),
+            (Some(1), None, "1"),
+        ];
+        keys.sort_by(|a, b| order(a.0, a.1, a.2).cmp(&order(b.0, b.1, b.2)));
+        let sorted: Vec<&str> = keys.iter().map(|k| k.2).collect();
+        assert_eq!(sorted, ["1", "2", "2/7", "42", "zz"]);
+    }
+
+    /// A lock led on some boundaries of a one-period grid, with any outcome.
+    fn ledger() -> impl Strategy<Value = (Vec<Row>, i64)> {
+        (
+            1..=120i64,
+            proptest::collection::btree_map(0..200i64, 0..4u8, 1..40),
+        )
+            .prop_map(|(period_s, led)| {
+                let period = period_s * 1_000_000;
+                let rows = led
+                    .into_iter()
+                    .map(|(k, outcome)| {
+                        // On the grid: cycles are multiples of the period since the epoch.
+                        let start = T0.div_euclid(period) * period + k * period;
+                        let mut row = done(start, if k % 2 == 0 { "alpha" } else { "beta" });
+                        row.period_ms = Some(period_s * 1000);
+                        row.outcome = ["done", "failed", "cancelled"]
+                            .get(usize::from(outcome))
+                            .map(|&o| o.to_owned());
+                        if row.outcome.is_none() {
+                            row.finished_at = None;
+                        }
+                        row
+                    })
+                    .collect();
+                (rows, period)
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn every_boundary_appears_at_most_once_in_order_inside_the_window(
+            (rows, period) in ledger(),
+            from in -50..250i64,
+            length in 0..300i64,
+            now in 0..400i64,
+        ) {
+            let window = Window { from: T0 + from * period / 2, to: T0 + (from + length) * period / 2, now: T0 + now * period / 2 };
+            let latest = rows.last().map(|r| r.cycle_start);
+            let cycles = derive(&rows, Some(period / 1000), latest, &window);
+            for pair in cycles.windows(2) {
+                prop_assert!(pair[0].cycle_start < pair[1].cycle_start);
+            }
+            for cycle in &cycles {
+                let start = micros(cycle.cycle_start);
+                prop_assert!((window.from..window.to).contains(&start));
+                prop_assert_eq!(start.rem_euclid(period), 0);
+            }
+        }
+
+        #[test]
+        fn unled_and_rows_make_up_every_boundary_from_the_first_row_to_now(
+            (rows, period) in ledger(),
+            now in 0..400i64,
+        ) {
+            let now = T0 + now * period / 2;
+            let first = rows[0].cycle_start;
+            let window = Window { from: first, to: i64::MAX / 2, now };
+            let latest = rows.last().map(|r| r.cycle_start);
+            let cycles = derive(&rows, Some(period / 1000), latest, &window);
+            let unled = cycles.iter().filter(|c| c.status == Status::Unled).count();
+            let ended = usize::try_from((now - first).div_euclid(period).max(0)).unwrap();
+            let not_ended = rows.iter().filter(|r| r.cycle_start + period > now).count();
+            prop_assert_eq!(unled + rows.len(), ended + not_ended);
+            // A window that starts anywhere after the first row counts the same boundaries.
+            let split = first + (now - first).max(0) / 2;
+            let tail = Window { from: split, ..window };
+            let before: Vec<Row> = rows.iter().filter(|r| r.cycle_start < split).cloned().collect();
+            let mut read: Vec<Row> = before.last().cloned().into_iter().collect();
+            read.extend(rows.iter().filter(|r| r.cycle_start >= split).cloned());
+            let tail_cycles = derive(&read, Some(period / 1000), latest, &tail);
+            let expected: Vec<LedgerCycle> = cycles.into_iter().filter(|c| micros(c.cycle_start) >= split).collect();
+            prop_assert_eq!(tail_cycles, expected);
+        }
+    }
+}
