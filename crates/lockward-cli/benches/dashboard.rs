@@ -22,11 +22,11 @@ use harness::{Browser, Serve};
 use lockward_pg::testing::{TestDb, seed_ledger};
 use serde_json::Value;
 
-const REGISTERED: usize = 1_000;
+const REGISTERED: i64 = 1_000;
 const FIRST_ID: i64 = 1_000_001;
-const LEDGER_LOCKS: usize = 50;
+const LEDGER_LOCKS: i64 = 50;
 const CYCLES: usize = 1_440;
-const HELD: usize = 25;
+const HELD: i64 = 25;
 const WIDTH: u32 = 1400;
 
 fn main() {
@@ -59,7 +59,7 @@ async fn bench() {
     let client = db.connect().await;
     let hosts: Vec<String> = ["alpha", "beta", "gamma"].map(str::to_owned).to_vec();
     let locks: Vec<(String, Vec<String>)> = (0..LEDGER_LOCKS)
-        .map(|i| ((FIRST_ID + i as i64).to_string(), hosts.clone()))
+        .map(|i| ((FIRST_ID + i).to_string(), hosts.clone()))
         .collect();
     seed_ledger(
         &client,
@@ -73,12 +73,12 @@ async fn bench() {
     let mut holders = Vec::new();
     for session in 0..5 {
         let holder = db.connect().await;
-        let first = FIRST_ID + 100 + (session * HELD / 5) as i64;
+        let first = FIRST_ID + 100 + session * HELD / 5;
         holder
             .batch_execute(&format!(
                 "SET application_name = 'fleet-worker-{session}'; \
                  SELECT pg_advisory_lock(k) FROM generate_series({first}, {}) k",
-                first + (HELD / 5) as i64 - 1
+                first + HELD / 5 - 1
             ))
             .await
             .expect("take the held locks");
@@ -222,7 +222,7 @@ fn registry() -> String {
         write!(
             text,
             "\n[[lock]]\nid = {}\nconstant = \"ADVISORY_LOCK_JOB_{i:04}\"\nworker = \"job {i}\"\n",
-            FIRST_ID + i as i64
+            FIRST_ID + i
         )
         .expect("write to a string");
     }

@@ -121,7 +121,9 @@ async fn the_page_shows_a_lock_taken_after_it_loaded_with_its_holder_and_waiter_
     let before = dashboard.lock_row(1_001_001).await;
     assert_eq!(before["state"], "free", "{before}");
     assert_eq!(
-        browser.eval("document.querySelectorAll('#locks tbody tr').length").await,
+        browser
+            .eval("document.querySelectorAll('#locks tbody tr').length")
+            .await,
         json!(9),
         "one row per registry entry of the example project"
     );
@@ -169,9 +171,9 @@ async fn the_page_shows_a_lock_taken_after_it_loaded_with_its_holder_and_waiter_
         )
         .await;
     assert!(
-        unknown
-            .as_str()
-            .is_some_and(|text| text.contains("unregistered") && text.contains(&holder_pid.to_string())),
+        unknown.as_str().is_some_and(
+            |text| text.contains("unregistered") && text.contains(&holder_pid.to_string())
+        ),
         "{unknown}"
     );
     assert_eq!(
@@ -180,7 +182,9 @@ async fn the_page_shows_a_lock_taken_after_it_loaded_with_its_holder_and_waiter_
         "the page refreshed without reloading"
     );
     assert_eq!(
-        browser.eval("document.getElementById('error').hidden").await,
+        browser
+            .eval("document.getElementById('error').hidden")
+            .await,
         json!(true),
         "no error banner while refreshes succeed"
     );
@@ -213,7 +217,10 @@ async fn an_application_name_made_of_markup_is_shown_as_its_text_and_runs_no_scr
     let browser = &dashboard.browser;
     let holder = dashboard.db.connect().await;
     holder
-        .execute("SELECT set_config('application_name', $1, false)", &[&MARKUP])
+        .execute(
+            "SELECT set_config('application_name', $1, false)",
+            &[&MARKUP],
+        )
         .await
         .expect("set the application name");
     holder
@@ -334,12 +341,11 @@ async fn lead_as(db: &TestDb, registry: &Registry, host: &str, cycles: usize) {
         .build()
         .expect("the worker builds");
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let running = tokio::spawn(worker.run(
-        |_cycle| async { Ok::<(), JobError>(()) },
-        async move {
+    let running = tokio::spawn(
+        worker.run(|_cycle| async { Ok::<(), JobError>(()) }, async move {
             let _ = stopped.await;
-        },
-    ));
+        }),
+    );
     let deadline = Instant::now() + harness::PATIENCE;
     while led.load(Ordering::SeqCst) < cycles {
         assert!(
@@ -355,7 +361,10 @@ async fn lead_as(db: &TestDb, registry: &Registry, host: &str, cycles: usize) {
 }
 
 /// The ledger's rows of `lock_key`: cycle start (as the page's attribute writes it), host, token.
-async fn ledger_rows(client: &tokio_postgres::Client, lock_key: &str) -> Vec<(String, String, i64)> {
+async fn ledger_rows(
+    client: &tokio_postgres::Client,
+    lock_key: &str,
+) -> Vec<(String, String, i64)> {
     client
         .query(
             "SELECT to_char(cycle_start AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), \
@@ -410,7 +419,8 @@ async fn the_timeline_marks_which_host_led_each_cycle_and_the_cycles_nobody_led_
         assert_eq!(mark["status"], "done", "the mark of {start}: {mark}");
         let title = mark["title"].as_str().unwrap_or_default();
         assert!(
-            title.contains(&format!("host {host}")) && title.contains(&format!("fencing token {token}")),
+            title.contains(&format!("host {host}"))
+                && title.contains(&format!("fencing token {token}")),
             "the hover text of {start} names its host and fencing token: {title}"
         );
     }
@@ -433,7 +443,9 @@ async fn the_timeline_marks_which_host_led_each_cycle_and_the_cycles_nobody_led_
         .await;
     assert_eq!(unled["host"], "", "{unled}");
     assert!(
-        unled["title"].as_str().is_some_and(|t| t.contains("nobody led")),
+        unled["title"]
+            .as_str()
+            .is_some_and(|t| t.contains("nobody led")),
         "{unled}"
     );
     dashboard.close().await;
@@ -452,7 +464,10 @@ async fn failed_lost_unled_and_overlapping_cycles_are_marked_and_counted_in_the_
     seed_ledger(
         &client,
         &[
-            ("1001006".to_owned(), vec!["alpha".to_owned(), "beta".to_owned()]),
+            (
+                "1001006".to_owned(),
+                vec!["alpha".to_owned(), "beta".to_owned()],
+            ),
             ("4242".to_owned(), vec![MARKUP_HOST.to_owned()]),
         ],
         Duration::from_secs(60),
@@ -504,8 +519,16 @@ async fn failed_lost_unled_and_overlapping_cycles_are_marked_and_counted_in_the_
     assert_eq!(statuses["failed"], "failed", "{statuses}");
     assert_eq!(statuses["lost"], "lost", "{statuses}");
     assert_eq!(statuses["unled"], "unled", "{statuses}");
-    assert_eq!(statuses["overlapped"], json!([at(14), at(20)]), "{statuses}");
-    assert_eq!(statuses["markers"], json!(2), "one marker above each overlap: {statuses}");
+    assert_eq!(
+        statuses["overlapped"],
+        json!([at(14), at(20)]),
+        "{statuses}"
+    );
+    assert_eq!(
+        statuses["markers"],
+        json!(2),
+        "one marker above each overlap: {statuses}"
+    );
     // Boundaries after the last seeded cycle count as nobody led too, once they have ended (how
     // many depends on when in the minute the test runs); before it, only the deleted one does.
     let unled_starts: Vec<&str> = statuses["unled_starts"]
@@ -516,14 +539,20 @@ async fn failed_lost_unled_and_overlapping_cycles_are_marked_and_counted_in_the_
         .collect();
     let last_seeded = rows.last().expect("rows").0.as_str();
     assert_eq!(
-        unled_starts.iter().filter(|start| **start <= last_seeded).collect::<Vec<_>>(),
+        unled_starts
+            .iter()
+            .filter(|start| **start <= last_seeded)
+            .collect::<Vec<_>>(),
         [&at(25).as_str()],
         "{statuses}"
     );
     let chips = statuses["chips"].as_array().expect("chips").clone();
     let unled_chip = format!("{} nobody led", unled_starts.len());
     for chip in ["29 led", &unled_chip, "1 failed", "1 lost", "2 overlaps"] {
-        assert!(chips.contains(&json!(chip)), "the row header says {chip:?}: {statuses}");
+        assert!(
+            chips.contains(&json!(chip)),
+            "the row header says {chip:?}: {statuses}"
+        );
     }
 
     // The unknown key's host, made of markup, is text in the legend and the marks.
@@ -556,7 +585,12 @@ async fn a_screenshot_of_the_dashboard_at_work_is_kept_as_a_test_artifact() {
     let browser = &dashboard.browser;
     let client = dashboard.db.connect().await;
     let now = SystemTime::now();
-    let hosts = |names: &[&str]| names.iter().map(|name| (*name).to_owned()).collect::<Vec<_>>();
+    let hosts = |names: &[&str]| {
+        names
+            .iter()
+            .map(|name| (*name).to_owned())
+            .collect::<Vec<_>>()
+    };
     seed_ledger(
         &client,
         &[("1001001".to_owned(), hosts(&["web-1", "web-2"]))],
@@ -567,7 +601,10 @@ async fn a_screenshot_of_the_dashboard_at_work_is_kept_as_a_test_artifact() {
     .await;
     seed_ledger(
         &client,
-        &[("1001004/2".to_owned(), hosts(&["web-1", "web-2", "batch-1"]))],
+        &[(
+            "1001004/2".to_owned(),
+            hosts(&["web-1", "web-2", "batch-1"]),
+        )],
         Duration::from_secs(300),
         12,
         now,
@@ -615,7 +652,9 @@ async fn a_screenshot_of_the_dashboard_at_work_is_kept_as_a_test_artifact() {
         .await
         .expect("name the waiter");
     let waiting = tokio::spawn(async move {
-        let _ = waiter.batch_execute("SELECT pg_advisory_lock(1001006)").await;
+        let _ = waiter
+            .batch_execute("SELECT pg_advisory_lock(1001006)")
+            .await;
         waiter
     });
     browser
@@ -627,7 +666,10 @@ async fn a_screenshot_of_the_dashboard_at_work_is_kept_as_a_test_artifact() {
         )
         .await;
     let png = browser.screenshot_full_page(WIDTH).await;
-    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "chromium returned a PNG");
+    assert!(
+        png.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "chromium returned a PNG"
+    );
     let path = artifacts_dir().join("dashboard.png");
     std::fs::write(&path, &png).expect("write the screenshot");
     eprintln!("the dashboard's screenshot: {}", path.display());

@@ -37,7 +37,10 @@ pub(crate) fn browser_programs() -> Result<(PathBuf, PathBuf), String> {
                 .find(|candidate| candidate.is_file())
         })
     };
-    match (find("chromium", CHROMIUM), find("chromedriver", CHROMEDRIVER)) {
+    match (
+        find("chromium", CHROMIUM),
+        find("chromedriver", CHROMEDRIVER),
+    ) {
         (Some(chromium), Some(driver)) => Ok((chromium, driver)),
         (None, _) => Err(
             "the browser tests need Debian's chromium (apt-get install chromium chromium-driver; \
@@ -52,18 +55,24 @@ pub(crate) fn browser_programs() -> Result<(PathBuf, PathBuf), String> {
     }
 }
 
-/// A child process killed (by its pid, through its handle) and reaped on drop, with what it
-/// wrote on stderr kept for failure messages.
+/// A child process killed and reaped on drop (by its pid; with its process group, when it has
+/// one of its own), with what it wrote on stderr kept for failure messages.
 pub(crate) struct Process {
     name: &'static str,
     child: Child,
+    /// Whether the child leads a process group of its own, which drop kills whole.
+    group: bool,
     stderr: Arc<Mutex<String>>,
     lines: std::sync::mpsc::Receiver<String>,
 }
 
 impl Process {
-    /// Starts `command` with its stderr piped to a thread that keeps it, line by line.
-    fn start(name: &'static str, command: &mut Command) -> Self {
+    /// Starts `command` with its stderr piped to a thread that keeps it, line by line; with
+    /// `group`, in a process group of its own.
+    fn start(name: &'static str, command: &mut Command, group: bool) -> Self {
+        if group {
+            std::os::unix::process::CommandExt::process_group(&mut *command, 0);
+        }
         let mut child = command
             .stdin(Stdio::null())
             .stderr(Stdio::piped())
@@ -88,6 +97,7 @@ impl Process {
         Self {
             name,
             child,
+            group,
             stderr,
             lines,
         }
@@ -104,8 +114,8 @@ impl Process {
                         return value;
                     }
                 }
-                Err(_) => panic!(
-                    "{} did not say it was ready within {timeout:?}; its stderr:\n{}",
+                Err(error) => panic!(
+                    "{} did not say it was ready within {timeout:?} ({error}); its stderr:\n{}",
                     self.name,
                     self.stderr()
                 ),
@@ -121,8 +131,23 @@ impl Process {
 
 impl Drop for Process {
     fn drop(&mut self) {
-        if let Err(error) = self.child.kill() {
-            eprintln!("cannot kill {} (pid {}): {error}", self.name, self.child.id());
+        if std::thread::panicking() {
+            eprintln!("{} wrote on stderr:\n{}", self.name, self.stderr());
+        }
+        // chromedriver's browser is in its group: killing the driver alone would leave it running.
+        let pid = rustix::process::Pid::from_child(&self.child);
+        let killed = if self.group {
+            rustix::process::kill_process_group(pid, rustix::process::Signal::KILL)
+                .map_err(std::io::Error::from)
+        } else {
+            self.child.kill()
+        };
+        if let Err(error) = killed {
+            eprintln!(
+                "cannot kill {} (pid {}): {error}",
+                self.name,
+                self.child.id()
+            );
         }
         let _ = self.child.wait();
     }
@@ -136,13 +161,19 @@ fn lock(buffer: &Mutex<String>) -> std::sync::MutexGuard<'_, String> {
 
 /// `lockward serve` on a free loopback port, in `project_dir`, reading `database_url`.
 pub(crate) struct Serve {
-    process: Process,
+    /// Kept for its drop, which stops the server (and shows its stderr when a test failed).
+    _process: Process,
     addr: SocketAddr,
 }
 
 impl Serve {
     /// Starts the binary at `lockward` and waits until it says where it listens.
-    pub(crate) fn start(lockward: &Path, project_dir: &Path, database_url: &str, interval: &str) -> Self {
+    pub(crate) fn start(
+        lockward: &Path,
+        project_dir: &Path,
+        database_url: &str,
+        interval: &str,
+    ) -> Self {
         let mut command = Command::new(lockward);
         command
             .args(["serve", "--listen", "127.0.0.1:0", "--interval", interval])
@@ -153,22 +184,20 @@ impl Serve {
             .env_remove("LOCKWARD_SERVE_TOKEN")
             .env_remove("LOCKWARD_LOG")
             .stdout(Stdio::null());
-        let process = Process::start("lockward serve", &mut command);
+        let process = Process::start("lockward serve", &mut command, false);
         let addr = process.wait_for_line(Duration::from_secs(30), |line| {
             let rest = line.split("listening on http://").nth(1)?;
             rest.trim_end_matches('/').parse::<SocketAddr>().ok()
         });
-        Self { process, addr }
+        Self {
+            _process: process,
+            addr,
+        }
     }
 
     /// The page's URL.
     pub(crate) fn url(&self) -> String {
         format!("http://{}/", self.addr)
-    }
-
-    /// What the server wrote on stderr so far.
-    pub(crate) fn stderr(&self) -> String {
-        self.process.stderr()
     }
 }
 
@@ -188,7 +217,12 @@ pub(crate) struct Browser {
 
 impl Browser {
     /// Starts chromedriver and a headless chromium `width` × `height` pixels.
-    pub(crate) async fn start(chromium: &Path, chromedriver: &Path, width: u32, height: u32) -> Self {
+    pub(crate) async fn start(
+        chromium: &Path,
+        chromedriver: &Path,
+        width: u32,
+        height: u32,
+    ) -> Self {
         let port = free_port();
         let log = tempfile::NamedTempFile::new().expect("a temp file");
         let mut command = Command::new(chromedriver);
@@ -197,7 +231,7 @@ impl Browser {
             .arg("--allowed-ips=127.0.0.1")
             .arg(format!("--log-path={}", log.path().display()))
             .stdout(Stdio::null());
-        let driver = Process::start("chromedriver", &mut command);
+        let driver = Process::start("chromedriver", &mut command, true);
         wait_for_port(port, &driver).await;
         let profile = tempfile::tempdir().expect("a profile directory");
         let mut args = vec![
@@ -313,11 +347,12 @@ impl Browser {
 
     /// Ends the session and the browser.
     pub(crate) async fn close(self) {
-        let Self {
-            client, driver, ..
-        } = self;
+        let Self { client, driver, .. } = self;
         if let Err(error) = client.close().await {
-            eprintln!("closing the browser session: {error}; chromedriver said:\n{}", driver.stderr());
+            eprintln!(
+                "closing the browser session: {error}; chromedriver said:\n{}",
+                driver.stderr()
+            );
         }
     }
 }
