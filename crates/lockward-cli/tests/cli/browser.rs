@@ -163,7 +163,22 @@ async fn the_page_shows_a_lock_taken_after_it_loaded_with_its_holder_and_waiter_
     assert_eq!(row["pid"], json!(holder_pid.to_string()), "{row}");
     assert_eq!(row["app"], "harbor-rollup", "{row}");
     assert_eq!(row["waiters"], json!(waiter_pid.to_string()), "{row}");
-    assert_eq!(row["flags"], "", "{row}");
+    let live = crate::serve::request(&format!("{}api/live", dashboard.serve.url()), &[]);
+    let live: Value = serde_json::from_str(&live.body).expect("/api/live is JSON");
+    let flags = live["locks"]
+        .as_array()
+        .expect("locks")
+        .iter()
+        .find(|lock| lock["key"] == json!({"bigint": 1_001_001}))
+        .map(|lock| {
+            let flags = lock["flags"].as_array().expect("flags").iter();
+            flags
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .expect("1001001 in /api/live");
+    assert_eq!(row["flags"], json!(flags), "the flags live computes: {row}");
     let unknown = browser
         .wait_for(
             "the unknown key 4242 in its own table",
@@ -216,13 +231,20 @@ async fn an_application_name_made_of_markup_is_shown_as_its_text_and_runs_no_scr
     };
     let browser = &dashboard.browser;
     let holder = dashboard.db.connect().await;
-    holder
-        .execute(
+    // PostgreSQL keeps the first 63 bytes of an application name: what the page must show is
+    // the name as the server has it, which still opens an <img> with an onerror and a <script>.
+    let name: String = holder
+        .query_one(
             "SELECT set_config('application_name', $1, false)",
             &[&MARKUP],
         )
         .await
-        .expect("set the application name");
+        .expect("set the application name")
+        .get(0);
+    assert!(
+        name.starts_with("<img src=x onerror=window.__pwned=1><script>"),
+        "{name}"
+    );
     holder
         .batch_execute("SELECT pg_advisory_lock(1001001), pg_advisory_lock(77)")
         .await
@@ -235,14 +257,18 @@ async fn an_application_name_made_of_markup_is_shown_as_its_text_and_runs_no_scr
         )
         .await;
     let row = dashboard.lock_row(1_001_001).await;
-    assert_eq!(row["app"], MARKUP, "the application name, as text: {row}");
+    assert_eq!(
+        row["app"],
+        json!(name),
+        "the application name, as text: {row}"
+    );
     let unknown = browser
         .wait_for(
             "the unknown key 77",
             "document.querySelector('#unknown tr[data-key=\"77\"] td.app')?.textContent",
         )
         .await;
-    assert_eq!(unknown, MARKUP);
+    assert_eq!(unknown, json!(name));
     assert_eq!(
         browser
             .eval("document.querySelectorAll('#locks img, #locks script, #unknown img, #unknown script').length")
@@ -265,13 +291,23 @@ async fn a_banner_says_why_refreshes_fail_while_the_database_refuses_connections
         return;
     };
     let browser = &dashboard.browser;
-    let admin = dashboard.db.connect().await;
+    // A database's connections are switched off from another one.
     let database = dashboard.db.name().to_owned();
+    let (admin, connection) = tokio_postgres::connect(
+        &dashboard
+            .db
+            .url()
+            .replace(&format!("/{database}"), "/postgres"),
+        tokio_postgres::NoTls,
+    )
+    .await
+    .expect("connect to the postgres database");
+    tokio::spawn(connection);
     admin
         .batch_execute(&format!(
             "ALTER DATABASE {database} ALLOW_CONNECTIONS false; \
              SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
-             WHERE datname = current_database() AND application_name = 'lockward serve'"
+             WHERE datname = '{database}' AND application_name = 'lockward serve'"
         ))
         .await
         .expect("refuse new connections and end the dashboard's session");
