@@ -16,6 +16,9 @@
     '#9c755f', '#2f6f9f', '#86bc4f', '#d37295', '#8c8cd9', '#c9a227',
   ];
 
+  // What the legend fills a host-coloured mark with.
+  const NEUTRAL = '#8a96a3';
+
   // Geometry of one timeline row, in pixels.
   const ROW_HEIGHT = 30;
   const MARK_Y = 10;
@@ -24,7 +27,7 @@
 
   // What each status looks like, for the legend (the drawing itself is app.css's).
   const MARK_KINDS = [
-    ['done', 'done (colour: host)'],
+    ['done', 'done (in its host\'s colour)'],
     ['running', 'running'],
     ['cancelled', 'cancelled'],
     ['failed', 'failed'],
@@ -167,7 +170,7 @@
     setText(byId('project'), status.project || '');
     setText(byId('database'), status.database || '');
     setText(byId('version'), status.version || '');
-    setText(byId('ledger-state'), status.ledger ? 'yes' : 'none');
+    setText(byId('ledger-state'), status.ledger === true ? 'yes' : status.ledger === false ? 'none' : '?');
     document.title = 'lockward' + (status.project ? ' · ' + status.project : '');
   }
 
@@ -415,7 +418,8 @@
           box.append(svg('polygon', { points: '2,1 12,1 7,10', class: 'overlap-marker' }));
           item.append(box);
         } else {
-          item.append(swatch({ fill: PALETTE[0], class: 'm ' + kind }));
+          // Led marks take their host's colour; the legend shows their shape in a neutral one.
+          item.append(swatch({ fill: NEUTRAL, class: 'm ' + kind }));
         }
         item.append(label);
         marks.append(item);
