@@ -56,6 +56,13 @@ pub(crate) struct RunArgs {
     /// every acquisition (`LOCKWARD_FENCING_TOKEN`).
     #[arg(long)]
     pub(crate) ledger: bool,
+    /// The host name this run reports: the `@HOST` of its lock session's `application_name`
+    /// (what `lockward live` shows) and the `host` of its ledger rows. Default: the machine's
+    /// host name. For several runs on one machine that stand for different hosts, or a container
+    /// whose host name is a generated pod name (`LOCKWARD_HOST=$(NODE_NAME)`). An empty name or
+    /// one with control characters is refused (exit status 2).
+    #[arg(long, env = "LOCKWARD_HOST", value_name = "NAME")]
+    pub(crate) host: Option<String>,
     /// Hold the lock as `pg_try_advisory_xact_lock` in a transaction kept open while the
     /// command runs, instead of a session lock: for connections through a transaction-pooling
     /// pooler (session mode refuses to start behind one, exit status 2). The command does not
@@ -87,7 +94,7 @@ const REAP_MARGIN: Duration = Duration::from_secs(1);
 
 pub(crate) fn run(global: &Global, args: &RunArgs) -> anyhow::Result<Outcome> {
     let project = super::load(global)?;
-    let (builder, lock) = resolve(&project, args)?;
+    let (mut builder, lock) = resolve(&project, args)?;
     // The worker refuses a cancel grace it cannot fit too, but in its own terms (the grace it
     // is given is `--grace` and the reaping margin).
     let fits = builder.max_cancel_grace();
@@ -108,6 +115,9 @@ pub(crate) fn run(global: &Global, args: &RunArgs) -> anyhow::Result<Outcome> {
             humantime::format_duration(limit),
         ))
         .into());
+    }
+    if let Some(host) = &args.host {
+        builder = builder.host(host.clone());
     }
     let worker = builder
         .database_url(args.database_url.clone())

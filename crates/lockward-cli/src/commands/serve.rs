@@ -91,9 +91,6 @@ pub(crate) fn run(global: &Global, args: &ServeArgs) -> anyhow::Result<Outcome> 
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
-        let database = database::Database::open(&args.database_url)
-            .await
-            .map_err(|error| UsageError(error.to_string()))?;
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
             .map_err(|error| {
@@ -102,6 +99,9 @@ pub(crate) fn run(global: &Global, args: &ServeArgs) -> anyhow::Result<Outcome> 
                     args.listen
                 ))
             })?;
+        let database = database::Database::open(&args.database_url)
+            .await
+            .map_err(UsageError)?;
         let bound = listener
             .local_addr()
             .context("cannot read the address listened on")?;

@@ -90,6 +90,7 @@ impl TestProject {
             .current_dir(dir)
             .env_remove("DATABASE_URL")
             .env_remove("LOCKWARD_LOG")
+            .env_remove("LOCKWARD_HOST")
             .output()
             .expect("run lockward");
         let filter = |bytes: Vec<u8>| {

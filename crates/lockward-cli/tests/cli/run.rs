@@ -64,6 +64,7 @@ impl Runner {
             .current_dir(project.path())
             .env_remove("DATABASE_URL")
             .env_remove("LOCKWARD_LOG")
+            .env_remove("LOCKWARD_HOST")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(File::create(&stderr).expect("stderr file"))
@@ -1085,4 +1086,80 @@ fn a_metrics_value_that_is_not_ip_and_port_is_refused_with_exit_2() {
             run.stderr
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_names_the_host_in_the_ledger_and_the_lock_sessions_identity() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let mut runner = Runner::start(
+        &project,
+        &db,
+        &["--ledger", "--host", "alpha"],
+        &["work", "0.5"],
+    );
+    let client = db.connect().await;
+    // While the command runs, the lock session says it is alpha's: of `application_name`'s 63
+    // bytes, this lock's identity leaves the host three, and only the host's tail is cut.
+    let alphas = |name: &str| {
+        name.parse::<lockward_pg::Identity>().is_ok_and(|identity| {
+            !identity.host().is_empty() && "alpha".starts_with(identity.host())
+        })
+    };
+    assert!(
+        eventually(Duration::from_secs(15), || count(&project, "start") >= 1),
+        "the command never started; stderr:\n{}",
+        runner.stderr()
+    );
+    let names: Vec<String> = client
+        .query(
+            "SELECT application_name FROM pg_stat_activity \
+             WHERE application_name LIKE 'lockward:harbor:%'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert!(names.iter().any(|name| alphas(name)), "{names:?}");
+    assert!(eventually(Duration::from_secs(15), || count(
+        &project, "end"
+    ) >= 2));
+    assert_eq!(runner.stop_with(Signal::TERM, Duration::from_secs(15)), 0);
+    let hosts: Vec<(String, String)> = client
+        .query("SELECT host, application_name FROM lockward_ledger", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| (row.get(0), row.get(1)))
+        .collect();
+    assert!(hosts.len() >= 2, "{hosts:?}");
+    for (host, application_name) in &hosts {
+        assert_eq!(host, "alpha", "the ledger keeps the whole name");
+        assert!(alphas(application_name), "{application_name}");
+    }
+}
+
+#[test]
+fn an_empty_host_is_refused_with_exit_2() {
+    let project = TestProject::harbor();
+    let run = project.run(&[
+        "run",
+        "--lock",
+        LOCK,
+        "--every",
+        "1s",
+        "--database-url=postgres://nobody@127.0.0.1:1/none",
+        "--host",
+        "",
+        "--",
+        "true",
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("the host name is empty"),
+        "{}",
+        run.stderr
+    );
 }

@@ -5,9 +5,10 @@ use std::io::{BufRead as _, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use lockward_pg::testing::TestDb;
+use lockward_pg::{Cycle, JobError, Worker};
 use rustix::process::{Pid, Signal, kill_process};
 use serde_json::Value;
 
@@ -516,6 +517,41 @@ fn a_listen_address_other_than_loopback_is_refused_without_public() {
 }
 
 #[test]
+fn a_malformed_url_and_an_address_in_use_exit_2_before_serving() {
+    let project = TestProject::harbor();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+
+    let bad_url = serve_refused(
+        &project,
+        "postgres://nobody@127.0.0.1:1/x?sslmode=bogus",
+        &[],
+    );
+    let in_use = serve_refused(
+        &project,
+        "postgres://nobody@127.0.0.1:1/x?connect_timeout=1",
+        &["--listen", &addr],
+    );
+
+    assert_eq!(bad_url.code, 2, "{}", bad_url.stderr);
+    assert!(
+        bad_url
+            .stderr
+            .contains("invalid value `bogus` for `sslmode`"),
+        "{}",
+        bad_url.stderr
+    );
+    assert_eq!(in_use.code, 2, "{}", in_use.stderr);
+    assert!(
+        in_use
+            .stderr
+            .contains(&format!("error: --listen {addr}: cannot listen there")),
+        "{}",
+        in_use.stderr
+    );
+}
+
+#[test]
 fn a_token_file_with_a_short_token_is_refused() {
     let project = TestProject::harbor();
     project.write("token", "short\n");
@@ -874,4 +910,285 @@ async fn metrics_say_which_registered_locks_are_held_waited_for_and_flagged() {
         .filter(|sample| sample.metric == "lockward_lock_held")
         .count();
     assert_eq!(registered, 9, "one series per registry entry");
+}
+
+/// What the workers of a test led: each job's cycle start and host.
+type Led = Arc<Mutex<Vec<(SystemTime, String)>>>;
+
+/// A library worker on the rollup lock as `host`, every second, with the ledger, on this
+/// runtime; each job records its cycle in `led`. Send on the sender to shut it down.
+fn library_worker(
+    project: &TestProject,
+    url: &str,
+    host: &str,
+    led: &Led,
+) -> (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<()>,
+) {
+    let registry =
+        lockward_registry::Registry::load(&project.path().join("lockward.toml"), "lockward.toml")
+            .expect("the registry loads")
+            .registry;
+    let worker = Worker::builder(&registry, ROLLUP)
+        .expect("a registered constant")
+        .database_url(url)
+        .every(Duration::from_secs(1))
+        .ledger(true)
+        .host(host)
+        .build()
+        .expect("a worker");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let led = Arc::clone(led);
+    let host = host.to_owned();
+    let handle = tokio::spawn(worker.run(
+        move |cycle: Cycle| {
+            let led = Arc::clone(&led);
+            let host = host.clone();
+            async move {
+                led.lock().unwrap().push((cycle.start(), host));
+                Ok::<(), JobError>(())
+            }
+        },
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    (stop, handle)
+}
+
+/// The ledger's finished cycles of `host` (0 before the ledger exists). A worker is stopped
+/// once its cycles have finished, so that none is cut short by the stop (`cancelled`).
+async fn done_rows(db: &TestDb, host: &str) -> i64 {
+    let client = db.connect().await;
+    client
+        .query_one(
+            "SELECT count(*) FROM lockward_ledger WHERE host = $1 AND outcome = 'done'",
+            &[&host],
+        )
+        .await
+        .map_or(0, |row| row.get(0))
+}
+
+/// The cycles `lockward run`'s command logged (one `LOCKWARD_CYCLE_START_MS` a line).
+fn run_cycles(project: &TestProject) -> Vec<SystemTime> {
+    std::fs::read_to_string(project.path().join("cycles.log"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| line.trim().parse::<u64>().ok())
+        .map(|ms| UNIX_EPOCH + Duration::from_millis(ms))
+        .collect()
+}
+
+fn time(value: &Value) -> SystemTime {
+    humantime::parse_rfc3339(value.as_str().expect("a time")).expect("RFC 3339")
+}
+
+/// The rollup lock's entry of a `/api/ledger` answer.
+fn rollup_history(history: &Value) -> Value {
+    history["locks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|lock| lock["lock_key"] == "1001001")
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_ledger_shows_which_host_led_each_cycle_and_a_cycle_nobody_led_after_the_leader_stopped()
+ {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let serve = Serve::start(&project, &db.url(), &[]);
+    let no_ledger = serve.json("/api/ledger");
+    assert_eq!(no_ledger["locks"], serde_json::json!([]));
+    assert_eq!(serve.json("/api/status")["ledger"], false);
+    let led = Led::default();
+
+    // alpha, then beta (library workers), then gamma (`lockward run --ledger --host gamma`),
+    // each for two cycles; then nobody.
+    for host in ["alpha", "beta"] {
+        let (stop, worker) = library_worker(&project, &db.url(), host, &led);
+        eventually(Duration::from_secs(30), || async {
+            (done_rows(&db, host).await >= 2).then_some(())
+        })
+        .await;
+        stop.send(()).unwrap();
+        worker.await.unwrap();
+    }
+    let log = project.path().join("cycles.log");
+    let mut run = Run::start(
+        &project,
+        &db.url(),
+        ROLLUP,
+        "1s",
+        &["--ledger", "--host", "gamma"],
+        &[
+            "sh",
+            "-c",
+            &format!("echo $LOCKWARD_CYCLE_START_MS >> '{}'", log.display()),
+        ],
+    );
+    let host = "gamma".to_owned();
+    eventually(Duration::from_secs(30), || async {
+        (done_rows(&db, &host).await >= 2).then_some(())
+    })
+    .await;
+    run.stop();
+    let mut expected: Vec<(SystemTime, String)> = led.lock().unwrap().clone();
+    expected.extend(
+        run_cycles(&project)
+            .into_iter()
+            .map(|start| (start, host.clone())),
+    );
+    expected.sort();
+    let last_led = expected.last().unwrap().0;
+
+    let history = eventually(Duration::from_secs(30), || async {
+        let history = serve.json("/api/ledger?range=hour");
+        let unled_after = rollup_history(&history)["cycles"]
+            .as_array()
+            .is_some_and(|cycles| {
+                cycles.iter().any(|cycle| {
+                    cycle["status"] == "unled" && time(&cycle["cycle_start"]) > last_led
+                })
+            });
+        unled_after.then_some(history)
+    })
+    .await;
+
+    assert_eq!(serve.json("/api/status")["ledger"], true);
+    let rollup = rollup_history(&history);
+    assert_eq!(rollup["id"], 1_001_001);
+    assert_eq!(rollup["constant"], ROLLUP);
+    assert_eq!(rollup["kind"], "constant");
+    assert_eq!(rollup["member"], Value::Null);
+    assert_eq!(rollup["period_seconds"], 1.0);
+    let cycles = rollup["cycles"].as_array().unwrap();
+    let led_cycles: Vec<(SystemTime, String)> = cycles
+        .iter()
+        .filter(|cycle| cycle["status"] != "unled")
+        .map(|cycle| {
+            assert_eq!(cycle["status"], "done", "{cycle}");
+            assert!(cycle["fencing_token"].is_i64(), "{cycle}");
+            assert_eq!(cycle["overlaps_previous"], false, "{cycle}");
+            (
+                time(&cycle["cycle_start"]),
+                cycle["host"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        led_cycles, expected,
+        "the ledger's leaders are the ones whose job ran"
+    );
+    let starts: Vec<SystemTime> = cycles
+        .iter()
+        .map(|cycle| time(&cycle["cycle_start"]))
+        .collect();
+    assert!(starts.windows(2).all(|pair| pair[0] < pair[1]), "ascending");
+    let unled = cycles
+        .iter()
+        .find(|cycle| cycle["status"] == "unled" && time(&cycle["cycle_start"]) > last_led)
+        .unwrap();
+    for field in [
+        "fencing_token",
+        "host",
+        "pid",
+        "application_name",
+        "started_at",
+        "finished_at",
+    ] {
+        assert_eq!(unled[field], Value::Null, "{field} of {unled}");
+    }
+    assert_eq!(unled["overlaps_previous"], false);
+
+    // The counters say the same, per host.
+    let scrape = parse_metrics(&serve.get("/metrics").body);
+    for host in ["alpha", "beta", host.as_str()] {
+        let done = expected.iter().filter(|(_, h)| h == host).count();
+        let labels = [("id", "1001001"), ("constant", ROLLUP), ("host", host)];
+        let outcome = |outcome: &'static str| {
+            let mut labels = labels.to_vec();
+            labels.push(("outcome", outcome));
+            sample(&scrape, "lockward_ledger_cycles_total", &labels)
+        };
+        #[allow(clippy::cast_precision_loss)]
+        let done = done as f64;
+        assert_eq!(outcome("done"), Some(done), "{host}");
+        assert_eq!(outcome("failed"), Some(0.0), "{host}");
+        assert_eq!(outcome("lost"), Some(0.0), "{host}");
+        assert_eq!(outcome("cancelled"), Some(0.0), "{host}");
+    }
+    let unled_total = sample(
+        &scrape,
+        "lockward_ledger_cycles_unled_total",
+        &[("id", "1001001"), ("constant", ROLLUP)],
+    )
+    .expect("the unled counter");
+    let later = serve.json("/api/ledger?range=hour");
+    #[allow(clippy::cast_precision_loss)]
+    let unled_later = rollup_history(&later)["cycles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|cycle| cycle["status"] == "unled")
+        .count() as f64;
+    // Boundaries keep ending unled while the test reads: the counter, scraped first, has at
+    // least the one seen above and at most what the later read counts.
+    assert!(
+        unled_total >= 1.0 && unled_total <= unled_later,
+        "{unled_total} vs {unled_later}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ledger_metrics_sum_a_familys_members_and_name_an_unknown_key_by_itself() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let client = db.connect().await;
+    let hosts = |names: &[&str]| names.iter().map(|name| (*name).to_owned()).collect();
+    lockward_pg::testing::seed_ledger(
+        &client,
+        &[
+            ("4242".to_owned(), hosts(&["h1"])),
+            ("1001004/1".to_owned(), hosts(&["h1"])),
+            ("1001004/2".to_owned(), hosts(&["h1", "h2"])),
+        ],
+        Duration::from_secs(60),
+        10,
+        SystemTime::now(),
+    )
+    .await;
+    let serve = Serve::start(&project, &db.url(), &[]);
+
+    let scrape = parse_metrics(&serve.get("/metrics").body);
+
+    let done = |id: &str, constant: &str, host: &str| {
+        sample(
+            &scrape,
+            "lockward_ledger_cycles_total",
+            &[
+                ("id", id),
+                ("constant", constant),
+                ("host", host),
+                ("outcome", "done"),
+            ],
+        )
+    };
+    let family = "ADVISORY_LOCK_RELOAD_BASE";
+    assert_eq!(done("4242", "", "h1"), Some(10.0));
+    assert_eq!(done("1001004", family, "h1"), Some(15.0));
+    assert_eq!(done("1001004", family, "h2"), Some(5.0));
+    let history = serve.json("/api/ledger");
+    let keys: Vec<&str> = history["locks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|lock| lock["lock_key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["1001004/1", "1001004/2", "4242"]);
+    assert_eq!(history["locks"][1]["member"], 2);
+    assert_eq!(history["locks"][2]["id"], Value::Null);
 }

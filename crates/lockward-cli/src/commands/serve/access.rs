@@ -8,6 +8,7 @@
 //!   loopback address, with the port listened on: a page on another site whose name an attacker
 //!   points at 127.0.0.1 (DNS rebinding) sends its own name as `Host`, and is refused.
 
+use std::fmt::Write as _;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
@@ -62,7 +63,10 @@ impl Token {
         let mut bytes = [0_u8; 32];
         getrandom::fill(&mut bytes)
             .map_err(|error| anyhow::anyhow!("cannot make a token: {error}"))?;
-        let hex: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
+        let mut hex = String::with_capacity(64);
+        for byte in bytes {
+            let _ = write!(hex, "{byte:02x}");
+        }
         Ok(Self(hex.into()))
     }
 

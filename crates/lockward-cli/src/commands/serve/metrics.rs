@@ -4,9 +4,12 @@
 //! Each scrape records into a recorder of its own (`metrics-exporter-prometheus`'s, made for
 //! that scrape and dropped after it), so a series is exactly what this scrape read: a lock
 //! released since the last scrape is 0, a key no longer held is gone, and nothing piles up.
+//! The ledger's series are counters all the same: the ledger only grows, so each scrape's
+//! absolute count never falls (unless someone deletes rows, which Prometheus reads as a reset).
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use lockward_pg::ledger::Counts;
 use lockward_pg::live::{Flag, Snapshot};
 use lockward_registry::{AdvisoryKey, Registry};
 use metrics_exporter_prometheus::PrometheusBuilder;
@@ -21,12 +24,16 @@ pub(crate) const LOCK_WAITERS: &str = "lockward_lock_waiters";
 pub(crate) const LOCK_FLAGGED: &str = "lockward_lock_flagged";
 /// Per key the registry does not know: 1 while a session holds it.
 pub(crate) const UNREGISTERED_KEY_HELD: &str = "lockward_unregistered_key_held";
+/// Per lock, leading host and outcome: the ledger's cycles, all time.
+pub(crate) const LEDGER_CYCLES: &str = "lockward_ledger_cycles_total";
+/// Per lock: the cycle boundaries nobody led since the lock's first ledger row.
+pub(crate) const LEDGER_UNLED: &str = "lockward_ledger_cycles_unled_total";
 
 /// What one scrape read.
 pub(crate) struct Scrape<'a> {
     pub(crate) registry: &'a Registry,
-    /// `None` when the database could not be read.
-    pub(crate) live: Option<&'a Snapshot>,
+    /// The live view and the ledger's counts; `None` when the database could not be read.
+    pub(crate) read: Option<(&'a Snapshot, &'a Counts)>,
 }
 
 /// The scrape in the text format.
@@ -42,12 +49,13 @@ fn record(scrape: &Scrape<'_>) {
         DATABASE_UP,
         "1 when the dashboard could read the database for this scrape, else 0 (and no other series)"
     );
-    let Some(live) = scrape.live else {
+    let Some((live, counts)) = scrape.read else {
         metrics::gauge!(DATABASE_UP).set(0.0);
         return;
     };
     metrics::gauge!(DATABASE_UP).set(1.0);
     record_live(scrape.registry, live);
+    record_ledger(counts);
 }
 
 /// What the live view says about one registered id (every member of a family together).
@@ -103,5 +111,53 @@ fn record_live(registry: &Registry, live: &Snapshot) {
             let labels = [id, constant, owner, ("flag", flag.as_str().to_owned())];
             metrics::gauge!(LOCK_FLAGGED, &labels).set(1.0);
         }
+    }
+}
+
+/// The ledger's counts. A family's members are summed under the family's id (the labels name
+/// the registry entry, as the live series do); a key the registry does not know is its own id.
+fn record_ledger(counts: &Counts) {
+    metrics::describe_counter!(
+        LEDGER_CYCLES,
+        "cycles the ledger records per lock and leading host, by outcome (done, failed, cancelled, lost)"
+    );
+    metrics::describe_counter!(
+        LEDGER_UNLED,
+        "cycle boundaries nobody led, per lock, since its first ledger row"
+    );
+    let mut cycles: BTreeMap<(String, String, String, &str), u64> = BTreeMap::new();
+    for host in &counts.hosts {
+        let (id, constant) = labels(host.id, host.constant.as_deref(), &host.lock_key);
+        for (outcome, count) in [
+            ("done", host.done),
+            ("failed", host.failed),
+            ("cancelled", host.cancelled),
+            ("lost", host.lost),
+        ] {
+            *cycles
+                .entry((id.clone(), constant.clone(), host.host.clone(), outcome))
+                .or_default() += count;
+        }
+    }
+    for ((id, constant, host, outcome), count) in cycles {
+        metrics::counter!(LEDGER_CYCLES, "id" => id, "constant" => constant, "host" => host, "outcome" => outcome)
+            .absolute(count);
+    }
+    let mut unled: BTreeMap<(String, String), u64> = BTreeMap::new();
+    for lock in &counts.locks {
+        *unled
+            .entry(labels(lock.id, lock.constant.as_deref(), &lock.lock_key))
+            .or_default() += lock.unled;
+    }
+    for ((id, constant), count) in unled {
+        metrics::counter!(LEDGER_UNLED, "id" => id, "constant" => constant).absolute(count);
+    }
+}
+
+/// `id` and `constant` of a ledger key: the registry's, else the key itself and nothing.
+fn labels(id: Option<i64>, constant: Option<&str>, lock_key: &str) -> (String, String) {
+    match id {
+        Some(id) => (id.to_string(), constant.unwrap_or_default().to_owned()),
+        None => (lock_key.to_owned(), String::new()),
     }
 }

@@ -1,9 +1,11 @@
 //! The routes, their answers, and the headers every answer carries.
 
+use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{Query, State};
 use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
@@ -12,6 +14,7 @@ use serde::Serialize;
 
 use super::Shared;
 use super::access::{self, Access};
+use super::database::Failed;
 use super::metrics;
 
 const INDEX_HTML: &str = include_str!("../../../assets/serve/index.html");
@@ -34,6 +37,7 @@ pub(crate) fn router(shared: Arc<Shared>, access: Access) -> Router {
         .route("/api/status", get(status))
         .route("/api/registry", get(registry))
         .route("/api/live", get(live))
+        .route("/api/ledger", get(ledger))
         .route("/metrics", get(prometheus))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -208,18 +212,19 @@ async fn status(State(shared): State<Arc<Shared>>) -> Result<Response, ApiError>
         database: &'a str,
         interval_seconds: f64,
         version: &'static str,
+        ledger: bool,
     }
     let loaded = shared.registry.current().await;
-    // Reached, so that the page learns at once when the database is not there.
-    shared
+    let ledger = shared
         .database
-        .read(|session| async move { session.client().simple_query("").await.map(drop) })
+        .read(|session| async move { lockward_pg::ledger::exists(session.client()).await })
         .await?;
     Ok(json(&Status {
         project: &loaded.registry.project().name,
         database: shared.database.target(),
         interval_seconds: shared.interval_seconds,
         version: env!("CARGO_PKG_VERSION"),
+        ledger,
     }))
 }
 
@@ -241,20 +246,64 @@ async fn live(State(shared): State<Arc<Shared>>) -> Result<Response, ApiError> {
     Ok(json(&snapshot))
 }
 
+/// The ranges `/api/ledger` reads, ending now.
+const RANGES: [(&str, Duration); 2] = [
+    ("hour", Duration::from_secs(3_600)),
+    ("day", Duration::from_secs(86_400)),
+];
+
+/// `GET /api/ledger?range=hour|day` (default `hour`): the ledger's cycles that started in the
+/// range ending now.
+async fn ledger(State(shared): State<Arc<Shared>>, uri: Uri) -> Result<Response, ApiError> {
+    let Query(params) = Query::<HashMap<String, String>>::try_from_uri(&uri)
+        .map_err(|error| ApiError::bad_request(format!("the query string: {error}")))?;
+    let range = params.get("range").map_or("hour", String::as_str);
+    let Some(&(_, length)) = RANGES.iter().find(|(name, _)| *name == range) else {
+        return Err(ApiError::bad_request(format!(
+            "range `{range}` is not one of `hour` and `day`"
+        )));
+    };
+    let loaded = shared.registry.current().await;
+    let to = SystemTime::now();
+    let from = to - length;
+    let history = shared
+        .database
+        .read(|session| {
+            let loaded = Arc::clone(&loaded);
+            async move {
+                lockward_pg::ledger::history(session.client(), &loaded.registry, from, to).await
+            }
+        })
+        .await?;
+    Ok(json(&history))
+}
+
 /// `GET /metrics`: 200 with `lockward_database_up 0` when the database cannot be read, since a
 /// scrape that fails would hide which of the dashboard and the database is down.
 async fn prometheus(State(shared): State<Arc<Shared>>) -> Response {
     let loaded = shared.registry.current().await;
-    let snapshot = shared
+    let read = shared
         .database
         .read(|session| {
             let loaded = Arc::clone(&loaded);
-            async move { session.snapshot(&loaded.registry).await }
+            async move {
+                let snapshot = session.snapshot(&loaded.registry).await?;
+                let counts = lockward_pg::ledger::counts(
+                    session.client(),
+                    &loaded.registry,
+                    SystemTime::now(),
+                )
+                .await?;
+                Ok::<_, Failed>((snapshot, counts))
+            }
         })
         .await;
     let text = metrics::render(&metrics::Scrape {
         registry: &loaded.registry,
-        live: snapshot.as_ref().ok(),
+        read: read
+            .as_ref()
+            .ok()
+            .map(|(snapshot, counts)| (snapshot, counts)),
     });
     (
         [(
