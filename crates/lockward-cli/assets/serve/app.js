@@ -170,8 +170,16 @@
     setText(byId('project'), status.project || '');
     setText(byId('database'), status.database || '');
     setText(byId('version'), status.version || '');
-    setText(byId('ledger-state'), status.ledger === true ? 'yes' : status.ledger === false ? 'none' : '?');
+    showLedgerState(status.ledger);
     document.title = 'lockward' + (status.project ? ' · ' + status.project : '');
+  }
+
+  /**
+   * Whether the database has a ledger: /api/status says so once, at load; a ledger that appears
+   * later (the first worker with .ledger(true) creates it) shows as soon as it has cycles.
+   */
+  function showLedgerState(present) {
+    setText(byId('ledger-state'), present === true ? 'yes' : present === false ? 'none' : '?');
   }
 
   // ---- the registry table ------------------------------------------------------------------
@@ -463,7 +471,9 @@
     for (const t of list) {
       const x = (t - fromMs) * sx;
       nodes.push(svg('line', { x1: x, x2: x, y1: AXIS_HEIGHT - 5, y2: AXIS_HEIGHT, class: 'tick' }));
-      const label = svg('text', { x, y: AXIS_HEIGHT - 8, class: 'tick-label' });
+      // A label at either edge is drawn inside the axis, not cut in half.
+      const anchor = x < 16 ? 'start' : x > width - 16 ? 'end' : 'middle';
+      const label = svg('text', { x, y: AXIS_HEIGHT - 8, class: 'tick-label', 'text-anchor': anchor });
       const d = new Date(t);
       label.textContent = pad2(d.getHours()) + ':' + pad2(d.getMinutes());
       nodes.push(label);
@@ -659,6 +669,10 @@
 
   function renderTimelines(ledger) {
     state.ledger = ledger;
+    if (ledger.locks.length && state.status && !state.status.ledger) {
+      state.status.ledger = true;
+      showLedgerState(true);
+    }
     const fromMs = Date.parse(ledger.from);
     const toMs = Date.parse(ledger.to);
     const container = byId('timelines');

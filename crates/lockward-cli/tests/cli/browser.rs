@@ -127,6 +127,22 @@ async fn the_page_shows_a_lock_taken_after_it_loaded_with_its_holder_and_waiter_
         json!(9),
         "one row per registry entry of the example project"
     );
+    assert_eq!(
+        browser
+            .eval(
+                "[document.getElementById('ledger-state').textContent, \
+                  document.getElementById('timelines-empty').hidden, \
+                  document.getElementById('timelines-empty').textContent]"
+            )
+            .await,
+        json!([
+            "none",
+            false,
+            "This database has no ledger. Workers record their cycles in one with .ledger(true) \
+             or lockward run --ledger."
+        ]),
+        "a database without a ledger says so"
+    );
     // A reload would lose this.
     browser.eval("(window.__sameDocument = 'yes')").await;
 
@@ -470,6 +486,13 @@ async fn the_timeline_marks_which_host_led_each_cycle_and_the_cycles_nobody_led_
         .eval("[...document.querySelectorAll('#legend-hosts [data-host]')].map((e) => e.dataset.host)")
         .await;
     assert_eq!(legend, json!(["alpha", "beta"]));
+    assert_eq!(
+        browser
+            .eval("document.getElementById('ledger-state').textContent")
+            .await,
+        "yes",
+        "the ledger the workers created after the page loaded is known to the header"
+    );
     let unled = browser
         .eval(&format!(
             "(() => {{ const r = [...document.querySelectorAll('{section} rect[data-status=\"unled\"]')] \
@@ -690,16 +713,16 @@ async fn a_screenshot_of_the_dashboard_at_work_is_kept_as_a_test_artifact() {
     ] {
         let session = dashboard.db.connect().await;
         session
-            .batch_execute(&format!(
-                "SET application_name = '{name}'; SELECT {locks}"
-            ))
+            .batch_execute(&format!("SET application_name = '{name}'; SELECT {locks}"))
             .await
             .expect("take the locks");
         sessions.push(session);
     }
     let waiter = dashboard.db.connect().await;
     waiter
-        .batch_execute("SET application_name = 'lockward:harbor:ADVISORY_LOCK_SEARCH_REINDEX 5151@web-2'")
+        .batch_execute(
+            "SET application_name = 'lockward:harbor:ADVISORY_LOCK_SEARCH_REINDEX 5151@web-2'",
+        )
         .await
         .expect("name the waiter");
     let waiting = tokio::spawn(async move {
