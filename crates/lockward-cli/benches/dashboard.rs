@@ -103,14 +103,15 @@ async fn bench() {
     .expect("write to a string");
     writeln!(
         report,
-        "{:<5} {:>6} {:>14} {:>22} {:>18} {:>24} {:>7}",
+        "{:<5} {:>6} {:>14} {:>22} {:>18} {:>24} {:>7} {:>12}",
         "range",
         "marks",
         "first (ms)",
         "refresh median/max",
         "to frame median",
         "fetch+parse only median",
-        "ratio"
+        "ratio",
+        "ledger (MB)"
     )
     .expect("write to a string");
     for range in ["hour", "day"] {
@@ -165,31 +166,36 @@ async fn measure_range(browser: &Browser, serve: &Serve, range: &str, refreshes:
         frame.push(figure(browser, "frameMs").await);
     }
     let mut fetch_only = Vec::new();
+    let mut ledger_bytes = 0.0;
     for _ in 0..refreshes.min(10) {
         let script = format!(
             "const done = arguments[arguments.length - 1]; \
              const start = performance.now(); \
              Promise.all(['/api/live', '/api/registry', '/api/ledger?range={range}'] \
-               .map((url) => fetch(url, {{cache: 'no-store'}}).then((r) => r.text()).then(JSON.parse))) \
-               .then(() => done(performance.now() - start), (e) => done(-1));"
+               .map((url) => fetch(url, {{cache: 'no-store'}}).then((r) => r.text()) \
+                 .then((text) => {{ JSON.parse(text); return text.length; }}))) \
+               .then((sizes) => done([performance.now() - start, sizes[2]]), (e) => done([-1, 0]));"
         );
         let value = browser
             .client
             .execute_async(&script, vec![])
             .await
             .expect("time the fetches in the page");
-        let ms = value.as_f64().unwrap_or(-1.0);
+        let ms = value[0].as_f64().unwrap_or(-1.0);
         assert!(ms >= 0.0, "the reference fetches failed in the page");
         fetch_only.push(ms);
+        ledger_bytes = value[1].as_f64().unwrap_or(0.0);
     }
     let refresh_median = median(&mut refresh);
     let refresh_max = refresh.iter().copied().fold(0.0, f64::max);
     let fetch_median = median(&mut fetch_only);
     format!(
-        "{range:<5} {marks:>6} {first_ms:>14.1} {:>22} {:>18.1} {fetch_median:>24.1} {:>6.2}x",
+        "{range:<5} {marks:>6} {first_ms:>14.1} {:>22} {:>18.1} {fetch_median:>24.1} {:>6.2}x {:>12.1}",
         format!("{refresh_median:.1} / {refresh_max:.1}"),
         median(&mut frame),
-        refresh_median / fetch_median
+        refresh_median / fetch_median,
+        // The answer's length in UTF-16 code units: bytes, for its ASCII.
+        ledger_bytes / 1e6
     )
 }
 
