@@ -310,13 +310,15 @@
     }
     let held = 0;
     let flagged = 0;
+    // A since time shows its date when not today: a new day redraws the rows that show one.
+    const today = day(Date.now());
     const items = registry.locks.map((entry) => {
       const lives = byEntry.get(entry.id) || [];
       if (lives.some((l) => l.holder)) held += 1;
       if (lives.some((l) => l.flags.length)) flagged += 1;
       return {
         key: String(entry.id),
-        sig: JSON.stringify([entry, lives]),
+        sig: JSON.stringify([entry, lives, lives.length ? today : '']),
         haystack: haystack(entry, lives),
         held: lives.some((l) => l.holder),
         build: () => lockRow(entry, lives),
@@ -350,9 +352,10 @@
   function renderUnknown(live) {
     const unknown = live.locks.filter((row) => row.id === null || row.id === undefined);
     const tbody = byId('unknown').tBodies[0];
+    const today = day(Date.now());
     const items = unknown.map((row) => ({
       key: keyText(row.key),
-      sig: JSON.stringify(row),
+      sig: JSON.stringify([row, today]),
       build: () => unknownRow(row),
     }));
     if (!items.length) {
