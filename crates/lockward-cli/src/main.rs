@@ -59,9 +59,12 @@ fn main() -> ExitCode {
     }
     // `run` is a long-lived supervisor: each cycle led and each exit status is worth a line, and
     // its lines are read beside other hosts' and the command's own, so they carry the time.
-    let long_lived = matches!(cli.command, Command::Run(_));
+    // `serve` lives long too: its warnings (a database gone, a registry that stopped loading)
+    // carry the time, at the default level.
+    let supervisor = matches!(cli.command, Command::Run(_));
+    let long_lived = supervisor || matches!(cli.command, Command::Serve(_));
     init_logging(
-        cli.global.verbose.saturating_add(u8::from(long_lived)),
+        cli.global.verbose.saturating_add(u8::from(supervisor)),
         long_lived,
     );
     match run(&cli) {
@@ -112,7 +115,7 @@ fn message(error: &anyhow::Error) -> String {
 }
 
 /// Logs on stderr. `timed`: each line starts with the UTC time, RFC 3339 to the millisecond
-/// (`run`); the other commands finish in moments and are read at the terminal, without it.
+/// (`run`, `serve`); the other commands finish in moments and are read at the terminal, without it.
 fn init_logging(verbose: u8, timed: bool) {
     let default = match verbose {
         0 => "warn",

@@ -29,7 +29,10 @@
 //!   transaction mode the claim commits or rolls back with the job's writes, so only a committed
 //!   cycle counts as run: one that failed or was lost may run again on another host. Without it,
 //!   a job that returns early keeps the lock for half the period, at most 1 s, past the boundary,
-//!   which turns away hosts less late than that ([`WorkerBuilder::hold_at_least`]).
+//!   which turns away hosts less late than that ([`WorkerBuilder::hold_at_least`]). Each row
+//!   records the leader's host ([`WorkerBuilder::host`], default the machine's) and period;
+//!   [`ledger::history`] and [`ledger::counts`] read it back (who led each cycle, which cycles
+//!   nobody led, failed, lost or overlapping ones), index-backed.
 //! - **Poolers.** No named prepared statements on any connection, so transaction mode works
 //!   through transaction-pooling poolers (pgbouncer 1.18 included); session mode refuses to lead
 //!   through one ([`Error::TransactionPooling`], [`Worker::preflight`]), and a session opened

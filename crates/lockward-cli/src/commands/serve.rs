@@ -50,7 +50,7 @@ pub(crate) struct ServeArgs {
     /// loopback, where no token is needed otherwise.
     #[arg(long, value_name = "PATH")]
     pub(crate) token_file: Option<PathBuf>,
-    /// Seconds between the page's refreshes, from 0.1 to 86400 (default 2).
+    /// Seconds between the page's refreshes, from 0.1 to 86400.
     #[arg(long, value_name = "SECONDS", default_value = "2")]
     pub(crate) interval: Interval,
 }

@@ -474,6 +474,32 @@ async fn a_terminated_session_is_reopened_by_the_next_request() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboards_session_makes_itself_read_only_when_it_opens() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let _serve = Serve::start(&project, &db.url(), &[]);
+    let admin = db.connect().await;
+
+    // Before any request the session has run only what it ran on opening (pg_stat_activity
+    // shows a backend's latest statement; another session cannot read its settings).
+    let rows = admin
+        .query(
+            "SELECT query FROM pg_stat_activity WHERE application_name = 'lockward serve' \
+             AND datname = current_database()",
+            &[],
+        )
+        .await
+        .unwrap();
+
+    assert_eq!(rows.len(), 1, "one session, named lockward serve");
+    let query: String = rows[0].get(0);
+    assert!(
+        query.starts_with("SET default_transaction_read_only = on;"),
+        "{query}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_application_name_with_a_script_tag_comes_back_escaped_in_the_json() {
     let project = TestProject::harbor();
     let db = TestDb::new().await;

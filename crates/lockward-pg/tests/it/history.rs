@@ -463,7 +463,8 @@ async fn counts_agree_with_the_history_of_all_time_on_a_ledger_with_gaps_and_los
     ];
     seed_ledger(&client, &locks, period, 300, now).await;
     let now = SystemTime::now();
-    // Gaps, lost and failed cycles, and a row of an older lockward without a period.
+    // Gaps, lost and failed cycles, rows of an older lockward without a period, and rows of
+    // another period.
     client
         .batch_execute(
             "DELETE FROM lockward_ledger WHERE lock_key = '7000001' AND fencing_token % 7 = 0; \
@@ -471,7 +472,8 @@ async fn counts_agree_with_the_history_of_all_time_on_a_ledger_with_gaps_and_los
                AND cycle_start > now() - interval '30 minutes'; \
              UPDATE lockward_ledger SET outcome = NULL, finished_at = NULL WHERE fencing_token % 11 = 0; \
              UPDATE lockward_ledger SET outcome = 'failed' WHERE fencing_token % 13 = 0; \
-             UPDATE lockward_ledger SET period_ms = NULL WHERE fencing_token % 17 = 0;",
+             UPDATE lockward_ledger SET period_ms = NULL WHERE fencing_token % 17 = 0; \
+             UPDATE lockward_ledger SET period_ms = 120000 WHERE fencing_token % 19 = 0;",
         )
         .await
         .unwrap();
@@ -552,4 +554,21 @@ async fn reading_an_hour_of_a_long_ledger_reads_about_an_hours_rows_through_inde
         fetched < 3 * 60 * 2 + 100,
         "an hour of 3 locks is 180 rows; the read fetched {fetched}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ledger_whose_columns_were_altered_is_an_error_that_names_the_column_not_a_panic() {
+    let db = TestDb::new().await;
+    let client = db.connect().await;
+    let now = SystemTime::now();
+    let locks = [(ROLLUP_ID.to_string(), vec!["alpha".to_owned()])];
+    seed_ledger(&client, &locks, Duration::from_secs(60), 3, now).await;
+    client
+        .batch_execute("ALTER TABLE lockward_ledger ALTER COLUMN pid TYPE bigint")
+        .await
+        .unwrap();
+    let error = ledger::history(&client, &registry(), now - Duration::from_secs(3600), now)
+        .await
+        .expect_err("a pid that is not an int4");
+    assert!(error.to_string().contains("column 7"), "{error}");
 }

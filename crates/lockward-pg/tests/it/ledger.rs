@@ -223,3 +223,71 @@ async fn a_period_that_is_not_whole_milliseconds_is_recorded_as_unknown() {
     assert!(!periods.is_empty());
     assert!(periods.iter().all(Option::is_none), "{periods:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_upgrading_one_old_ledger_at_once_all_open_their_sessions() {
+    let db = TestDb::new().await;
+    let admin = db.connect().await;
+    admin.batch_execute(OLD_LEDGER).await.unwrap();
+    let worker = || {
+        rollup(&db.url(), Duration::from_millis(200))
+            .ledger(true)
+            .build()
+            .unwrap()
+    };
+    let (a, b, c) = (worker(), worker(), worker());
+    let (a, b, c) = tokio::join!(a.preflight(), b.preflight(), c.preflight());
+    for result in [a, b, c] {
+        result.expect("a worker that lost the race to upgrade uses the upgraded ledger");
+    }
+    assert_eq!(upgraded(&admin).await, (true, true));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_index_the_owner_built_concurrently_under_another_name_is_the_upgrade_s_index() {
+    let db = TestDb::new().await;
+    let admin = db.connect().await;
+    admin.batch_execute(OLD_LEDGER).await.unwrap();
+    admin
+        .batch_execute("ALTER TABLE lockward_ledger ADD COLUMN period_ms bigint")
+        .await
+        .unwrap();
+    admin
+        .batch_execute("CREATE INDEX CONCURRENTLY ledger_by_time ON lockward_ledger (cycle_start)")
+        .await
+        .unwrap();
+    // A role that could not upgrade anything opens its session: nothing is left to upgrade.
+    let role = format!("{}_app", db.name());
+    admin
+        .batch_execute(&format!(
+            "CREATE ROLE {role} LOGIN; \
+             GRANT SELECT, INSERT, UPDATE ON lockward_ledger TO {role}; \
+             GRANT USAGE ON SEQUENCE lockward_fencing_token TO {role}"
+        ))
+        .await
+        .unwrap();
+    let url = format!("postgres://{role}@{}/{}", db.server_addr(), db.name());
+    let opened = rollup(&url, Duration::from_millis(200))
+        .ledger(true)
+        .build()
+        .unwrap()
+        .preflight()
+        .await;
+    let indexes: i64 = admin
+        .query_one(
+            "SELECT count(*) FROM pg_indexes WHERE tablename = 'lockward_ledger'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    admin
+        .batch_execute(&format!("DROP OWNED BY {role}; DROP ROLE {role}"))
+        .await
+        .unwrap();
+    opened.expect("the ledger needs no upgrade");
+    assert_eq!(
+        indexes, 2,
+        "the primary key and the owner's index, no second one"
+    );
+}

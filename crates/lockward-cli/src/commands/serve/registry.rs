@@ -17,13 +17,13 @@ pub(crate) struct Loaded {
     stamp: Option<Stamp>,
     /// The registry, other branches' reservations included.
     pub(crate) registry: Registry,
-    /// `lockward list --format json`, serialized once per load.
-    pub(crate) listing: Vec<u8>,
+    /// `lockward list --format json`, serialized once per load (shared by every answer).
+    pub(crate) listing: axum::body::Bytes,
 }
 
 impl Loaded {
     fn of(project: Project, stamp: Option<Stamp>) -> anyhow::Result<Self> {
-        let listing = super::routes::to_json(&crate::commands::list::listing(&project))?;
+        let listing = super::routes::to_json(&crate::commands::list::listing(&project))?.into();
         Ok(Self {
             stamp,
             listing,

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::Router;
 use axum::extract::{Query, State};
@@ -144,8 +144,8 @@ pub(crate) fn json(value: &impl Serialize) -> Response {
     }
 }
 
-fn json_bytes(body: Vec<u8>) -> Response {
-    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+fn json_bytes(body: impl Into<axum::body::Body>) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], body.into()).into_response()
 }
 
 async fn secure_headers(mut response: Response) -> Response {
@@ -265,7 +265,7 @@ async fn ledger(State(shared): State<Arc<Shared>>, uri: Uri) -> Result<Response,
     };
     let loaded = shared.registry.current().await;
     let to = SystemTime::now();
-    let from = to - length;
+    let from = to.checked_sub(length).unwrap_or(UNIX_EPOCH);
     let history = shared
         .database
         .read(|session| {
@@ -298,6 +298,9 @@ async fn prometheus(State(shared): State<Arc<Shared>>) -> Response {
             }
         })
         .await;
+    if let Err(error) = &read {
+        tracing::warn!("/metrics: lockward_database_up 0: {}", error.message);
+    }
     let text = metrics::render(&metrics::Scrape {
         registry: &loaded.registry,
         read: read
