@@ -118,6 +118,7 @@ async fn bench() {
         let row = measure_range(&browser, &serve, range, refreshes).await;
         writeln!(report, "{row}").expect("write to a string");
     }
+    writeln!(report, "{}", ledger_split(&browser, refreshes).await).expect("write to a string");
     println!("{report}");
     browser.close().await;
     drop(serve);
@@ -196,6 +197,38 @@ async fn measure_range(browser: &Browser, serve: &Serve, range: &str, refreshes:
         refresh_median / fetch_median,
         // The answer's length in UTF-16 code units: bytes, for its ASCII.
         ledger_bytes / 1e6
+    )
+}
+
+/// Where the day's ledger answer spends its time in the page: until its headers, until its
+/// body is read as text, and in `JSON.parse` (medians over `runs` fetches).
+async fn ledger_split(browser: &Browser, runs: usize) -> String {
+    let script = "const done = arguments[arguments.length - 1]; \
+        const start = performance.now(); \
+        fetch('/api/ledger?range=day', {cache: 'no-store'}).then((response) => { \
+          const headers = performance.now(); \
+          return response.text().then((text) => { \
+            const body = performance.now(); JSON.parse(text); \
+            done([headers - start, body - headers, performance.now() - body]); }); }) \
+        .catch(() => done(null));";
+    let (mut headers, mut body, mut parse) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs.min(10) {
+        let value = browser
+            .client
+            .execute_async(script, vec![])
+            .await
+            .expect("time the ledger's fetch in the page");
+        let part = |i: usize| value[i].as_f64().expect("the fetch succeeded in the page");
+        headers.push(part(0));
+        body.push(part(1));
+        parse.push(part(2));
+    }
+    format!(
+        "/api/ledger?range=day alone, medians: headers after {:.1} ms, body read in {:.1} ms, \
+         JSON.parse {:.1} ms",
+        median(&mut headers),
+        median(&mut body),
+        median(&mut parse)
     )
 }
 
