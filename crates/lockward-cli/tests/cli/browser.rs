@@ -626,6 +626,72 @@ async fn failed_lost_unled_and_overlapping_cycles_are_marked_and_counted_in_the_
     dashboard.close().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn choosing_the_last_day_draws_the_cycles_before_the_last_hour_and_a_reload_keeps_the_choice()
+{
+    let Some(dashboard) = Dashboard::open().await else {
+        return;
+    };
+    let browser = &dashboard.browser;
+    let client = dashboard.db.connect().await;
+    // Two hours of cycles that ended two hours ago: nobody has led since.
+    seed_ledger(
+        &client,
+        &[("1001001".to_owned(), vec!["alpha".to_owned()])],
+        Duration::from_secs(60),
+        120,
+        SystemTime::now() - Duration::from_secs(2 * 3600),
+    )
+    .await;
+    let count = |status: &str| {
+        format!(
+            "document.querySelectorAll('#timelines section[data-lock-key=\"1001001\"] \
+             rect[data-status=\"{status}\"]').length"
+        )
+    };
+    browser
+        .wait_for(
+            "the last hour: every boundary nobody led",
+            &format!("{} >= 59 && {} === 0", count("unled"), count("done")),
+        )
+        .await;
+
+    browser
+        .client
+        .find(fantoccini::Locator::Css("#range"))
+        .await
+        .expect("the range choice")
+        .select_by_value("day")
+        .await
+        .expect("choose the last day");
+    browser
+        .wait_for(
+            "the last day: the 120 cycles led",
+            &format!("{} === 120", count("done")),
+        )
+        .await;
+    assert_eq!(
+        browser
+            .eval(
+                "[location.hash, document.getElementById('axis-label').textContent.split(',')[0]]"
+            )
+            .await,
+        json!(["#range=day", "last day"])
+    );
+
+    browser.client.refresh().await.expect("reload the page");
+    browser
+        .wait_for(
+            "the last day again after the reload",
+            &format!(
+                "document.getElementById('range').value === 'day' && {} === 120",
+                count("done")
+            ),
+        )
+        .await;
+    dashboard.close().await;
+}
+
 /// Where test artifacts go: `target/lockward-artifacts/` (not committed).
 fn artifacts_dir() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
