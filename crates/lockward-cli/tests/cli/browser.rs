@@ -1,0 +1,825 @@
+//! The dashboard in a real browser: Debian's chromium, headless, driven through chromedriver,
+//! against the real `lockward serve` on loopback, a real database, and real workers.
+//!
+//! Skipped, saying why, where chromium or chromedriver is missing (`scripts/test` installs both
+//! as root), except under `LOCKWARD_REQUIRE_ALL_TESTS=1`, where that is a failure.
+
+pub(crate) mod harness;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+use lockward_pg::testing::{TestDb, require_or_skip, seed_ledger};
+use lockward_pg::{JobError, Outcome, Worker};
+use lockward_registry::Registry;
+use serde_json::{Value, json};
+
+use self::harness::{Browser, Serve};
+use crate::TestProject;
+
+/// One browser at a time: each test starts its own chromium, and the machine has two cores.
+static ONE_BROWSER_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// The page's size for the tests (and the screenshot).
+const WIDTH: u32 = 1400;
+const HEIGHT: u32 = 1000;
+
+/// A database, `lockward serve` on it in a copy of the example project, and a browser on the page.
+struct Dashboard {
+    browser: Browser,
+    serve: Serve,
+    db: TestDb,
+    _project: TestProject,
+    _turn: tokio::sync::MutexGuard<'static, ()>,
+}
+
+impl Dashboard {
+    /// Everything up, the page loaded and refreshed once; `None` (the test skipped) where this
+    /// machine has no chromium.
+    async fn open() -> Option<Self> {
+        let (chromium, chromedriver) = match harness::browser_programs() {
+            Ok(programs) => programs,
+            Err(reason) => {
+                require_or_skip(&reason);
+                return None;
+            }
+        };
+        let turn = ONE_BROWSER_AT_A_TIME.lock().await;
+        let db = TestDb::new().await;
+        let project = TestProject::harbor();
+        let serve = Serve::start(
+            env!("CARGO_BIN_EXE_lockward").as_ref(),
+            project.path(),
+            &db.url(),
+            "0.3",
+        );
+        let browser = Browser::start(&chromium, &chromedriver, WIDTH, HEIGHT).await;
+        let dashboard = Self {
+            browser,
+            serve,
+            db,
+            _project: project,
+            _turn: turn,
+        };
+        dashboard.load().await;
+        Some(dashboard)
+    }
+
+    /// Loads the page and waits for its first good refresh.
+    async fn load(&self) {
+        self.browser
+            .client
+            .goto(&self.serve.url())
+            .await
+            .unwrap_or_else(|error| panic!("loading {}: {error}", self.serve.url()));
+        self.browser
+            .wait_for(
+                "a first refresh",
+                "document.getElementById('status').dataset.refreshedAt",
+            )
+            .await;
+    }
+
+    /// The JSON of a `#locks` row's cells, by column name, or null when there is no such row.
+    async fn lock_row(&self, id: i64) -> Value {
+        self.browser
+            .eval(&format!(
+                "(() => {{ const tr = document.querySelector('#locks tr[data-id=\"{id}\"]'); \
+                 if (!tr) return null; \
+                 const cell = (c) => tr.querySelector('td.' + c).textContent; \
+                 return {{state: tr.dataset.state, pid: cell('pid'), app: cell('app'), \
+                          client: cell('client'), waiters: cell('waiters'), \
+                          flags: cell('flags').trim()}}; }})()"
+            ))
+            .await
+    }
+
+    async fn close(self) {
+        let Self { browser, serve, .. } = self;
+        browser.close().await;
+        drop(serve);
+    }
+}
+
+async fn pid(client: &tokio_postgres::Client) -> i32 {
+    client
+        .query_one("SELECT pg_backend_pid()", &[])
+        .await
+        .expect("pg_backend_pid()")
+        .get(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_shows_a_lock_taken_after_it_loaded_with_its_holder_and_waiter_without_reloading()
+{
+    let Some(dashboard) = Dashboard::open().await else {
+        return;
+    };
+    let browser = &dashboard.browser;
+    let before = dashboard.lock_row(1_001_001).await;
+    assert_eq!(before["state"], "free", "{before}");
+    assert_eq!(
+        browser
+            .eval("document.querySelectorAll('#locks tbody tr').length")
+            .await,
+        json!(9),
+        "one row per registry entry of the example project"
+    );
+    assert_eq!(
+        browser
+            .eval(
+                "[document.getElementById('ledger-state').textContent, \
+                  document.getElementById('timelines-empty').hidden, \
+                  document.getElementById('timelines-empty').textContent]"
+            )
+            .await,
+        json!([
+            "none",
+            false,
+            "This database has no ledger. Workers record their cycles in one with .ledger(true) \
+             or lockward run --ledger."
+        ]),
+        "a database without a ledger says so"
+    );
+    // A reload would lose this.
+    browser.eval("(window.__sameDocument = 'yes')").await;
+
+    let holder = dashboard.db.connect().await;
+    holder
+        .batch_execute(
+            "SET application_name = 'harbor-rollup'; \
+             SELECT pg_advisory_lock(1001001), pg_advisory_lock(4242)",
+        )
+        .await
+        .expect("take the locks");
+    let holder_pid = pid(&holder).await;
+    let waiter = dashboard.db.connect().await;
+    let waiter_pid = pid(&waiter).await;
+    let waiting = tokio::spawn(async move {
+        waiter
+            .batch_execute("SELECT pg_advisory_lock(1001001)")
+            .await
+            .expect("the waiter gets the lock in the end");
+        waiter
+    });
+
+    browser
+        .wait_for(
+            "1001001 held, with a waiter",
+            &format!(
+                "(() => {{ const tr = document.querySelector('#locks tr[data-id=\"1001001\"]'); \
+                 return tr && tr.dataset.state === 'held' \
+                   && tr.querySelector('td.waiters').textContent.includes('{waiter_pid}'); }})()"
+            ),
+        )
+        .await;
+    let row = dashboard.lock_row(1_001_001).await;
+    assert_eq!(row["pid"], json!(holder_pid.to_string()), "{row}");
+    assert_eq!(row["app"], "harbor-rollup", "{row}");
+    assert_eq!(row["waiters"], json!(waiter_pid.to_string()), "{row}");
+    let live = crate::serve::request(&format!("{}api/live", dashboard.serve.url()), &[]);
+    let live: Value = serde_json::from_str(&live.body).expect("/api/live is JSON");
+    let flags = live["locks"]
+        .as_array()
+        .expect("locks")
+        .iter()
+        .find(|lock| lock["key"] == json!({"bigint": 1_001_001}))
+        .map(|lock| {
+            let flags = lock["flags"].as_array().expect("flags").iter();
+            flags
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .expect("1001001 in /api/live");
+    assert_eq!(row["flags"], json!(flags), "the flags live computes: {row}");
+    let unknown = browser
+        .wait_for(
+            "the unknown key 4242 in its own table",
+            "document.querySelector('#unknown tr[data-key=\"4242\"]')?.textContent",
+        )
+        .await;
+    assert!(
+        unknown.as_str().is_some_and(
+            |text| text.contains("unregistered") && text.contains(&holder_pid.to_string())
+        ),
+        "{unknown}"
+    );
+    assert_eq!(
+        browser.eval("window.__sameDocument").await,
+        "yes",
+        "the page refreshed without reloading"
+    );
+    assert_eq!(
+        browser
+            .eval("document.getElementById('error').hidden")
+            .await,
+        json!(true),
+        "no error banner while refreshes succeed"
+    );
+
+    holder
+        .batch_execute("SELECT pg_advisory_unlock_all()")
+        .await
+        .expect("release the locks");
+    let waiter = waiting.await.expect("the waiter's task");
+    browser
+        .wait_for(
+            "1001001 held by the former waiter",
+            &format!(
+                "document.querySelector('#locks tr[data-id=\"1001001\"] td.pid')?.textContent === '{waiter_pid}'"
+            ),
+        )
+        .await;
+    drop(waiter);
+    dashboard.close().await;
+}
+
+/// What a client that wants to run script in the page would set as its application name.
+const MARKUP: &str = "<img src=x onerror=window.__pwned=1><script>window.__pwned=1</script>";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_application_name_made_of_markup_is_shown_as_its_text_and_runs_no_script() {
+    let Some(dashboard) = Dashboard::open().await else {
+        return;
+    };
+    let browser = &dashboard.browser;
+    let holder = dashboard.db.connect().await;
+    // PostgreSQL keeps the first 63 bytes of an application name: what the page must show is
+    // the name as the server has it, which still opens an <img> with an onerror and a <script>.
+    let name: String = holder
+        .query_one(
+            "SELECT set_config('application_name', $1, false)",
+            &[&MARKUP],
+        )
+        .await
+        .expect("set the application name")
+        .get(0);
+    assert!(
+        name.starts_with("<img src=x onerror=window.__pwned=1><script>"),
+        "{name}"
+    );
+    holder
+        .batch_execute("SELECT pg_advisory_lock(1001001), pg_advisory_lock(77)")
+        .await
+        .expect("take the locks");
+
+    browser
+        .wait_for(
+            "1001001 held",
+            "document.querySelector('#locks tr[data-id=\"1001001\"]')?.dataset.state === 'held'",
+        )
+        .await;
+    let row = dashboard.lock_row(1_001_001).await;
+    assert_eq!(
+        row["app"],
+        json!(name),
+        "the application name, as text: {row}"
+    );
+    let unknown = browser
+        .wait_for(
+            "the unknown key 77",
+            "document.querySelector('#unknown tr[data-key=\"77\"] td.app')?.textContent",
+        )
+        .await;
+    assert_eq!(unknown, json!(name));
+    assert_eq!(
+        browser
+            .eval("document.querySelectorAll('#locks img, #locks script, #unknown img, #unknown script').length")
+            .await,
+        json!(0),
+        "no element made from the name"
+    );
+    assert_eq!(
+        browser.eval("typeof window.__pwned").await,
+        "undefined",
+        "no script from the name ran"
+    );
+    dashboard.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_banner_says_why_refreshes_fail_while_the_database_refuses_connections_and_goes_when_they_work_again()
+ {
+    let Some(dashboard) = Dashboard::open().await else {
+        return;
+    };
+    let browser = &dashboard.browser;
+    // A database's connections are switched off from another one.
+    let database = dashboard.db.name().to_owned();
+    let (admin, connection) = tokio_postgres::connect(
+        &dashboard
+            .db
+            .url()
+            .replace(&format!("/{database}"), "/postgres"),
+        tokio_postgres::NoTls,
+    )
+    .await
+    .expect("connect to the postgres database");
+    tokio::spawn(connection);
+    admin
+        .batch_execute(&format!(
+            "ALTER DATABASE {database} ALLOW_CONNECTIONS false; \
+             SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE datname = '{database}' AND application_name = 'lockward serve'"
+        ))
+        .await
+        .expect("refuse new connections and end the dashboard's session");
+
+    let banner = browser
+        .wait_for(
+            "the error banner",
+            "!document.getElementById('error').hidden && document.getElementById('error').textContent",
+        )
+        .await;
+    let banner = banner.as_str().unwrap_or_default().to_owned();
+    assert!(
+        banner.starts_with("Refresh failed at ") && banner.contains("/api/live: 503"),
+        "the banner names the failing read and its status: {banner}"
+    );
+    let refreshed_before = browser
+        .eval("document.getElementById('status').dataset.refreshedAt")
+        .await;
+    assert_eq!(
+        browser
+            .eval("document.querySelectorAll('#locks tbody tr').length")
+            .await,
+        json!(9),
+        "the last good read stays on the page under the banner"
+    );
+
+    admin
+        .batch_execute(&format!("ALTER DATABASE {database} ALLOW_CONNECTIONS true"))
+        .await
+        .expect("accept connections again");
+    browser
+        .wait_for(
+            "the banner gone after a good refresh",
+            &format!(
+                "document.getElementById('error').hidden && \
+                 document.getElementById('status').dataset.refreshedAt !== {refreshed_before}"
+            ),
+        )
+        .await;
+    dashboard.close().await;
+}
+
+/// The example project's registry, for library workers.
+fn harbor_registry() -> Registry {
+    let path = crate::repo_root().join("examples/harbor/lockward.toml");
+    Registry::load(&path, "lockward.toml")
+        .unwrap_or_else(|error| panic!("the example registry loads: {error:?}"))
+        .registry
+}
+
+/// Runs a ledger worker of ADVISORY_LOCK_INVOICE_ROLLUP as `host`, every second, until it has
+/// led `cycles` cycles; then stops it.
+async fn lead_as(db: &TestDb, registry: &Registry, host: &str, cycles: usize) {
+    let led = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&led);
+    let worker = Worker::builder(registry, "ADVISORY_LOCK_INVOICE_ROLLUP")
+        .expect("a registered constant")
+        .database_url(db.url())
+        .every(Duration::from_secs(1))
+        .ledger(true)
+        .host(host)
+        .on_cycle(move |report| {
+            if matches!(report.outcome, Outcome::Led { .. }) {
+                counter.fetch_add(1, Ordering::SeqCst);
+            }
+        })
+        .build()
+        .expect("the worker builds");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(
+        worker.run(|_cycle| async { Ok::<(), JobError>(()) }, async move {
+            let _ = stopped.await;
+        }),
+    );
+    let deadline = Instant::now() + harness::PATIENCE;
+    while led.load(Ordering::SeqCst) < cycles {
+        assert!(
+            Instant::now() < deadline,
+            "the worker as {host} led {} of {cycles} cycles within {:?}",
+            led.load(Ordering::SeqCst),
+            harness::PATIENCE
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = stop.send(());
+    running.await.expect("the worker's task");
+}
+
+/// The ledger's rows of `lock_key`: cycle start (as the page's attribute writes it), host, token.
+async fn ledger_rows(
+    client: &tokio_postgres::Client,
+    lock_key: &str,
+) -> Vec<(String, String, i64)> {
+    client
+        .query(
+            "SELECT to_char(cycle_start AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), \
+                    host, fencing_token \
+             FROM lockward_ledger WHERE lock_key = $1 ORDER BY cycle_start",
+            &[&lock_key],
+        )
+        .await
+        .expect("read the ledger")
+        .iter()
+        .map(|row| (row.get(0), row.get(1), row.get(2)))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_timeline_marks_which_host_led_each_cycle_and_the_cycles_nobody_led_once_the_workers_stopped()
+ {
+    let Some(dashboard) = Dashboard::open().await else {
+        return;
+    };
+    let browser = &dashboard.browser;
+    let registry = harbor_registry();
+    lead_as(&dashboard.db, &registry, "alpha", 2).await;
+    lead_as(&dashboard.db, &registry, "beta", 2).await;
+    let client = dashboard.db.connect().await;
+    let rows = ledger_rows(&client, "1001001").await;
+    let last_led = rows.last().expect("the workers wrote rows").0.clone();
+
+    let section = "#timelines section[data-lock-key=\"1001001\"]";
+    browser
+        .wait_for(
+            "a mark for every cycle led, and a cycle nobody led after the last",
+            &format!(
+                "(() => {{ const s = document.querySelector('{section}'); if (!s) return false; \
+                 const led = s.querySelectorAll('rect[data-host=\"alpha\"], rect[data-host=\"beta\"]'); \
+                 const unled = [...s.querySelectorAll('rect[data-status=\"unled\"]')] \
+                   .filter((r) => r.dataset.cycleStart > '{last_led}'); \
+                 return led.length >= {} && unled.length >= 1; }})()",
+                rows.len()
+            ),
+        )
+        .await;
+    for (start, host, token) in &rows {
+        let mark = browser
+            .eval(&format!(
+                "(() => {{ const r = document.querySelector('{section} rect[data-cycle-start=\"{start}\"]'); \
+                 return r && {{host: r.dataset.host, status: r.dataset.status, \
+                              fill: r.getAttribute('fill'), title: r.querySelector('title').textContent}}; }})()"
+            ))
+            .await;
+        assert_eq!(mark["host"], json!(host), "the mark of {start}: {mark}");
+        assert_eq!(mark["status"], "done", "the mark of {start}: {mark}");
+        let title = mark["title"].as_str().unwrap_or_default();
+        assert!(
+            title.contains(&format!("host {host}"))
+                && title.contains(&format!("fencing token {token}")),
+            "the hover text of {start} names its host and fencing token: {title}"
+        );
+    }
+    let fills = browser
+        .eval(&format!(
+            "['alpha', 'beta'].map((h) => document.querySelector('{section} rect[data-host=\"' + h + '\"]').getAttribute('fill'))"
+        ))
+        .await;
+    assert_ne!(fills[0], fills[1], "each host has its own colour: {fills}");
+    let legend = browser
+        .eval("[...document.querySelectorAll('#legend-hosts [data-host]')].map((e) => e.dataset.host)")
+        .await;
+    assert_eq!(legend, json!(["alpha", "beta"]));
+    assert_eq!(
+        browser
+            .eval("document.getElementById('ledger-state').textContent")
+            .await,
+        "yes",
+        "the ledger the workers created after the page loaded is known to the header"
+    );
+    let unled = browser
+        .eval(&format!(
+            "(() => {{ const r = [...document.querySelectorAll('{section} rect[data-status=\"unled\"]')] \
+               .find((r) => r.dataset.cycleStart > '{last_led}'); \
+             return {{host: r.dataset.host, title: r.querySelector('title').textContent}}; }})()"
+        ))
+        .await;
+    assert_eq!(unled["host"], "", "{unled}");
+    assert!(
+        unled["title"]
+            .as_str()
+            .is_some_and(|t| t.contains("nobody led")),
+        "{unled}"
+    );
+    dashboard.close().await;
+}
+
+/// A host name that would run script if the page built markup from it.
+const MARKUP_HOST: &str = "<img src=x onerror=window.__pwned=2>";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_lost_unled_and_overlapping_cycles_are_marked_and_counted_in_the_row_header() {
+    let Some(dashboard) = Dashboard::open().await else {
+        return;
+    };
+    let browser = &dashboard.browser;
+    let client = dashboard.db.connect().await;
+    seed_ledger(
+        &client,
+        &[
+            (
+                "1001006".to_owned(),
+                vec!["alpha".to_owned(), "beta".to_owned()],
+            ),
+            ("4242".to_owned(), vec![MARKUP_HOST.to_owned()]),
+        ],
+        Duration::from_secs(60),
+        30,
+        SystemTime::now(),
+    )
+    .await;
+    let rows = ledger_rows(&client, "1001006").await;
+    assert_eq!(rows.len(), 30);
+    let at = |i: usize| rows[i].0.clone();
+    // The ledger as a failed cycle, a leader that died, two leaders that overlapped their
+    // predecessors, and a cycle nobody led leave it.
+    client
+        .batch_execute(&format!(
+            "UPDATE lockward_ledger SET outcome = 'failed' WHERE lock_key = '1001006' AND cycle_start = '{f}'; \
+             UPDATE lockward_ledger SET outcome = NULL, finished_at = NULL WHERE lock_key = '1001006' AND cycle_start = '{l}'; \
+             UPDATE lockward_ledger p SET finished_at = n.started_at + interval '2 seconds' \
+               FROM lockward_ledger n WHERE p.lock_key = '1001006' AND n.lock_key = '1001006' \
+               AND n.cycle_start = p.cycle_start + interval '1 minute' AND n.cycle_start IN ('{o1}', '{o2}'); \
+             DELETE FROM lockward_ledger WHERE lock_key = '1001006' AND cycle_start = '{u}'",
+            f = at(5),
+            l = at(9),
+            o1 = at(14),
+            o2 = at(20),
+            u = at(25),
+        ))
+        .await
+        .expect("shape the ledger");
+
+    let section = "#timelines section[data-lock-key=\"1001006\"]";
+    let statuses = browser
+        .wait_for(
+            "the shaped ledger's marks",
+            &format!(
+                "(() => {{ const s = document.querySelector('{section}'); \
+                 if (!s || s.dataset.overlaps !== '2') return null; \
+                 const status = (start) => s.querySelector('rect[data-cycle-start=\"' + start + '\"]')?.dataset.status; \
+                 return {{failed: status('{}'), lost: status('{}'), unled: status('{}'), \
+                          unled_starts: [...s.querySelectorAll('rect[data-status=\"unled\"]')].map((r) => r.dataset.cycleStart), \
+                          overlapped: [...s.querySelectorAll('rect[data-overlap]')].map((r) => r.dataset.cycleStart), \
+                          markers: s.querySelectorAll('polygon.overlap-marker').length, \
+                          chips: [...s.querySelectorAll('.tl-chips .chip')].map((c) => c.textContent)}}; }})()",
+                at(5),
+                at(9),
+                at(25)
+            ),
+        )
+        .await;
+    assert_eq!(statuses["failed"], "failed", "{statuses}");
+    assert_eq!(statuses["lost"], "lost", "{statuses}");
+    assert_eq!(statuses["unled"], "unled", "{statuses}");
+    assert_eq!(
+        statuses["overlapped"],
+        json!([at(14), at(20)]),
+        "{statuses}"
+    );
+    assert_eq!(
+        statuses["markers"],
+        json!(2),
+        "one marker above each overlap: {statuses}"
+    );
+    // Boundaries after the last seeded cycle count as nobody led too, once they have ended (how
+    // many depends on when in the minute the test runs); before it, only the deleted one does.
+    let unled_starts: Vec<&str> = statuses["unled_starts"]
+        .as_array()
+        .expect("unled marks")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    let last_seeded = rows.last().expect("rows").0.as_str();
+    assert_eq!(
+        unled_starts
+            .iter()
+            .filter(|start| **start <= last_seeded)
+            .collect::<Vec<_>>(),
+        [&at(25).as_str()],
+        "{statuses}"
+    );
+    let chips = statuses["chips"].as_array().expect("chips").clone();
+    let unled_chip = format!("{} nobody led", unled_starts.len());
+    for chip in ["29 led", &unled_chip, "1 failed", "1 lost", "2 overlaps"] {
+        assert!(
+            chips.contains(&json!(chip)),
+            "the row header says {chip:?}: {statuses}"
+        );
+    }
+
+    // The unknown key's host, made of markup, is text in the legend and the marks.
+    let host = browser
+        .eval(
+            "[document.querySelector('#legend-hosts [data-host^=\"<img\"]')?.textContent, \
+              document.querySelector('#timelines section[data-lock-key=\"4242\"] rect')?.dataset.host, \
+              document.querySelectorAll('#legend img, #timelines img').length, typeof window.__pwned]",
+        )
+        .await;
+    assert_eq!(host, json!([MARKUP_HOST, MARKUP_HOST, 0, "undefined"]));
+    dashboard.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn choosing_the_last_day_draws_the_cycles_before_the_last_hour_and_a_reload_keeps_the_choice()
+{
+    let Some(dashboard) = Dashboard::open().await else {
+        return;
+    };
+    let browser = &dashboard.browser;
+    let client = dashboard.db.connect().await;
+    // Two hours of cycles that ended two hours ago: nobody has led since.
+    seed_ledger(
+        &client,
+        &[("1001001".to_owned(), vec!["alpha".to_owned()])],
+        Duration::from_secs(60),
+        120,
+        SystemTime::now() - Duration::from_secs(2 * 3600),
+    )
+    .await;
+    let count = |status: &str| {
+        format!(
+            "document.querySelectorAll('#timelines section[data-lock-key=\"1001001\"] \
+             rect[data-status=\"{status}\"]').length"
+        )
+    };
+    browser
+        .wait_for(
+            "the last hour: every boundary nobody led",
+            &format!("{} >= 59 && {} === 0", count("unled"), count("done")),
+        )
+        .await;
+
+    browser
+        .client
+        .find(fantoccini::Locator::Css("#range"))
+        .await
+        .expect("the range choice")
+        .select_by_value("day")
+        .await
+        .expect("choose the last day");
+    browser
+        .wait_for(
+            "the last day: the 120 cycles led",
+            &format!("{} === 120", count("done")),
+        )
+        .await;
+    assert_eq!(
+        browser
+            .eval(
+                "[location.hash, document.getElementById('axis-label').textContent.split(',')[0]]"
+            )
+            .await,
+        json!(["#range=day", "last day"])
+    );
+
+    browser.client.refresh().await.expect("reload the page");
+    browser
+        .wait_for(
+            "the last day again after the reload",
+            &format!(
+                "document.getElementById('range').value === 'day' && {} === 120",
+                count("done")
+            ),
+        )
+        .await;
+    dashboard.close().await;
+}
+
+/// Where test artifacts go: `target/lockward-artifacts/` (not committed).
+fn artifacts_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("target/tmp has a parent")
+        .join("lockward-artifacts");
+    std::fs::create_dir_all(&dir).expect("create target/lockward-artifacts");
+    dir
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_screenshot_of_the_dashboard_at_work_is_kept_as_a_test_artifact() {
+    let Some(dashboard) = Dashboard::open().await else {
+        return;
+    };
+    let browser = &dashboard.browser;
+    let client = dashboard.db.connect().await;
+    let now = SystemTime::now();
+    let hosts = |names: &[&str]| {
+        names
+            .iter()
+            .map(|name| (*name).to_owned())
+            .collect::<Vec<_>>()
+    };
+    seed_ledger(
+        &client,
+        &[("1001001".to_owned(), hosts(&["web-1", "web-2"]))],
+        Duration::from_secs(60),
+        60,
+        now,
+    )
+    .await;
+    seed_ledger(
+        &client,
+        &[(
+            "1001004/2".to_owned(),
+            hosts(&["web-1", "web-2", "batch-1"]),
+        )],
+        Duration::from_secs(300),
+        12,
+        now,
+    )
+    .await;
+    seed_ledger(
+        &client,
+        &[("1852404596".to_owned(), hosts(&["batch-1"]))],
+        Duration::from_secs(30),
+        120,
+        now,
+    )
+    .await;
+    // What an operator comes to the page for: a failure, a leader that died, two leaders at once,
+    // and cycles nobody led while a deploy had every worker down.
+    let rows = ledger_rows(&client, "1001001").await;
+    client
+        .batch_execute(&format!(
+            "UPDATE lockward_ledger SET outcome = 'failed' WHERE lock_key = '1001001' AND cycle_start = '{f}'; \
+             UPDATE lockward_ledger SET outcome = NULL, finished_at = NULL WHERE lock_key = '1001001' AND cycle_start = '{l}'; \
+             UPDATE lockward_ledger p SET finished_at = n.started_at + interval '20 seconds' \
+               FROM lockward_ledger n WHERE p.lock_key = '1001001' AND n.lock_key = '1001001' \
+               AND n.cycle_start = p.cycle_start + interval '1 minute' AND n.cycle_start = '{o}'; \
+             DELETE FROM lockward_ledger WHERE lock_key = '1001001' AND cycle_start IN ('{u1}', '{u2}', '{u3}')",
+            f = rows[17].0,
+            l = rows[41].0,
+            o = rows[30].0,
+            u1 = rows[50].0,
+            u2 = rows[51].0,
+            u3 = rows[52].0,
+        ))
+        .await
+        .expect("shape the ledger");
+    // Holders as workers name themselves, a replica waiting its turn, and a stray session on a
+    // retired id and on a key the registry does not know.
+    let mut sessions = Vec::new();
+    for (name, locks) in [
+        (
+            "lockward:harbor:ADVISORY_LOCK_SEARCH_REINDEX 4242@web-1",
+            "pg_advisory_lock(1001006)",
+        ),
+        (
+            "lockward:harbor:ADVISORY_LOCK_RELOAD_BASE/2 4343@web-2",
+            "pg_advisory_lock(1001004, 2)",
+        ),
+        ("psql", "pg_advisory_lock(1001003), pg_advisory_lock(4242)"),
+    ] {
+        let session = dashboard.db.connect().await;
+        session
+            .batch_execute(&format!("SET application_name = '{name}'; SELECT {locks}"))
+            .await
+            .expect("take the locks");
+        sessions.push(session);
+    }
+    let waiter = dashboard.db.connect().await;
+    waiter
+        .batch_execute(
+            "SET application_name = 'lockward:harbor:ADVISORY_LOCK_SEARCH_REINDEX 5151@web-2'",
+        )
+        .await
+        .expect("name the waiter");
+    let waiting = tokio::spawn(async move {
+        let _ = waiter
+            .batch_execute("SELECT pg_advisory_lock(1001006)")
+            .await;
+        waiter
+    });
+    browser
+        .wait_for(
+            "the holders, the waiter and the three timelines",
+            "document.querySelectorAll('#timelines section').length === 3 && \
+             document.querySelector('#locks tr[data-id=\"1001006\"] td.waiters')?.textContent !== '' && \
+             document.querySelector('#unknown tr[data-key=\"4242\"]') !== null",
+        )
+        .await;
+    let png = browser.screenshot_full_page(WIDTH).await;
+    assert!(
+        png.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "chromium returned a PNG"
+    );
+    let path = artifacts_dir().join("dashboard.png");
+    std::fs::write(&path, &png).expect("write the screenshot");
+    eprintln!("the dashboard's screenshot: {}", path.display());
+    if std::env::var("LOCKWARD_UPDATE_SCREENSHOT").is_ok_and(|value| value == "1") {
+        let docs = crate::repo_root().join("docs/dashboard.png");
+        std::fs::create_dir_all(docs.parent().expect("docs/")).expect("create docs/");
+        std::fs::write(&docs, &png).expect("write docs/dashboard.png");
+        eprintln!("and the README's: {}", docs.display());
+    }
+    drop(sessions);
+    drop(waiting.await.expect("the waiter's task"));
+    dashboard.close().await;
+}
