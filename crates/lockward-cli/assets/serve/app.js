@@ -37,6 +37,12 @@
   ];
 
   const RANGES = { hour: 'last hour', day: 'last day' };
+  const RANGE_MS = { hour: 3600e3, day: 86400e3 };
+
+  // The ledger is read whole once per range, then only from `since` on (what can still change),
+  // and whole again this often: a transaction-mode cycle's row appears only when its job
+  // commits, which can be after the page has drawn that cycle as nobody led.
+  const LEDGER_WHOLE_EVERY_MS = 5 * 60e3;
 
   const byId = (id) => document.getElementById(id);
 
@@ -53,6 +59,8 @@
     timelineRows: new Map(),
     scaleKey: '',
     ledger: null,
+    // The last ledger answer merged, per range: { data, range, wholeAt }.
+    ledgerCache: null,
     legendHosts: '',
   };
 
@@ -737,6 +745,73 @@
     setText(byId('ledger-summary'), summary.join(' · '));
   }
 
+  // ---- the ledger, read incrementally -------------------------------------------------------
+
+  // How far before the last answer's end a read goes back at least: a row is claimed just after
+  // its boundary, as stamped by its host's clock, which may be behind the server's.
+  const LEDGER_LOOKBACK_MS = 60e3;
+
+  /**
+   * The time from which cycles may have changed since `data` was read: a boundary ends up
+   * nobody led only once its period has passed, and a late host claims a cycle up to a period
+   * after its boundary (two periods allow for hosts' clock skew); a running cycle is read again
+   * until it ends.
+   */
+  function changedSince(data) {
+    const toMs = Date.parse(data.to);
+    let since = toMs - LEDGER_LOOKBACK_MS;
+    for (const lock of data.locks) {
+      const periodMs = (Number(lock.period_seconds) || 0) * 1000;
+      since = Math.min(since, toMs - 2 * periodMs);
+      for (const cycle of lock.cycles) {
+        if (cycle.status === 'running') since = Math.min(since, Date.parse(cycle.cycle_start));
+      }
+    }
+    return since;
+  }
+
+  /** `answer` (cycles from its `from` on) laid over the cached cycles before it, within the range. */
+  function mergeLedger(cached, answer, range) {
+    const startMs = Date.parse(answer.to) - RANGE_MS[range];
+    const answerFromMs = Date.parse(answer.from);
+    const old = new Map(cached.locks.map((lock) => [lock.lock_key, lock.cycles]));
+    return {
+      from: new Date(startMs).toISOString(),
+      to: answer.to,
+      locks: answer.locks.map((lock) => {
+        const kept = (old.get(lock.lock_key) || []).filter((cycle) => {
+          const ms = Date.parse(cycle.cycle_start);
+          return ms >= startMs && ms < answerFromMs;
+        });
+        return Object.assign({}, lock, { cycles: kept.concat(lock.cycles) });
+      }),
+    };
+  }
+
+  /** The ledger of `range` as a whole read would answer it, fetching only what may have changed. */
+  async function ledgerFor(range) {
+    const base = '/api/ledger?range=' + encodeURIComponent(range);
+    const cache = state.ledgerCache;
+    const whole = async () => {
+      const data = await getJson(base);
+      state.ledgerCache = { range, data, wholeAt: Date.now() };
+      byId('status').setAttribute('data-ledger-read', 'whole');
+      return data;
+    };
+    if (!cache || cache.range !== range || Date.now() - cache.wholeAt > LEDGER_WHOLE_EVERY_MS) {
+      return whole();
+    }
+    const since = new Date(changedSince(cache.data)).toISOString();
+    const answer = await getJson(base + '&since=' + encodeURIComponent(since));
+    // A lock new to the ledger may have cycles before `since`: read it all.
+    const known = new Set(cache.data.locks.map((lock) => lock.lock_key));
+    if (answer.locks.some((lock) => !known.has(lock.lock_key))) return whole();
+    const data = mergeLedger(cache.data, answer, range);
+    if (state.ledgerCache === cache) state.ledgerCache = { range, data, wholeAt: cache.wholeAt };
+    byId('status').setAttribute('data-ledger-read', 'since');
+    return data;
+  }
+
   // ---- refreshing --------------------------------------------------------------------------
 
   function showError(error) {
@@ -788,7 +863,7 @@
       const [live, registry, ledger] = await Promise.allSettled([
         getJson('/api/live'),
         getJson('/api/registry'),
-        getJson('/api/ledger?range=' + encodeURIComponent(range)),
+        ledgerFor(range),
       ]);
       if (range !== state.range) {
         state.again = true;

@@ -510,6 +510,117 @@ async fn the_timeline_marks_which_host_led_each_cycle_and_the_cycles_nobody_led_
     dashboard.close().await;
 }
 
+/// The page's marks of `lock_key`: `[cycle_start, status, host]` in order.
+async fn marks(browser: &harness::Browser, lock_key: &str) -> Value {
+    browser
+        .eval(&format!(
+            "[...document.querySelectorAll('#timelines section[data-lock-key=\"{lock_key}\"] rect[data-cycle-start]')] \
+             .map((r) => [r.dataset.cycleStart, r.dataset.status, r.dataset.host || '']) \
+             .sort((a, b) => a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)"
+        ))
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_its_first_read_the_page_reads_only_recent_cycles_and_draws_what_a_whole_read_answers()
+ {
+    let Some(dashboard) = Dashboard::open().await else {
+        return;
+    };
+    let browser = &dashboard.browser;
+    let client = dashboard.db.connect().await;
+    seed_ledger(
+        &client,
+        &[("1001001".to_owned(), vec!["alpha".to_owned()])],
+        Duration::from_secs(60),
+        20,
+        SystemTime::now(),
+    )
+    .await;
+    let section = "#timelines section[data-lock-key=\"1001001\"]";
+    browser
+        .wait_for(
+            "the seeded cycles",
+            &format!(
+                "document.querySelectorAll('{section} rect[data-status=\"done\"]').length === 20"
+            ),
+        )
+        .await;
+    // The cycle under way now: running, then failed, each reaching the page through reads of
+    // the recent cycles only.
+    client
+        .batch_execute(
+            "INSERT INTO lockward_ledger (lock_key, cycle_start, fencing_token, application_name, host, pid, period_ms) \
+             VALUES ('1001001', to_timestamp(floor(extract(epoch FROM now()) / 60) * 60), \
+                     nextval('lockward_fencing_token'), 'lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP 7@beta', \
+                     'beta', 7, 60000)",
+        )
+        .await
+        .expect("a cycle begins");
+    let running = format!("{section} rect[data-status=\"running\"][data-host=\"beta\"]");
+    browser
+        .wait_for(
+            "the running cycle, read since the last answer",
+            &format!(
+                "document.querySelector('{running}') !== null && \
+                 document.getElementById('status').dataset.ledgerRead === 'since'"
+            ),
+        )
+        .await;
+    client
+        .batch_execute(
+            "UPDATE lockward_ledger SET outcome = 'failed', finished_at = clock_timestamp() \
+             WHERE lock_key = '1001001' AND host = 'beta'",
+        )
+        .await
+        .expect("the cycle fails");
+    browser
+        .wait_for(
+            "the cycle failed, read since the last answer",
+            &format!(
+                "document.querySelector('{section} rect[data-status=\"failed\"][data-host=\"beta\"]') !== null && \
+                 document.getElementById('status').dataset.ledgerRead === 'since'"
+            ),
+        )
+        .await;
+
+    // What the page drew from pieces is what one whole read answers.
+    let drawn = marks(browser, "1001001").await;
+    let whole: Value = serde_json::from_str(
+        &crate::serve::request(
+            &format!("{}api/ledger?range=hour", dashboard.serve.url()),
+            &[],
+        )
+        .body,
+    )
+    .expect("JSON");
+    let lock = whole["locks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|lock| lock["lock_key"] == "1001001")
+        .expect("the lock");
+    let answered: Vec<Value> = lock["cycles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            json!([
+                c["cycle_start"],
+                c["status"],
+                c["host"].as_str().unwrap_or("")
+            ])
+        })
+        .collect();
+    let drawn = drawn.as_array().unwrap();
+    // Both end at the failed cycle: no boundary after it has ended yet, or one more did
+    // between the two reads.
+    let common = drawn.len().min(answered.len());
+    assert!(common >= 21, "{drawn:?}");
+    assert_eq!(drawn[..common], answered[..common]);
+    dashboard.close().await;
+}
+
 /// A host name that would run script if the page built markup from it.
 const MARKUP_HOST: &str = "<img src=x onerror=window.__pwned=2>";
 
@@ -555,6 +666,9 @@ async fn failed_lost_unled_and_overlapping_cycles_are_marked_and_counted_in_the_
         ))
         .await
         .expect("shape the ledger");
+    // Loaded again: a page that read these rows before they were reshaped would read the
+    // changes, 20 minutes back, only at its next whole read of the ledger.
+    dashboard.load().await;
 
     let section = "#timelines section[data-lock-key=\"1001006\"]";
     let statuses = browser
@@ -763,6 +877,9 @@ async fn a_screenshot_of_the_dashboard_at_work_is_kept_as_a_test_artifact() {
         ))
         .await
         .expect("shape the ledger");
+    // Loaded again, as an operator opening the page would: the page reads the ledger whole,
+    // reshaped rows an hour back included.
+    dashboard.load().await;
     // Holders as workers name themselves, a replica waiting its turn, and a stray session on a
     // retired id and on a key the registry does not know.
     let mut sessions = Vec::new();
