@@ -12,7 +12,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 #[derive(Debug, Parser)]
 #[command(
     name = "lockward",
-    version,
+    version = env!("LOCKWARD_VERSION"),
     propagate_version = true,
     max_term_width = 100
 )]
@@ -231,6 +231,24 @@ pub(crate) enum Command {
     /// a lock constant and `--constants` is not given, or when `--constants` names a file that
     /// does not exist or is in a language `take` cannot write.
     Init(InitArgs),
+    /// Print the completion script for a shell, or write every shell's to a directory.
+    ///
+    /// The scripts are generated from the same definitions that parse the command line, so
+    /// they offer every command, option and value this binary accepts. Install one where the
+    /// shell looks for it (README: "Install"): bash,
+    /// `lockward completions bash > ~/.local/share/bash-completion/completions/lockward`; zsh,
+    /// `lockward completions zsh > ~/.zfunc/_lockward` with `~/.zfunc` in `fpath`; fish,
+    /// `lockward completions fish > ~/.config/fish/completions/lockward.fish`. With `--out DIR`
+    /// (and no SHELL), writes all three as `lockward`, `_lockward` and `lockward.fish`, the
+    /// names each shell loads them by, and prints the paths written.
+    Completions(CompletionsArgs),
+    /// Print the manual page, lockward(1), or write it and one page per command to a directory.
+    ///
+    /// The page is roff, generated from the same definitions as `--help`: `lockward man >
+    /// ~/.local/share/man/man1/lockward.1`, then `man lockward`. With `--out DIR`, writes
+    /// `lockward.1` and `lockward-COMMAND.1` for each command (each with the command's whole
+    /// `--help` text) and prints the paths written.
+    Man(ManArgs),
     /// What `lockward run` starts in place of COMMAND, so that COMMAND dies with it (internal).
     #[command(name = crate::commands::run::child::EXEC, hide = true)]
     Exec(crate::commands::run::child::ExecArgs),
@@ -345,4 +363,33 @@ pub(crate) struct RetireArgs {
     pub(crate) dry_run: bool,
     #[command(flatten)]
     pub(crate) output: FormatArg,
+}
+
+/// A shell `lockward completions` writes a script for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Shell {
+    /// Bash, with the bash-completion package.
+    Bash,
+    /// Zsh, through its completion system (`compinit`).
+    Zsh,
+    /// Fish.
+    Fish,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct CompletionsArgs {
+    /// The shell to print the script for; with `--out`, write only its script.
+    #[arg(value_enum, required_unless_present = "out")]
+    pub(crate) shell: Option<Shell>,
+    /// Write the scripts into DIR (created when missing) instead of printing one.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct ManArgs {
+    /// Write `lockward.1` and a page per command into DIR (created when missing) instead of
+    /// printing `lockward.1`.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: Option<PathBuf>,
 }

@@ -1,9 +1,11 @@
 //! One module per command.
 
 pub(crate) mod check;
+pub(crate) mod completions;
 pub(crate) mod init;
 pub(crate) mod list;
 pub(crate) mod live;
+pub(crate) mod man;
 pub(crate) mod plugins;
 pub(crate) mod render;
 pub(crate) mod retire;

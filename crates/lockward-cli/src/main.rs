@@ -92,6 +92,8 @@ fn run(cli: &Cli) -> anyhow::Result<Outcome> {
         Command::Run(args) => commands::run::run(global, args),
         Command::Init(args) => commands::init::run(global, args),
         Command::Serve(args) => commands::serve::run(global, args),
+        Command::Completions(args) => commands::completions::run(args),
+        Command::Man(args) => commands::man::run(args),
         Command::Exec(_) => unreachable!("handled before logging starts"),
     }
 }

@@ -2,9 +2,11 @@
 
 mod browser;
 mod check;
+mod completions;
 mod init;
 mod list;
 mod live;
+mod man;
 mod partition;
 mod plugins;
 mod regression;
@@ -15,6 +17,7 @@ mod scan;
 mod serve;
 mod take;
 mod take_existing;
+mod version;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
