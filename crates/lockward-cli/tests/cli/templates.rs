@@ -313,39 +313,49 @@ fn the_gitlab_job_runs_check_in_its_script() {
 }
 
 #[test]
-fn the_pre_commit_hook_runs_a_check_the_cli_accepts_on_the_whole_tree() {
+fn the_pre_commit_hooks_run_a_check_the_cli_accepts_on_the_whole_tree() {
     let hooks = load(HOOKS);
     let hooks = list(&hooks, "the hooks");
-    let hook = hooks
+    let languages: Vec<(&str, &str)> = hooks
         .iter()
-        .find(|hook| hook["id"].as_str() == Some("lockward-check"))
-        .expect("the lockward-check hook");
-    text(&hook["name"], "name");
-    assert!(
-        ["python", "system"].contains(&text(&hook["language"], "language")),
-        "{hook:?}"
-    );
+        .map(|hook| (text(&hook["id"], "id"), text(&hook["language"], "language")))
+        .collect();
     assert_eq!(
-        hook["pass_filenames"].as_bool(),
-        Some(false),
-        "check reads the whole tree, not the staged files"
+        languages,
+        [
+            ("lockward-check", "python"),
+            ("lockward-check-system", "system")
+        ],
+        "one hook pre-commit installs (pip, pyproject.toml), one using the lockward on the PATH"
     );
-    assert_eq!(hook["always_run"].as_bool(), Some(true), "{hook:?}");
-    let entry = text(&hook["entry"], "entry");
-    let args = hook["args"]
-        .as_vec()
-        .map(|args| {
-            args.iter()
-                .map(|arg| text(arg, "an arg"))
-                .collect::<Vec<_>>()
-        })
-        .unwrap_or_default();
-    let line = std::iter::once(entry)
-        .chain(args)
-        .collect::<Vec<_>>()
-        .join(" ");
-    let commands = lockward_commands([line.as_str()]);
-    assert_accepted(HOOKS, &commands);
+    assert!(
+        crate::repo_root().join("pyproject.toml").is_file(),
+        "a python hook needs the repository to be pip-installable"
+    );
+    for hook in hooks {
+        text(&hook["name"], "name");
+        assert_eq!(
+            hook["pass_filenames"].as_bool(),
+            Some(false),
+            "check reads the whole tree, not the staged files: {hook:?}"
+        );
+        assert_eq!(hook["always_run"].as_bool(), Some(true), "{hook:?}");
+        let entry = text(&hook["entry"], "entry");
+        let args = hook["args"]
+            .as_vec()
+            .map(|args| {
+                args.iter()
+                    .map(|arg| text(arg, "an arg"))
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default();
+        let line = std::iter::once(entry)
+            .chain(args)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let commands = lockward_commands([line.as_str()]);
+        assert_accepted(HOOKS, &commands);
+    }
 }
 
 #[test]
