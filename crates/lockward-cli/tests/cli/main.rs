@@ -17,6 +17,7 @@ mod scan;
 mod serve;
 mod take;
 mod take_existing;
+mod templates;
 mod version;
 
 use std::path::{Path, PathBuf};
@@ -107,6 +108,19 @@ impl TestProject {
             stderr: filter(output.stderr),
         }
     }
+}
+
+/// Where `sarif` breaks the SARIF 2.1.0 schema (OASIS's, kept in the fixtures), one line each.
+pub(crate) fn sarif_schema_errors(sarif: &serde_json::Value) -> Vec<String> {
+    let schema_path =
+        repo_root().join("crates/lockward-cli/tests/cli/fixtures/sarif/sarif-2.1.0-rtm.5.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_path).expect("schema")).expect("JSON");
+    let validator = jsonschema::draft4::new(&schema).expect("a valid schema");
+    validator
+        .iter_errors(sarif)
+        .map(|error| format!("{error} at {}", error.instance_path()))
+        .collect()
 }
 
 pub(crate) fn repo_root() -> PathBuf {

@@ -105,21 +105,13 @@ fn the_sarif_report_carries_the_scan_findings() {
 
 #[test]
 fn the_sarif_report_is_valid_against_the_sarif_2_1_0_schema() {
-    let schema_path = crate::repo_root()
-        .join("crates/lockward-cli/tests/cli/fixtures/sarif/sarif-2.1.0-rtm.5.json");
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(schema_path).expect("schema")).expect("JSON");
-    let validator = jsonschema::draft4::new(&schema).expect("a valid schema");
     let sarif = planted().run(&["check", "--format", "sarif"]).json();
-    let errors: Vec<String> = validator
-        .iter_errors(&sarif)
-        .map(|error| format!("{} at {}", error, error.instance_path()))
-        .collect();
+    let errors = crate::sarif_schema_errors(&sarif);
     assert!(errors.is_empty(), "{errors:#?}");
     let mut broken = sarif;
     broken["runs"][0]["results"][0]["level"] = "fatal".into();
     assert!(
-        !validator.is_valid(&broken),
+        !crate::sarif_schema_errors(&broken).is_empty(),
         "the schema catches a bad level"
     );
 }
