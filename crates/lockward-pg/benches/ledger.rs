@@ -9,8 +9,12 @@
 use std::fmt::Write as _;
 use std::time::{Duration, Instant, SystemTime};
 
+#[path = "support/timing.rs"]
+mod timing;
+
 use lockward_pg::ledger;
 use lockward_pg::testing::{TestDb, seed_ledger};
+use timing::{median, millis};
 
 const LOCKS: usize = 50;
 const DAY: usize = 1440;
@@ -148,19 +152,4 @@ fn registry() -> lockward_registry::Registry {
     lockward_registry::parse("lockward.toml", &text)
         .unwrap()
         .registry
-}
-
-async fn median<F: Future<Output = ()>>(runs: usize, mut run: impl FnMut() -> F) -> Duration {
-    let mut times = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        let start = Instant::now();
-        run().await;
-        times.push(start.elapsed());
-    }
-    times.sort();
-    times[runs / 2]
-}
-
-fn millis(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
 }

@@ -6,9 +6,13 @@
 //! Run with `cargo bench -p lockward-pg --bench live`.
 
 use std::fmt::Write as _;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+#[path = "support/timing.rs"]
+mod timing;
 
 use lockward_pg::testing::{Cluster, TestDb};
+use timing::{median, millis};
 
 const LOCKS: i64 = 10_000;
 const RUNS: usize = 10;
@@ -97,19 +101,4 @@ fn registry() -> lockward_registry::Registry {
     lockward_registry::parse("lockward.toml", &text)
         .unwrap()
         .registry
-}
-
-async fn median<F: Future<Output = ()>>(runs: usize, mut run: impl FnMut() -> F) -> Duration {
-    let mut times = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        let start = Instant::now();
-        run().await;
-        times.push(start.elapsed());
-    }
-    times.sort();
-    times[runs / 2]
-}
-
-fn millis(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
 }
