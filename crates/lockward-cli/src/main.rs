@@ -44,6 +44,8 @@ pub(crate) enum Outcome {
     Findings,
     /// The input could not be read (a file that is not UTF-8, say); reported, then exit 2.
     Unreadable,
+    /// `lockward run`'s command is not there (reported): exit 127, as shells say.
+    CommandNotFound,
 }
 
 /// Bad usage or unreadable input: exit 2 after printing the message.
@@ -54,7 +56,9 @@ pub(crate) struct UsageError(pub(crate) String);
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Command::Exec(args) = &cli.command {
-        // In the child `lockward run` starts: nothing but becoming the command.
+        // In the child `lockward run` starts: the command's keeper. Its few lines are read
+        // beside `lockward run`'s, so they carry the time as those do.
+        init_logging(0, true);
         return commands::run::child::exec(args);
     }
     // `run` is a long-lived supervisor: each cycle led and each exit status is worth a line, and
@@ -71,6 +75,7 @@ fn main() -> ExitCode {
         Ok(Outcome::Clean) => ExitCode::SUCCESS,
         Ok(Outcome::Findings) => ExitCode::from(1),
         Ok(Outcome::Unreadable) => ExitCode::from(2),
+        Ok(Outcome::CommandNotFound) => ExitCode::from(127),
         Err(error) if output::is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             stderrln!("error: {}", message(&error));

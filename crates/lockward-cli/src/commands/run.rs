@@ -94,6 +94,12 @@ const REAP_MARGIN: Duration = Duration::from_secs(1);
 
 pub(crate) fn run(global: &Global, args: &RunArgs) -> anyhow::Result<Outcome> {
     let project = super::load(global)?;
+    // Before anything leads: a command that is not there would only fail each cycle it led, and
+    // every other host would skip those cycles.
+    if let Err(missing) = child::find_program(&args.command[0]) {
+        stderrln!("error: {missing}");
+        return Ok(Outcome::CommandNotFound);
+    }
     let (mut builder, lock) = resolve(&project, args)?;
     // The worker refuses a cancel grace it cannot fit too, but in its own terms (the grace it
     // is given is `--grace` and the reaping margin).
@@ -358,11 +364,15 @@ impl Supervisor {
             .await
             .map_err(|error| format!("cannot start `{}`: {error}", self.shown))?;
         let pid = child.id();
+        // Should this future be dropped before the command is reaped, the whole group goes.
+        let group = GroupGuard(pid);
         tracing::info!(pid, command = %self.shown, fencing_token = cycle.fencing_token(), "command started");
         let status = tokio::select! {
-            status = child.wait() => status.map_err(|error| format!("waiting for `{}`: {error}", self.shown))?,
-            () = cycle.cancelled() => return Err(self.stop(&mut child, pid, started).await.into()),
+            status = child.wait() => status.map_err(|error| format!("waiting for `{}`: {error}", self.shown)),
+            () = cycle.cancelled() => Err(self.stop(&mut child, pid, started).await),
         };
+        group.disarm();
+        let status = status?;
         let took = started.elapsed();
         if status.success() {
             tracing::info!(pid, took = %shown_duration(took), "command exited with status 0");
@@ -382,8 +392,7 @@ impl Supervisor {
         let mut command = child::command(&self.command);
         command
             .stdin(Stdio::null())
-            .process_group(0)
-            .kill_on_drop(true);
+            .process_group(0);
         let start = cycle.start();
         let millis = start
             .duration_since(UNIX_EPOCH)
@@ -454,6 +463,23 @@ impl Supervisor {
             }
             Err(error) => format!("{why}: waiting for `{}`: {error}", self.shown),
         }
+    }
+}
+
+/// Sends SIGKILL to the command's process group when dropped armed: a supervision cut short
+/// (its future dropped) must not leave the command running. Disarmed once the keeper is reaped,
+/// after which the group's id may be another's.
+struct GroupGuard(Option<u32>);
+
+impl GroupGuard {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        signal_group(self.0, Signal::KILL);
     }
 }
 

@@ -6,6 +6,7 @@
 //! nanosecond timestamps and its pid; the assertions read that log.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
 use std::fs::File;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -39,12 +40,23 @@ impl Runner {
         extra: &[&str],
         job: &[&str],
     ) -> Self {
+        let mut command = vec![OsString::from("sh"), job_script().into_os_string()];
+        command.push(log_path(project).into_os_string());
+        command.extend(job.iter().map(OsString::from));
+        Self::start_command(project, url, every, extra, &command)
+    }
+
+    /// `lockward run ... EXTRA... -- COMMAND...`.
+    fn start_command(
+        project: &TestProject,
+        url: &str,
+        every: &str,
+        extra: &[&str],
+        command: &[OsString],
+    ) -> Self {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let stderr = project.path().join(format!("lockward-{n}.stderr"));
-        let job_script =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/fixtures/run/job.sh");
-        let log = log_path(project);
         let child = Command::new(env!("CARGO_BIN_EXE_lockward"))
             .args([
                 "run",
@@ -57,10 +69,7 @@ impl Runner {
             ])
             .args(extra)
             .arg("--")
-            .arg("sh")
-            .arg(job_script)
-            .arg(log)
-            .args(job)
+            .args(command)
             .current_dir(project.path())
             .env_remove("DATABASE_URL")
             .env_remove("LOCKWARD_LOG")
@@ -108,6 +117,23 @@ impl Drop for Runner {
             let _ = self.child.wait();
         }
     }
+}
+
+fn job_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/fixtures/run/job.sh")
+}
+
+/// `sh -c 'sh job.sh LOG JOB...; true'`: the job as the grandchild of a shell that outlives it,
+/// as `lockward run --help` suggests for pipelines.
+fn under_a_shell(project: &TestProject, job: &[&str]) -> Vec<OsString> {
+    let mut command: Vec<OsString> = ["sh", "-c", r#"sh "$@"; true"#, "sh"]
+        .into_iter()
+        .map(OsString::from)
+        .collect();
+    command.push(job_script().into_os_string());
+    command.push(log_path(project).into_os_string());
+    command.extend(job.iter().map(OsString::from));
+    command
 }
 
 fn log_path(project: &TestProject) -> PathBuf {
@@ -313,7 +339,8 @@ async fn a_command_that_ignores_sigterm_is_killed_after_the_grace() {
         runner.stderr()
     );
     let pid = events(&project)[0].pid;
-    let alive = || Path::new(&format!("/proc/{pid}")).exists();
+    // Killed with its keeper, the command is reaped by whoever adopts it: a zombie until then.
+    let alive = || running(pid);
     assert!(alive());
 
     let code = runner.stop_with(Signal::TERM, Duration::from_secs(10));
@@ -628,7 +655,9 @@ async fn a_sigkilled_leader_takes_its_command_with_it_and_the_next_leader_does_n
         second.stderr()
     );
     let command = events(&project)[0].pid;
-    let parent = parent_of(command).expect("the command runs");
+    // lockward -> its keeper (`lockward __exec`) -> the command.
+    let keeper = parent_of(command).expect("the command runs");
+    let parent = parent_of(keeper).expect("the keeper runs");
     let (leader, next) = if parent == first.child.id() {
         (&mut first, &mut second)
     } else {
@@ -673,6 +702,115 @@ async fn a_sigkilled_leader_takes_its_command_with_it_and_the_next_leader_does_n
         "the first command was still running {} ms after the next leader's command started",
         (last_beat - takeover) / 1_000_000
     );
+}
+
+/// Reported with `sh -c 'python job.py; true'`: after SIGKILL of `lockward run` the Python
+/// grandchild survived every time (6/6) and overlapped the next leader by 0.46-1.46 s; only the
+/// direct child had the parent-death signal.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sigkilled_leader_takes_its_commands_grandchildren_with_it() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let shell = under_a_shell(&project, &["beat"]);
+    let mut first = Runner::start_command(&project, &db.url(), "300ms", &[], &shell);
+    let mut second = Runner::start_command(&project, &db.url(), "300ms", &[], &shell);
+    assert!(
+        eventually(Duration::from_secs(15), || count(&project, "beat") >= 1),
+        "the command never started; stderr:\n{}\n{}",
+        first.stderr(),
+        second.stderr()
+    );
+    let grandchild = events(&project)[0].pid;
+    // lockward -> keeper -> sh -c -> sh job.sh
+    let shell_pid = parent_of(grandchild).expect("the job runs");
+    let keeper = parent_of(shell_pid).expect("the shell runs");
+    let leader_pid = parent_of(keeper).expect("the keeper runs");
+    let (leader, next) = if leader_pid == first.child.id() {
+        (&mut first, &mut second)
+    } else {
+        assert_eq!(leader_pid, second.child.id(), "the keeper is lockward's child");
+        (&mut second, &mut first)
+    };
+    leader.signal(Signal::KILL);
+    leader.child.wait().expect("wait for the killed lockward");
+    assert!(
+        eventually(Duration::from_secs(1), || !running(grandchild) && !running(shell_pid)),
+        "the command's grandchild {grandchild} outlived its SIGKILLed lockward by 1 s"
+    );
+    assert!(
+        eventually(Duration::from_secs(15), || events(&project)
+            .iter()
+            .any(|event| event.kind == "start" && event.pid != grandchild)),
+        "no other host took over; stderr:\n{}",
+        next.stderr()
+    );
+    assert_eq!(next.stop_with(Signal::TERM, Duration::from_secs(15)), 0);
+    let events = events(&project);
+    let takeover = events
+        .iter()
+        .find(|event| event.kind == "start" && event.pid != grandchild)
+        .map(|event| event.at)
+        .expect("the next leader started");
+    let last_beat = events
+        .iter()
+        .filter(|event| event.pid == grandchild)
+        .map(|event| event.at)
+        .max()
+        .expect("the first job's events");
+    assert!(
+        last_beat < takeover,
+        "the first job was still running {} ms after the next leader's started",
+        (last_beat - takeover) / 1_000_000
+    );
+}
+
+/// The loss side of the same report: the shell exits on SIGTERM, its child ignores it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grandchild_that_ignores_sigterm_is_gone_after_the_lock_is_lost() {
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let shell = under_a_shell(&project, &["ignore"]);
+    let runner = Runner::start_command(&project, &db.url(), "300ms", &["--grace", "1s"], &shell);
+    assert!(
+        eventually(Duration::from_secs(15), || count(&project, "start") >= 1),
+        "the command never started; stderr:\n{}",
+        runner.stderr()
+    );
+    let grandchild = events(&project)[0].pid;
+    let client = db.connect().await;
+    client
+        .execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_locks \
+             WHERE locktype = 'advisory' AND granted",
+            &[],
+        )
+        .await
+        .expect("terminate the lock session");
+    assert!(
+        eventually(Duration::from_secs(5), || !running(grandchild)),
+        "the grandchild {grandchild} ignoring SIGTERM outlived the lost lock by 5 s (grace 1 s); \
+         stderr:\n{}",
+        runner.stderr()
+    );
+}
+
+/// Reported: a missing command logged `command started pid=...` and then exit 127, each cycle
+/// it led. It is refused before anything leads.
+#[test]
+fn a_command_that_is_not_there_exits_127_before_leading() {
+    let project = TestProject::harbor();
+    let url = "--database-url=postgres://nobody@127.0.0.1:1/none";
+    for (program, says) in [
+        ("lockward-no-such-command", "command not found"),
+        ("./no/such/file", "no such file"),
+        ("lockward.toml", "command not found"),
+        ("./lockward.toml", "not an executable file"),
+    ] {
+        let run = project.run(&["run", "--lock", LOCK, "--every", "1s", url, "--", program]);
+        assert_eq!(run.code, 127, "{program}: {}", run.stderr);
+        assert!(run.stderr.contains(says), "{program}: {}", run.stderr);
+        assert!(!run.stderr.contains("command started"), "{}", run.stderr);
+    }
 }
 
 /// The time `line` starts with: UTC, RFC 3339 to the millisecond, then a space.
@@ -815,6 +953,12 @@ fn the_command_is_not_started_when_the_lockward_that_spawned_it_is_already_gone(
     let orphaned = project.run(&["__exec", "--parent", "1", "--", "sh", "-c", &script]);
     assert_eq!(orphaned.code, 126, "{}", orphaned.stderr);
     assert!(orphaned.stderr.contains("is gone"), "{}", orphaned.stderr);
+    // Its lines are read beside lockward run's: they carry the time as those do.
+    assert!(
+        orphaned.stderr.lines().all(|line| timestamp_of(line).is_some()),
+        "{}",
+        orphaned.stderr
+    );
     assert!(!marker.exists(), "the command ran");
 
     let parent = std::process::id().to_string();

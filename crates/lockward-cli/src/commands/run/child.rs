@@ -1,21 +1,24 @@
-//! Starting the command so that it never outlives lockward, however lockward dies.
+//! Starting the command so that neither it nor anything it started outlives lockward, however
+//! lockward dies.
 //!
 //! lockward cannot signal its command once it has been SIGKILLed (or crashed, or was OOM-killed):
 //! the server frees the lock at once, another host leads, and an orphaned command would run on
 //! beside it. Linux's `PR_SET_PDEATHSIG` has the kernel send a signal to a process when its
 //! parent dies, but it must be set in the child, between fork and exec, which Rust offers only
-//! through the unsafe `pre_exec`. So lockward starts *itself* instead: the hidden subcommand
-//! [`exec`] runs in the child, asks for SIGKILL on its parent's death, makes sure that parent is
-//! still the lockward that started it (it may have died before the request was made), and then
-//! `exec`s the command in place. The request survives `exec`, and the command keeps everything
-//! `lockward run` set up: the pid, the process group, stdin, stdout, stderr and the environment.
-//!
-//! Only the command itself gets the signal, not processes it started: those are in its process
-//! group, where lockward's SIGTERM and SIGKILL reach them while lockward lives.
+//! through the unsafe `pre_exec`, and it reaches that one process only: `sh -c 'python job.py'`
+//! would lose its shell and keep its Python. So lockward starts *itself* instead, as a keeper:
+//! the hidden subcommand [`exec`] runs in the child, leads the process group `lockward run` made
+//! for it, asks for SIGTERM on its parent's death, makes sure that parent is still the lockward
+//! that started it (it may have died before the request was made), and then starts the command
+//! in that group and waits for it. When lockward dies the keeper sends SIGKILL to the whole
+//! group, itself included, so the command and everything it started in its group go at once.
+//! While lockward lives, its own SIGTERM and SIGKILL to the group reach them all, the keeper
+//! ignoring the SIGTERM (the command has it too) so that it can report how the command ended: it
+//! exits with the command's status, or dies of the command's signal.
 
 use std::ffi::OsString;
 use std::io;
-use std::os::unix::process::CommandExt as _;
+use std::os::unix::process::ExitStatusExt as _;
 use std::process::ExitCode;
 use std::sync::{Mutex, mpsc};
 
@@ -29,7 +32,7 @@ pub(crate) struct ExecArgs {
     /// The pid of the `lockward run` that started this process.
     #[arg(long, value_name = "PID")]
     parent: i32,
-    /// The command to become.
+    /// The command to start.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<OsString>,
 }
@@ -37,36 +40,90 @@ pub(crate) struct ExecArgs {
 /// The name of the hidden subcommand.
 pub(crate) const EXEC: &str = "__exec";
 
-/// Runs in the child: SIGKILL when the parent dies, then becomes the command. Returns only when
-/// that fails.
+/// Runs in the child: keeps the command's process group for as long as lockward lives, and takes
+/// it down when lockward dies. Returns the command's exit status (or dies of its signal).
 pub(crate) fn exec(args: &ExecArgs) -> ExitCode {
-    if let Err(error) = rustix::process::set_parent_process_death_signal(Some(Signal::KILL)) {
-        stderrln!("lockward: cannot tie the command to lockward's lifetime: {error}");
+    let program = args.command[0].to_string_lossy();
+    // Before asking for the signal: one that came first would otherwise end the keeper by its
+    // default action, before there is a command to take down.
+    let mut signals = match signal_hook::iterator::Signals::new([signal_hook::consts::SIGTERM]) {
+        Ok(signals) => signals,
+        Err(error) => {
+            tracing::error!(%error, "cannot watch for lockward's death: `{program}` is not started");
+            return ExitCode::from(126);
+        }
+    };
+    if let Err(error) = rustix::process::set_parent_process_death_signal(Some(Signal::TERM)) {
+        tracing::error!(%error, "cannot tie the command to lockward's lifetime: `{program}` is not started");
         return ExitCode::from(126);
     }
+    let parent = Pid::from_raw(args.parent);
     // lockward may have died before the request above was made: the kernel would then never
     // send the signal, and this process has already been handed to another parent.
-    if rustix::process::getppid() != Pid::from_raw(args.parent) {
-        stderrln!(
-            "lockward: lockward run (pid {}) is gone: `{}` is not started",
-            args.parent,
-            args.command[0].to_string_lossy()
+    if rustix::process::getppid() != parent {
+        tracing::error!(
+            "lockward run (pid {}) is gone: `{program}` is not started",
+            args.parent
         );
         return ExitCode::from(126);
     }
-    let error = std::process::Command::new(&args.command[0])
+    let mut child = match std::process::Command::new(&args.command[0])
         .args(&args.command[1..])
-        .exec();
-    stderrln!(
-        "lockward: cannot start `{}`: {error}",
-        args.command[0].to_string_lossy()
-    );
-    // 127 for a command that is not there, 126 for one that cannot be run, as shells say.
-    ExitCode::from(if error.kind() == io::ErrorKind::NotFound {
-        127
-    } else {
-        126
-    })
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(error) => {
+            tracing::error!(%error, "cannot start `{program}`");
+            // 127 for a command that is not there, 126 for one that cannot be run, as shells
+            // say.
+            return ExitCode::from(if error.kind() == io::ErrorKind::NotFound {
+                127
+            } else {
+                126
+            });
+        }
+    };
+    let watcher = signals.handle();
+    std::thread::spawn(move || {
+        for _ in signals.forever() {
+            // lockward's SIGTERM to the group reached the command too: nothing to do. The
+            // kernel's, on lockward's death, comes after this process was handed to a new
+            // parent.
+            if rustix::process::getppid() != parent {
+                take_the_group_down();
+            }
+        }
+    });
+    let status = child.wait();
+    watcher.close();
+    match status {
+        Ok(status) => mirror(status),
+        Err(error) => {
+            tracing::error!(%error, "waiting for `{program}`");
+            take_the_group_down();
+            ExitCode::from(126)
+        }
+    }
+}
+
+/// SIGKILL to the keeper's process group: the command, what it started, and the keeper.
+fn take_the_group_down() {
+    let group = rustix::process::getpgrp();
+    let _ = rustix::process::kill_process_group(group, Signal::KILL);
+}
+
+/// Ends the keeper as the command ended: with its exit code, or by its signal (restored to its
+/// default action first, since the keeper handles SIGTERM), so that lockward reports it as the
+/// command's.
+fn mirror(status: std::process::ExitStatus) -> ExitCode {
+    if let Some(code) = status.code() {
+        return ExitCode::from(u8::try_from(code).unwrap_or(u8::MAX));
+    }
+    if let Some(signal) = status.signal() {
+        let _ = signal_hook::low_level::emulate_default_handler(signal);
+        return ExitCode::from(u8::try_from(128 + signal).unwrap_or(u8::MAX));
+    }
+    ExitCode::from(u8::MAX)
 }
 
 /// The command that starts `command` through [`exec`]: lockward's own binary, read through
@@ -125,4 +182,32 @@ pub(super) async fn spawn(command: Command) -> io::Result<Child> {
     spawned
         .await
         .map_err(|_| io::Error::other("the spawner thread is gone"))?
+}
+
+/// The program `lockward run` is to start, looked up as `exec` would: a name with a slash as a
+/// path, any other on `PATH`. Written here rather than taken from a crate: it is the dozen lines
+/// of `execvp`'s rule, and the message must say which of the two was tried.
+pub(crate) fn find_program(program: &std::ffi::OsStr) -> Result<std::path::PathBuf, String> {
+    use std::os::unix::fs::PermissionsExt as _;
+    use std::path::{Path, PathBuf};
+    let runnable = |path: &Path| {
+        std::fs::metadata(path)
+            .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+    };
+    let shown = program.to_string_lossy();
+    if program.as_encoded_bytes().contains(&b'/') {
+        let path = PathBuf::from(program);
+        return if runnable(&path) {
+            Ok(path)
+        } else if path.exists() {
+            Err(format!("`{shown}` cannot be run: it is not an executable file"))
+        } else {
+            Err(format!("`{shown}`: no such file"))
+        };
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| runnable(candidate))
+        .ok_or_else(|| format!("`{shown}`: command not found (looked for it on PATH)"))
 }
