@@ -135,7 +135,7 @@ async fn cycle_cost(db: &TestDb) {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         stop.cancel();
-        task.await.unwrap();
+        task.await.unwrap().expect("the worker runs");
     }
     let cycles = held.lock().unwrap().clone();
     let (base, warm, led) = (median(baseline), median(warm), median(cycles));
@@ -158,7 +158,10 @@ async fn leader_process(url: &str) {
         tokio::time::sleep(Duration::from_secs(600)).await;
         Ok::<(), JobError>(())
     };
-    worker.run(job, std::future::pending()).await;
+    worker
+        .run(job, std::future::pending())
+        .await
+        .expect("the worker runs");
 }
 
 async fn takeover(db: &TestDb) {
@@ -214,7 +217,7 @@ async fn takeover(db: &TestDb) {
         };
         taken.push(at - killed);
         stop.cancel();
-        task.await.unwrap();
+        task.await.unwrap().expect("the worker runs");
     }
     println!(
         "takeover after SIGKILL of the leader (every {every:?}, 8 kills spread over the period): \
@@ -278,7 +281,7 @@ async fn contend(db: &TestDb, every: Duration, contender: Contender) {
     let to = SystemTime::now();
     stop.cancel();
     for task in tasks {
-        task.await.unwrap();
+        task.await.unwrap().expect("the worker runs");
     }
     let led: Vec<SystemTime> = led
         .lock()

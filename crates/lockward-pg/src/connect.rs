@@ -65,17 +65,142 @@ impl Target {
     /// (closed by either side, terminated, or broken).
     pub(crate) async fn connect(&self) -> Result<(Client, CancellationToken), Error> {
         let (client, connection) = self.config.connect(self.tls.clone()).await?;
-        let closed = CancellationToken::new();
-        let guard = closed.clone().drop_guard();
-        tokio::spawn(async move {
-            let _guard = guard;
-            if let Err(error) = connection.await {
-                tracing::debug!(%error, "lock session connection ended");
-            }
-        });
-        Ok((client, closed))
+        Ok((client, drive(connection)))
     }
 }
+
+/// The socket a lock session was opened on, as this side sees it: what the server's own view of
+/// the session is compared with to prove that nothing stands between them (see
+/// [`crate::worker`]'s pooler checks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Socket {
+    /// TCP: this end's address and the peer's.
+    Tcp {
+        local: std::net::SocketAddr,
+        peer: std::net::SocketAddr,
+    },
+    /// A Unix socket, with the pid of the process that listens on it (the kernel's
+    /// `SO_PEERCRED`), when the kernel says.
+    Unix { listener: Option<i32> },
+}
+
+impl Target {
+    /// Connects as [`Target::connect`] does, on a socket this side opened itself, and says what
+    /// that socket is. tokio-postgres's own connect keeps its socket to itself; this one walks
+    /// the URL's hosts in order as it does (each host's `hostaddr` if given, else each address
+    /// its name resolves to), with the connect timeout per attempt and the TCP keepalive and
+    /// user timeout of the URL (the lock session's, see `Keepalive`).
+    pub(crate) async fn connect_lock_session(
+        &self,
+    ) -> Result<(Client, CancellationToken, Socket), Error> {
+        use tokio_postgres::config::Host;
+        let config = &self.config;
+        let hosts = config.get_hosts();
+        let ports = config.get_ports();
+        let mut last = None;
+        for (i, host) in hosts.iter().enumerate() {
+            let port = ports
+                .get(i)
+                .or_else(|| ports.first())
+                .copied()
+                .unwrap_or(5432);
+            let attempt = async {
+                let (stream, socket, name) = match host {
+                    Host::Tcp(name) => {
+                        let addrs: Vec<std::net::SocketAddr> = match config.get_hostaddrs().get(i) {
+                            Some(ip) => vec![std::net::SocketAddr::new(*ip, port)],
+                            None => tokio::net::lookup_host((name.as_str(), port))
+                                .await?
+                                .collect(),
+                        };
+                        let stream = self.tcp(&addrs).await?;
+                        let socket = Socket::Tcp {
+                            local: stream.local_addr()?,
+                            peer: stream.peer_addr()?,
+                        };
+                        (Stream::Left(stream), socket, name.clone())
+                    }
+                    Host::Unix(dir) => {
+                        let path = dir.join(format!(".s.PGSQL.{port}"));
+                        let stream = tokio::net::UnixStream::connect(&path).await?;
+                        let listener = stream.peer_cred().ok().and_then(|cred| cred.pid());
+                        (
+                            Stream::Right(stream),
+                            Socket::Unix { listener },
+                            String::new(),
+                        )
+                    }
+                };
+                let tls = tokio_postgres::tls::MakeTlsConnect::<Stream>::make_tls_connect(
+                    &mut self.tls.clone(),
+                    &name,
+                )
+                .map_err(|error| std::io::Error::other(error.to_string()))?;
+                let (client, connection) = config.connect_raw(stream, tls).await?;
+                Ok::<_, Error>((client, connection, socket))
+            };
+            let attempt = match config.get_connect_timeout() {
+                Some(timeout) => tokio::time::timeout(*timeout, attempt)
+                    .await
+                    .unwrap_or(Err(Error::Timeout(*timeout))),
+                None => attempt.await,
+            };
+            match attempt {
+                Ok((client, connection, socket)) => {
+                    return Ok((client, drive(connection), socket));
+                }
+                Err(error) => last = Some(error),
+            }
+        }
+        Err(last.unwrap_or_else(|| Error::Url("the URL names no host".to_owned())))
+    }
+
+    /// The first of `addrs` that accepts, with the URL's keepalive and user timeout set.
+    async fn tcp(&self, addrs: &[std::net::SocketAddr]) -> std::io::Result<tokio::net::TcpStream> {
+        let config = &self.config;
+        let mut last = None;
+        for addr in addrs {
+            match tokio::net::TcpStream::connect(addr).await {
+                Ok(stream) => {
+                    stream.set_nodelay(true)?;
+                    let socket = socket2::SockRef::from(&stream);
+                    if config.get_keepalives() {
+                        let mut keepalive =
+                            socket2::TcpKeepalive::new().with_time(config.get_keepalives_idle());
+                        if let Some(interval) = config.get_keepalives_interval() {
+                            keepalive = keepalive.with_interval(interval);
+                        }
+                        if let Some(retries) = config.get_keepalives_retries() {
+                            keepalive = keepalive.with_retries(retries);
+                        }
+                        socket.set_tcp_keepalive(&keepalive)?;
+                    }
+                    socket.set_tcp_user_timeout(config.get_tcp_user_timeout().copied())?;
+                    return Ok(stream);
+                }
+                Err(error) => last = Some(error),
+            }
+        }
+        Err(last.unwrap_or_else(|| std::io::Error::other("the host name resolved to no address")))
+    }
+}
+
+/// Spawns the task that drives `connection`; the token is cancelled when it ends.
+fn drive(
+    connection: impl Future<Output = Result<(), tokio_postgres::Error>> + Send + 'static,
+) -> CancellationToken {
+    let closed = CancellationToken::new();
+    let guard = closed.clone().drop_guard();
+    tokio::spawn(async move {
+        let _guard = guard;
+        if let Err(error) = connection.await {
+            tracing::debug!(%error, "lock session connection ended");
+        }
+    });
+    closed
+}
+
+type Stream = tokio_util::either::Either<tokio::net::TcpStream, tokio::net::UnixStream>;
 
 /// Connects to `url` (TLS per its `sslmode`, including `verify-ca` and `verify-full`) with the
 /// given `application_name`, spawning the connection task on the current runtime.

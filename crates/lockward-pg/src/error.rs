@@ -40,6 +40,19 @@ pub enum Error {
     /// transaction pooling is in between). The message names the evidence and the fix.
     #[error("session mode refused: {0}")]
     TransactionPooling(String),
+    /// Session mode was refused: the worker could not prove that its lock session is a server
+    /// session of its own (the server sees the session arrive from another socket than the
+    /// worker's: a pooler, a proxy or NAT), and was not told that the pooler pools sessions
+    /// (`Pooler::Session`). The message names the evidence and the fix.
+    #[error(
+        "session mode refused: cannot prove that the lock session is a server session of its own: {0}"
+    )]
+    SessionUnproven(String),
+    /// Session mode: the lock was not held by the lock session when the cycle released it (ended
+    /// by `pg_advisory_unlock_all`, or taken on a server backend a pooler then moved the
+    /// session off). The cycle ran without the lock for part of its time.
+    #[error("the lock was not held by the lock session when the cycle released it: {0}")]
+    LockNotHeld(String),
     /// The ledger was created by an older lockward (no `period_ms` column, no index on
     /// `cycle_start`) and this session could not upgrade it: its role does not own the table
     /// (SQLSTATE 42501), or the table's lock was not free within the upgrade's lock timeout (it is
@@ -56,9 +69,22 @@ pub enum Error {
         /// The upgrade ([`crate::ledger::UPGRADE`]).
         sql: &'static str,
     },
+    /// The lock session's socket could not be opened (the server refused, the name did not
+    /// resolve, ...).
+    #[error("cannot connect to the server: {0}")]
+    Connect(#[from] std::io::Error),
     /// The server did not answer in time.
     #[error("no answer from the server within {0:?}")]
     Timeout(Duration),
+}
+
+impl Error {
+    /// Whether this error refuses leading for good: session mode behind transaction pooling, or
+    /// unable to prove its session is its own. No retry changes it; [`crate::Worker::run`]
+    /// stops with it.
+    pub fn is_refusal(&self) -> bool {
+        matches!(self, Self::TransactionPooling(_) | Self::SessionUnproven(_))
+    }
 }
 
 impl From<tokio_postgres::Error> for Error {

@@ -84,7 +84,7 @@ pub use holder::{Holder, holders};
 pub use identity::{APPLICATION_NAME_MAX, Identity, ParseIdentityError};
 pub use worker::{
     Cycle, CycleReport, HOLD_SECONDS, HOLD_SECONDS_BUCKETS, JobError, Keepalive, Mode, Outcome,
-    PARTITION_MARGIN, Worker, WorkerBuilder,
+    PARTITION_MARGIN, Pooler, Worker, WorkerBuilder,
 };
 
 /// Resolves on SIGTERM or Ctrl-C (SIGINT): the usual `shutdown` for [`Worker::run`].

@@ -40,6 +40,31 @@ pub enum Mode {
     Transaction,
 }
 
+/// What session mode may assume about the path to the server.
+///
+/// A session-level advisory lock belongs to one server backend, and only a path that gives the
+/// worker's connection a backend of its own can hold one: through transaction pooling the lock
+/// lands on a server connection other clients share, so another host, or a stranger's
+/// transaction, holds it too, and an unlock may run elsewhere and leave it behind. At every
+/// session open the worker therefore *proves* the path before it leads, or refuses with
+/// [`Error::SessionUnproven`] and stops. Transaction mode needs no proof.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pooler {
+    /// Nothing in between (default): proven at each open by the server serving the session on
+    /// this worker's own socket (the same four addresses and ports over TCP; over a Unix socket,
+    /// a backend forked by the socket's listener). A pooler, a proxy or NAT fails the proof.
+    #[default]
+    None,
+    /// The operator says each connection of this worker reaches a server session of its own
+    /// (pgbouncer with `pool_mode = session`, a TCP proxy, NAT). The worker trusts that, and still
+    /// refuses on the evidence it can gather: two of its connections served by one backend, or
+    /// any statement of a cycle answering from another backend than the session's, after which
+    /// it stops leading, stops the job and stops. Every statement that takes, releases or names
+    /// the lock only acts on the session's own backend, so a moved statement never takes a lock
+    /// on a shared server connection.
+    Session,
+}
+
 /// TCP keepalive on the lock session, set on both ends.
 ///
 /// On the client's socket it lets the kernel notice a dead server; on the server it is applied to
@@ -231,6 +256,7 @@ pub struct WorkerBuilder {
 #[derive(Clone)]
 struct Settings {
     mode: Mode,
+    pooler: Pooler,
     ledger: bool,
     probe_interval: Duration,
     probe_timeout: Duration,
@@ -247,6 +273,7 @@ impl Default for Settings {
     fn default() -> Self {
         Self {
             mode: Mode::Session,
+            pooler: Pooler::None,
             ledger: false,
             probe_interval: Duration::from_secs(1),
             probe_timeout: Duration::from_secs(2),
@@ -296,6 +323,14 @@ impl WorkerBuilder {
     #[must_use]
     pub fn mode(mut self, mode: Mode) -> Self {
         self.settings.mode = mode;
+        self
+    }
+
+    /// What session mode may assume about the path to the server (see [`Pooler`]); default
+    /// [`Pooler::None`], proven at each session open. Ignored in transaction mode.
+    #[must_use]
+    pub fn pooler(mut self, pooler: Pooler) -> Self {
+        self.settings.pooler = pooler;
         self
     }
 
@@ -565,6 +600,7 @@ impl WorkerBuilder {
             pid: i32::try_from(pid).unwrap_or(i32::MAX),
             every,
             settings,
+            said_hop: std::sync::atomic::AtomicU8::new(0),
         })
     }
 }
@@ -590,7 +626,7 @@ impl WorkerBuilder {
 ///         },
 ///         lockward_pg::shutdown_signal(),
 ///     )
-///     .await;
+///     .await?;
 /// # Ok(()) }
 /// ```
 pub struct Worker {
@@ -605,6 +641,9 @@ pub struct Worker {
     pid: i32,
     every: Duration,
     settings: Settings,
+    /// What the last session open said about the path to the server: 0 nothing yet, 1 direct,
+    /// 2 a hop (see `pooler::say_bound`).
+    said_hop: std::sync::atomic::AtomicU8,
 }
 
 impl fmt::Debug for Worker {

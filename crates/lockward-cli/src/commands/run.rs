@@ -14,7 +14,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use anyhow::Context as _;
-use lockward_pg::{Cycle, JobError, Keepalive, Mode, PARTITION_MARGIN, Worker, WorkerBuilder};
+use lockward_pg::{
+    Cycle, JobError, Keepalive, Mode, PARTITION_MARGIN, Pooler, Worker, WorkerBuilder,
+};
 use lockward_registry::{KeyShape, Kind, Lock, take};
 use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 use tokio::process::{Child, Command};
@@ -69,6 +71,14 @@ pub(crate) struct RunArgs {
     /// see that transaction.
     #[arg(long)]
     pub(crate) transaction: bool,
+    /// What is between this host and the server, for session mode. `none` (default): nothing,
+    /// and lockward proves it each time it connects (the server must serve the lock session on
+    /// this host's own socket), refusing to lead otherwise (exit status 2): a session lock
+    /// through transaction pooling is shared with other clients. `session`: each connection
+    /// reaches a server session of its own (pgbouncer with `pool_mode = session`, a TCP proxy,
+    /// NAT); lockward trusts it and still stops (exit status 2) at any sign of the contrary.
+    #[arg(long, value_enum, value_name = "POOLER", default_value = "none")]
+    pub(crate) pooler: PoolerArg,
     /// How long the command has to exit after SIGTERM before its process group gets SIGKILL
     /// (at once when lockward is asked to stop a second time). At most 3s, and a longer one is
     /// refused: after a silent partition the loss is told within 3 s of the leader's last
@@ -86,6 +96,15 @@ pub(crate) struct RunArgs {
     /// `-- sh -c '...'` for a pipeline.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub(crate) command: Vec<OsString>,
+}
+
+/// `--pooler`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum PoolerArg {
+    /// Nothing in between: proven at each connection.
+    None,
+    /// A pooler (or proxy) that gives each connection a server session of its own.
+    Session,
 }
 
 /// How much longer than the grace the worker waits for the job (the supervision of the
@@ -134,6 +153,10 @@ pub(crate) fn run(global: &Global, args: &RunArgs) -> anyhow::Result<Outcome> {
         } else {
             Mode::Session
         })
+        .pooler(match args.pooler {
+            PoolerArg::None => Pooler::None,
+            PoolerArg::Session => Pooler::Session,
+        })
         .cancel_grace(args.grace + REAP_MARGIN)
         .build()
         .map_err(|error| UsageError(error.to_string()))?;
@@ -164,7 +187,9 @@ pub(crate) fn run(global: &Global, args: &RunArgs) -> anyhow::Result<Outcome> {
         );
         // Session mode behind transaction pooling cannot hold the lock: refuse before running
         // anything. Other failures to open (the server unreachable) are retried each cycle.
-        if let Err(error @ lockward_pg::Error::TransactionPooling(_)) = worker.preflight().await {
+        if let Err(error) = worker.preflight().await
+            && error.is_refusal()
+        {
             return Err(anyhow::Error::new(UsageError(error.to_string())));
         }
         // The command runs in a process group of its own, so a hangup (the terminal or the ssh
@@ -191,6 +216,8 @@ pub(crate) fn run(global: &Global, args: &RunArgs) -> anyhow::Result<Outcome> {
                 stopping.hurry.notify_one();
             });
         };
+        // A refusal later on (a statement of a cycle landed on another server backend) stops
+        // the worker as the preflight's does: exit 2, never a retry past it.
         worker
             .run(
                 move |cycle: Cycle| {
@@ -199,8 +226,8 @@ pub(crate) fn run(global: &Global, args: &RunArgs) -> anyhow::Result<Outcome> {
                 },
                 shutdown,
             )
-            .await;
-        anyhow::Ok(())
+            .await
+            .map_err(|error| anyhow::Error::new(UsageError(error.to_string())))
     })?;
     Ok(Outcome::Clean)
 }
@@ -390,9 +417,7 @@ impl Supervisor {
     /// with lockward.
     fn command(&self, cycle: &Cycle) -> Command {
         let mut command = child::command(&self.command);
-        command
-            .stdin(Stdio::null())
-            .process_group(0);
+        command.stdin(Stdio::null()).process_group(0);
         let start = cycle.start();
         let millis = start
             .duration_since(UNIX_EPOCH)

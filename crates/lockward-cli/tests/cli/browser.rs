@@ -393,11 +393,10 @@ async fn lead_as(db: &TestDb, registry: &Registry, host: &str, cycles: usize) {
         .build()
         .expect("the worker builds");
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let running = tokio::spawn(
-        worker.run(|_cycle| async { Ok::<(), JobError>(()) }, async move {
-            let _ = stopped.await;
-        }),
-    );
+    let run = worker.run(|_cycle| async { Ok::<(), JobError>(()) }, async move {
+        let _ = stopped.await;
+    });
+    let running = tokio::spawn(async move { run.await.expect("the worker runs") });
     let deadline = Instant::now() + harness::PATIENCE;
     while led.load(Ordering::SeqCst) < cycles {
         assert!(

@@ -409,11 +409,13 @@ async fn freed_behind_pgbouncer(settings: &str, limit: Duration) -> Freed {
     );
     let admin = db.connect().await;
     let project = TestProject::harbor();
-    let leader = Host::start(
+    // pgbouncer in session pooling gives the run a server session of its own: told so.
+    let leader = Host::start_with(
         partition.command(env!("CARGO_BIN_EXE_lockward")),
         &project,
         &url,
         "leader",
+        &["--every", "1s", "--pooler", "session"],
     );
     wait_until(
         "the leader's command",

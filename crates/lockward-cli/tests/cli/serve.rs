@@ -967,7 +967,7 @@ fn library_worker(
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let led = Arc::clone(led);
     let host = host.to_owned();
-    let handle = tokio::spawn(worker.run(
+    let run = worker.run(
         move |cycle: Cycle| {
             let led = Arc::clone(&led);
             let host = host.clone();
@@ -979,7 +979,8 @@ fn library_worker(
         async move {
             let _ = stopped.await;
         },
-    ));
+    );
+    let handle = tokio::spawn(async move { run.await.expect("the worker runs") });
     (stop, handle)
 }
 

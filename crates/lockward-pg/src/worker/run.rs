@@ -23,6 +23,13 @@ impl Worker {
     /// cancel grace is aborted. A job's error is logged and counted; the schedule goes on.
     /// Connection failures are retried with backoff at the following boundaries.
     ///
+    /// # Errors
+    ///
+    /// A refusal ([`Error::is_refusal`]): in session mode, a lock session that cannot be proven
+    /// to be a server session of its own, or a statement of a cycle that answered from another
+    /// server backend than the session's (a transaction-pooling pooler). No retry would change
+    /// it: the job (if running) is cancelled, the lock given back, and `run` returns the error.
+    ///
     /// # Cancel safety
     ///
     /// Not cancel safe in the sense that dropping this future mid-cycle skips the graceful path:
@@ -31,7 +38,7 @@ impl Worker {
     /// ends and lets go of the transaction's client). Resolve `shutdown` instead: the job is
     /// cancelled and awaited, the transaction rolled back or the lock released, and then `run`
     /// returns.
-    pub async fn run<F, Fut, E, S>(self, job: F, shutdown: S)
+    pub async fn run<F, Fut, E, S>(self, job: F, shutdown: S) -> Result<(), Error>
     where
         F: FnMut(Cycle) -> Fut + Send,
         Fut: Future<Output = Result<(), E>> + Send + 'static,
@@ -45,12 +52,12 @@ impl Worker {
             std::future::pending::<()>().await;
         };
         tokio::select! {
-            () = trigger => {}
-            () = self.cycles(job, &stop) => {}
+            () = trigger => Ok(()),
+            stopped = self.cycles(job, &stop) => stopped,
         }
     }
 
-    async fn cycles<F, Fut, E>(&self, mut job: F, stop: &CancellationToken)
+    async fn cycles<F, Fut, E>(&self, mut job: F, stop: &CancellationToken) -> Result<(), Error>
     where
         F: FnMut(Cycle) -> Fut + Send,
         Fut: Future<Output = Result<(), E>> + Send + 'static,
@@ -66,6 +73,7 @@ impl Worker {
         // just lost its session then comes second to a healthy replica.
         match backoff.attempt(|| Session::open(self)).await {
             Ok(opened) => session = Some(opened),
+            Err(Failure::Failed(error)) if error.is_refusal() => return self.stopped(error),
             Err(error) => {
                 tracing::warn!(%error, "could not open the lock session: retrying at the next cycle boundaries");
             }
@@ -89,31 +97,63 @@ impl Worker {
                 if session.is_none() {
                     match backoff.attempt(|| Session::open(self)).await {
                         Ok(opened) => session = Some(opened),
-                        Err(error) => {
-                            return CycleReport {
+                        Err(Failure::Failed(error)) if error.is_refusal() => {
+                            let report = CycleReport {
                                 start,
                                 fencing_token: None,
-                                outcome: Outcome::Unavailable { error },
+                                outcome: Outcome::Unavailable {
+                                    error: error.to_string(),
+                                },
                             };
+                            return (report, Some(error));
+                        }
+                        Err(error) => {
+                            let report = CycleReport {
+                                start,
+                                fencing_token: None,
+                                outcome: Outcome::Unavailable {
+                                    error: error.to_string(),
+                                },
+                            };
+                            return (report, None);
                         }
                     }
                 }
                 let open = session.as_ref().expect("a session was just opened");
                 let (report, keep) = self.cycle(open, start, &mut job, stop).await;
-                if !keep {
+                let refusal = open.refusal();
+                if refusal.is_some() {
+                    // A cycle cut short by the refusal may have left the lock on the session's
+                    // backend, which the pooler hands to others.
+                    let _ = tokio::time::timeout(self.settings.probe_timeout, open.give_back(self))
+                        .await;
+                }
+                if !keep || refusal.is_some() {
                     session = None;
                 }
-                report
+                (report, refusal)
             }
             .instrument(span.clone())
             .await;
+            let (report, refusal) = report;
             span.in_scope(|| self.record(&report, &mut throttle));
             if let Some(hook) = &self.settings.on_cycle {
                 hook(&report);
             }
+            if let Some(error) = refusal {
+                throttle.flush();
+                return self.stopped(error);
+            }
         }
         throttle.flush();
         tracing::info!(application_name = %self.application_name, "worker stopped");
+        Ok(())
+    }
+
+    /// Stops the worker for good on a refusal, saying so.
+    fn stopped(&self, error: Error) -> Result<(), Error> {
+        tracing::error!(application_name = %self.application_name, %error, "worker stopped: it will not lead through this connection");
+        Err(error)
     }
 
     /// One cycle on an open session; also says whether the session is still good.
@@ -241,6 +281,7 @@ impl Worker {
         // A session whose release failed may still hold the lock: it is dropped, not reused.
         let keep = released.is_ok() && !session.is_closed();
         let outcome = match (result, released) {
+            (_, Err(Error::LockNotHeld(reason))) => Outcome::Lost { reason, held },
             _ if stop.is_cancelled() && token.is_cancelled() => Outcome::ShutDown { held },
             (Ok(()), Err(error)) if self.settings.mode == Mode::Transaction => Outcome::Failed {
                 error: format!("commit failed: {error}"),
@@ -449,12 +490,12 @@ impl Backoff {
         }
     }
 
-    async fn attempt<T, Fut>(&mut self, connect: impl FnOnce() -> Fut) -> Result<T, String>
+    async fn attempt<T, Fut>(&mut self, connect: impl FnOnce() -> Fut) -> Result<T, Failure>
     where
         Fut: Future<Output = Result<T, Error>>,
     {
         if self.not_before.is_some_and(|at| Instant::now() < at) {
-            return Err(format!("backing off after: {}", self.last_error));
+            return Err(Failure::BackingOff(self.last_error.clone()));
         }
         match connect().await {
             Ok(value) => {
@@ -472,8 +513,25 @@ impl Backoff {
                 self.last_error = error.to_string();
                 self.not_before = Some(Instant::now() + jitter(self.next));
                 self.next = (self.next * 2).min(self.max);
-                Err(self.last_error.clone())
+                Err(Failure::Failed(error))
             }
+        }
+    }
+}
+
+/// Why [`Backoff::attempt`] has no session.
+enum Failure {
+    /// Too soon after the last failure (its message).
+    BackingOff(String),
+    /// The attempt failed.
+    Failed(Error),
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::BackingOff(last) => write!(f, "backing off after: {last}"),
+            Self::Failed(error) => error.fmt(f),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The lock session: the worker's own connection, never pooled, that takes and releases the lock
 //! and is watched for loss.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -23,6 +24,10 @@ pub(super) struct Session {
     /// statement of the cycle returns the pid it ran on, and one that differs means a pooler is
     /// moving the session's statements between server connections (see [`super::pooler`]).
     backend: Option<i32>,
+    /// Set when a statement answered from another backend: the worker stops leading for good.
+    refusal: Mutex<Option<String>>,
+    /// Session mode: whether this session took the lock and has not released it.
+    holding: AtomicBool,
 }
 
 /// The SQL of the session-mode statements, written once per session.
@@ -70,18 +75,26 @@ impl Session {
     }
 
     async fn open_unbounded(worker: &Worker) -> Result<Self, Error> {
-        let (client, closed) = worker.target.connect().await?;
+        let (client, closed, socket) = worker.target.connect_lock_session().await?;
         // In both modes: a transaction-mode session spends most of its life outside the lock
         // transaction (a standby always), and a server backend left on the system's default
         // keepalive lingers for hours after its client went silent.
         let keepalive = server_keepalive(worker, "SET");
-        let backend = pooler::inspect(worker, &client, &keepalive).await?;
+        let backend = match pooler::inspect(worker, &client, &keepalive, socket).await {
+            Ok(backend) => backend,
+            Err(error) => {
+                if error.is_refusal() {
+                    tracing::error!(%error, "refusing to lead");
+                }
+                return Err(error);
+            }
+        };
         if worker.settings.ledger {
             ledger::ensure(&client).await?;
         }
         let key = key_args(worker.key);
-        let lock = format!("pg_try_advisory_lock({key})");
-        let unlock = format!("pg_advisory_unlock({key})");
+        let lock = on_own_backend(backend, &format!("pg_try_advisory_lock({key})"));
+        let unlock = on_own_backend(backend, &format!("pg_advisory_unlock({key})"));
         let (acquire, release) = if worker.settings.ledger && worker.settings.mode == Mode::Session
         {
             (
@@ -105,7 +118,19 @@ impl Session {
                 unlock,
             },
             backend,
+            refusal: Mutex::new(None),
+            holding: AtomicBool::new(false),
         })
+    }
+
+    /// Why this session refused to go on leading (a statement answered from another backend),
+    /// once it has.
+    pub(super) fn refusal(&self) -> Option<Error> {
+        self.refusal
+            .lock()
+            .expect("refusal")
+            .clone()
+            .map(Error::TransactionPooling)
     }
 
     /// Session mode: fails, with the error that refuses session mode behind transaction pooling,
@@ -114,7 +139,13 @@ impl Session {
         match self.backend {
             Some(opened) if opened != ran_on => {
                 let error = pooler::moved(opened, ran_on);
-                tracing::error!(%error, "refusing to lead");
+                let mut refusal = self.refusal.lock().expect("refusal");
+                if refusal.is_none() {
+                    tracing::error!(%error, "refusing to lead");
+                    if let Error::TransactionPooling(message) = &error {
+                        *refusal = Some(message.clone());
+                    }
+                }
                 Err(error)
             }
             _ => Ok(()),
@@ -142,7 +173,9 @@ impl Session {
                     self.client
                         .query_typed_one(&self.statements.acquire, &params)
                 )?;
-                let (got, token): (bool, Option<i64>) = (row.get(0), row.get(1));
+                // NULL: the try-lock landed on another backend and did not run.
+                let (got, token): (Option<bool>, Option<i64>) = (row.get(0), row.get(1));
+                let got = got.unwrap_or(false);
                 self.refuse_if_moved(worker, got, [said_on, Some(row.get(2))])
                     .await?;
                 return Ok(match (got, token) {
@@ -198,15 +231,61 @@ impl Session {
         got: bool,
         ran_on: [Option<i32>; 2],
     ) -> Result<(), Error> {
+        if got {
+            self.holding.store(true, Ordering::SeqCst);
+        }
         let refused = ran_on
             .into_iter()
             .flatten()
             .try_for_each(|pid| self.check_backend(pid));
-        if refused.is_err() && got {
-            let unlock = format!("SELECT pg_advisory_unlock({})", key_args(worker.key));
-            let _ = self.client.simple_query(&unlock).await;
+        if refused.is_err() {
+            self.give_back(worker).await;
         }
         refused
+    }
+
+    /// Session mode, after a refusal while the lock is held on the session's own backend:
+    /// releases it there. Through transaction pooling the unlock runs wherever the pooler puts
+    /// it and only acts on the session's backend, so it is tried a few times; a lock that stays
+    /// is said loudly, with the backend that holds it, since every other worker of this lock is
+    /// kept out until that backend ends.
+    pub(super) async fn give_back(&self, worker: &Worker) {
+        let Some(backend) = self.backend else {
+            return;
+        };
+        // Only a lock this session took: on a shared server connection another client's lock
+        // may look the same.
+        if !self.holding.load(Ordering::SeqCst) {
+            return;
+        }
+        let unlock = format!(
+            "SELECT {}, pg_backend_pid()",
+            on_own_backend(
+                self.backend,
+                &format!("pg_advisory_unlock({})", key_args(worker.key))
+            )
+        );
+        for _ in 0..GIVE_BACK_ATTEMPTS {
+            match self.flag_and_pid(&unlock).await {
+                Ok((true, _)) => {
+                    self.holding.store(false, Ordering::SeqCst);
+                    return;
+                }
+                Ok((false, Some(ran_on))) if ran_on == backend => {
+                    self.holding.store(false, Ordering::SeqCst);
+                    return;
+                }
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        tracing::error!(
+            backend_pid = backend,
+            key = %worker.lock_key,
+            "the lock stays held by server backend {backend}, which the pooler hands to other \
+             clients: no worker of this lock can lead until it ends (SELECT \
+             pg_terminate_backend({backend}) ends it, and whatever transaction it runs)"
+        );
     }
 
     /// Session mode: sets the session's `application_name` to its identity with the time of
@@ -226,12 +305,15 @@ impl Session {
         else {
             return Ok(None);
         };
-        // An identity is percent-encoded ASCII without quotes: safe inside a literal.
+        // An identity is percent-encoded ASCII without quotes: safe inside a literal. On another
+        // backend than the session's it would name a shared server connection as this worker.
+        let set = on_own_backend(
+            self.backend,
+            &format!("set_config('application_name', '{name}', false)"),
+        );
         let messages = self
             .client
-            .simple_query(&format!(
-                "SELECT pg_backend_pid(), set_config('application_name', '{name}', false)"
-            ))
+            .simple_query(&format!("SELECT pg_backend_pid(), {set}"))
             .await?;
         Ok(pooler::pid_of(&messages))
     }
@@ -259,7 +341,10 @@ impl Session {
                             .client
                             .query_typed_one(&self.statements.release, &refs(&params))
                             .await?;
-                        (row.get(0), Some(row.get(1)))
+                        (
+                            row.get::<_, Option<bool>>(0).unwrap_or(false),
+                            Some(row.get(1)),
+                        )
                     }
                     _ if worker.settings.ledger => {
                         self.flag_and_pid(&self.statements.unlock).await?
@@ -269,8 +354,19 @@ impl Session {
                 if let Some(ran_on) = ran_on {
                     self.check_backend(ran_on)?;
                 }
+                if let Some(ran_on) = ran_on
+                    && Some(ran_on) == self.backend
+                {
+                    self.holding.store(false, Ordering::SeqCst);
+                }
                 if !unlocked {
-                    tracing::warn!("the lock was not held when the cycle released it");
+                    let error = Error::LockNotHeld(
+                        "the job ran without it for part of the cycle (ended by \
+                         pg_advisory_unlock_all, or by a pooler moving the session)"
+                            .to_owned(),
+                    );
+                    tracing::error!(%error, "the lock was lost while the job ran");
+                    return Err(error);
                 }
                 Ok(())
             }
@@ -356,6 +452,20 @@ impl Session {
                 },
             }
         }
+    }
+}
+
+/// How often [`Session::give_back`] tries to reach the session's backend.
+const GIVE_BACK_ATTEMPTS: usize = 20;
+
+/// `expr` guarded to run only on the session's own backend (`false`, or `NULL` for a text
+/// result, elsewhere): through a pooler that moves statements, a try-lock or an unlock that
+/// lands on a shared server connection must not act there. `pg_backend_pid()` is compared first;
+/// `CASE` evaluates the volatile `expr` only when it holds.
+fn on_own_backend(backend: Option<i32>, expr: &str) -> String {
+    match backend {
+        Some(backend) => format!("(CASE WHEN pg_backend_pid() = {backend} THEN {expr} END)"),
+        None => expr.to_owned(),
     }
 }
 

@@ -2,6 +2,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use lockward_pg::Outcome;
+use lockward_pg::Pooler;
 use lockward_pg::testing::{Proxy, TestDb};
 
 use crate::support::{Log, assert_no_overlap, rollup, start, wait_for};
@@ -61,6 +62,7 @@ async fn with_the_ledger_a_worker_that_reaches_the_lock_late_does_not_run_the_cy
     );
     let slow_worker = start(
         rollup(&db.url_via(slow.addr()), every)
+            .pooler(Pooler::Session)
             .ledger(true)
             .probe(Duration::from_millis(500), Duration::from_secs(3)),
         &log,
@@ -145,6 +147,7 @@ async fn without_the_ledger_a_worker_that_reaches_the_lock_late_finds_it_still_h
     let fast_worker = start(rollup(&db.url(), every), &log, 0, Duration::from_millis(20));
     let slow_worker = start(
         rollup(&db.url_via(slow.addr()), every)
+            .pooler(Pooler::Session)
             .probe(Duration::from_millis(500), Duration::from_secs(3)),
         &log,
         1,

@@ -1,5 +1,6 @@
 use std::time::{Duration, Instant};
 
+use lockward_pg::Pooler;
 use lockward_pg::testing::{Cluster, Proxy, TestDb};
 use lockward_pg::{Keepalive, Outcome};
 
@@ -74,8 +75,9 @@ async fn a_cut_network_cancels_the_job_within_the_probe_bound_and_the_worker_lea
     let proxy = Proxy::start(db.server_addr()).await;
     let log = Log::default();
     let (interval, timeout) = (Duration::from_millis(200), Duration::from_millis(400));
-    let builder =
-        rollup(&db.url_via(proxy.addr()), Duration::from_millis(500)).probe(interval, timeout);
+    let builder = rollup(&db.url_via(proxy.addr()), Duration::from_millis(500))
+        .pooler(Pooler::Session)
+        .probe(interval, timeout);
     let worker = start(builder, &log, 0, Duration::from_secs(30));
     wait_for("a job to start", Duration::from_secs(10), || {
         !log.runs().is_empty()
@@ -172,6 +174,7 @@ async fn a_shutdown_while_the_lock_is_being_taken_does_not_start_the_job() {
     let every = Duration::from_secs(1);
     // A probe this slow leaves the default keepalive bound no room for a cancel grace.
     let builder = rollup(&db.url_via(link.addr()), every)
+        .pooler(Pooler::Session)
         .probe(every, Duration::from_secs(5))
         .keepalive(Keepalive {
             idle: Duration::from_secs(10),

@@ -72,7 +72,8 @@ async fn the_leader_gauge_is_1_while_the_job_runs_and_every_led_cycle_is_counted
         .await;
         stop.cancel();
     };
-    tokio::join!(run, watch);
+    let (ran, ()) = tokio::join!(run, watch);
+    ran.expect("the worker runs");
 
     let reports = reports.lock().expect("reports").clone();
     let led = reports

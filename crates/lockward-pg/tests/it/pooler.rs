@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use lockward_pg::testing::{Pgbouncer, Pooling, TestDb};
-use lockward_pg::{Error, Mode, Outcome};
+use lockward_pg::{Error, Mode, Outcome, Pooler};
 
 use crate::support::{Log, ROLLUP_ID, assert_no_overlap, rollup, start, wait_for};
 
@@ -18,16 +18,18 @@ async fn session_mode_refuses_to_lead_behind_transaction_pooling() {
     let every = Duration::from_millis(200);
     let worker = rollup(&bouncer.url(), every).build().expect("settings");
     match worker.preflight().await {
-        Err(Error::TransactionPooling(message)) => {
+        Err(Error::SessionUnproven(message)) => {
             assert!(
-                message.contains("transaction pooling") && message.contains("--transaction"),
-                "the refusal names the cause and the fix: {message}"
+                message.contains("something is in between")
+                    && message.contains("--transaction")
+                    && message.contains("--pooler session"),
+                "the refusal names the evidence and the fixes: {message}"
             );
         }
         other => panic!("session mode was not refused behind transaction pooling: {other:?}"),
     }
 
-    // Run anyway, the library refuses every cycle: the job never runs, nothing holds the lock.
+    // Run anyway: the worker stops with the refusal, before any cycle; nothing holds the lock.
     let log = Log::default();
     let running = start(
         rollup(&bouncer.url(), every),
@@ -35,39 +37,44 @@ async fn session_mode_refuses_to_lead_behind_transaction_pooling() {
         0,
         Duration::from_millis(10),
     );
-    wait_for("three cycles", Duration::from_secs(15), || {
-        log.reports().len() >= 3
-    })
-    .await;
-    running.shut_down().await;
+    let stopped = tokio::time::timeout(Duration::from_secs(15), running.task)
+        .await
+        .expect("the worker stops on its own")
+        .expect("the worker task");
+    assert!(
+        matches!(stopped, Err(Error::SessionUnproven(_))),
+        "the worker stops with the refusal: {stopped:?}"
+    );
     assert!(log.runs().is_empty(), "the job ran: {:?}", log.reports());
-    for (_, report) in log.reports() {
-        match report.outcome {
-            Outcome::Unavailable { error } => assert!(
-                error.contains("transaction pooling"),
-                "the cycle says why: {error}"
-            ),
-            other => panic!("expected a refused cycle, got {other:?}"),
-        }
-    }
     let direct = db.connect().await;
     assert_eq!(crate::support::holder_pid(&direct).await, None);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn session_mode_leads_through_session_pooling() {
+async fn session_mode_leads_through_session_pooling_when_told_so() {
     let db = TestDb::new().await;
     let Some(bouncer) = Pgbouncer::start(&db, Pooling::Session) else {
         return;
     };
     let every = Duration::from_millis(200);
-    let worker = rollup(&bouncer.url(), every).build().expect("settings");
+    // Untold, a session pooler is a hop like any other: not proven, refused.
+    let untold = rollup(&bouncer.url(), every).build().expect("settings");
+    assert!(
+        matches!(untold.preflight().await, Err(Error::SessionUnproven(_))),
+        "a pooler in between is not taken for a direct connection"
+    );
+    let worker = rollup(&bouncer.url(), every)
+        .pooler(Pooler::Session)
+        .build()
+        .expect("settings");
     worker.preflight().await.expect("session pooling is fine");
     let log = Log::default();
     let workers: Vec<_> = (0..2)
         .map(|i| {
             start(
-                rollup(&bouncer.url(), every).ledger(true),
+                rollup(&bouncer.url(), every)
+                    .pooler(Pooler::Session)
+                    .ledger(true),
                 &log,
                 i,
                 Duration::from_millis(50),
@@ -199,32 +206,35 @@ async fn the_holder_lookup_reports_a_foreign_holder_through_transaction_pooling(
 /// Round robin: the two connections at open are served by different server sessions, so the
 /// refusal comes from the cycle's own statements (the identity's `SET` and the try-lock each
 /// return the pid they ran on), and the job still never runs.
+/// Told, wrongly, that the pooler pools sessions: the worker still stops at the first statement
+/// that answers from another backend, with the refusal, never retrying past it, and no lock is
+/// left on the pooler's server connections.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn session_mode_refuses_to_lead_when_its_statements_move_between_server_sessions() {
+async fn session_mode_told_wrongly_stops_when_its_statements_move_between_server_sessions() {
     let db = TestDb::new().await;
     let Some(bouncer) = Pgbouncer::start(&db, Pooling::TransactionRoundRobin) else {
         return;
     };
     let log = Log::default();
     let running = start(
-        rollup(&bouncer.url(), Duration::from_millis(200)),
+        rollup(&bouncer.url(), Duration::from_millis(200)).pooler(Pooler::Session),
         &log,
         0,
         Duration::from_millis(10),
     );
-    wait_for("five cycles", Duration::from_secs(15), || {
-        log.reports().len() >= 5
-    })
-    .await;
-    running.shut_down().await;
+    let stopped = tokio::time::timeout(Duration::from_secs(30), running.task)
+        .await
+        .expect("the worker stops on its own")
+        .expect("the worker task");
+    assert!(
+        matches!(&stopped, Err(Error::TransactionPooling(message)) if message.contains("transaction pooling")),
+        "the worker stops with the refusal: {stopped:?}"
+    );
     assert!(log.runs().is_empty(), "the job ran: {:?}", log.reports());
-    for (_, report) in log.reports() {
-        match report.outcome {
-            Outcome::Unavailable { error } => assert!(
-                error.contains("transaction pooling"),
-                "the cycle says why: {error}"
-            ),
-            other => panic!("expected a refused cycle, got {other:?}"),
-        }
-    }
+    let direct = db.connect().await;
+    assert_eq!(
+        crate::support::holder_pid(&direct).await,
+        None,
+        "a lock was left behind"
+    );
 }

@@ -24,7 +24,10 @@ fn worker_process() {
             tokio::time::sleep(Duration::from_secs(60)).await;
             Ok::<(), lockward_pg::JobError>(())
         };
-        worker.run(job, std::future::pending()).await;
+        worker
+            .run(job, std::future::pending())
+            .await
+            .expect("the worker runs");
     });
 }
 

@@ -99,7 +99,7 @@ impl Log {
 /// A running worker and the token that shuts it down.
 pub(crate) struct Running {
     pub(crate) stop: CancellationToken,
-    pub(crate) task: JoinHandle<()>,
+    pub(crate) task: JoinHandle<Result<(), lockward_pg::Error>>,
 }
 
 impl Running {
@@ -108,7 +108,8 @@ impl Running {
         tokio::time::timeout(Duration::from_secs(20), self.task)
             .await
             .expect("the worker shuts down")
-            .expect("the worker task");
+            .expect("the worker task")
+            .expect("the worker ran without a refusal");
     }
 }
 

@@ -80,7 +80,7 @@ async fn run() -> anyhow::Result<()> {
         ?every,
         "invoice rollup worker"
     );
-    worker.run(rollup, lockward_pg::shutdown_signal()).await;
+    worker.run(rollup, lockward_pg::shutdown_signal()).await?;
     Ok(())
 }
 

@@ -200,7 +200,9 @@ pub(crate) fn find_program(program: &std::ffi::OsStr) -> Result<std::path::PathB
         return if runnable(&path) {
             Ok(path)
         } else if path.exists() {
-            Err(format!("`{shown}` cannot be run: it is not an executable file"))
+            Err(format!(
+                "`{shown}` cannot be run: it is not an executable file"
+            ))
         } else {
             Err(format!("`{shown}`: no such file"))
         };
