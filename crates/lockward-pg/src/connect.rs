@@ -137,7 +137,9 @@ impl Target {
                 )
                 .map_err(|error| std::io::Error::other(error.to_string()))?;
                 let (client, connection) = config.connect_raw(stream, tls).await?;
-                Ok::<_, Error>((client, connection, socket))
+                let closed = drive(connection);
+                check_session_attrs(config, &client).await?;
+                Ok::<_, Error>((client, closed, socket))
             };
             let attempt = match config.get_connect_timeout() {
                 Some(timeout) => tokio::time::timeout(*timeout, attempt)
@@ -146,9 +148,7 @@ impl Target {
                 None => attempt.await,
             };
             match attempt {
-                Ok((client, connection, socket)) => {
-                    return Ok((client, drive(connection), socket));
-                }
+                Ok(opened) => return Ok(opened),
                 Err(error) => last = Some(error),
             }
         }
@@ -182,6 +182,33 @@ impl Target {
             }
         }
         Err(last.unwrap_or_else(|| std::io::Error::other("the host name resolved to no address")))
+    }
+}
+
+/// `target_session_attrs`, which tokio-postgres's own connect checks and `connect_raw` does not:
+/// a host whose transactions are not as asked is refused, and the next host tried.
+async fn check_session_attrs(config: &Config, client: &Client) -> Result<(), Error> {
+    use tokio_postgres::config::TargetSessionAttrs;
+    let wanted = config.get_target_session_attrs();
+    if wanted == TargetSessionAttrs::Any {
+        return Ok(());
+    }
+    let read_only = client
+        .simple_query("SHOW transaction_read_only")
+        .await?
+        .iter()
+        .find_map(|message| match message {
+            tokio_postgres::SimpleQueryMessage::Row(row) => row.get(0).map(|value| value == "on"),
+            _ => None,
+        });
+    match (wanted, read_only) {
+        (TargetSessionAttrs::ReadWrite, Some(true)) => Err(Error::Connect(std::io::Error::other(
+            "database does not allow writes",
+        ))),
+        (TargetSessionAttrs::ReadOnly, Some(false)) => Err(Error::Connect(std::io::Error::other(
+            "database is not read only",
+        ))),
+        _ => Ok(()),
     }
 }
 

@@ -785,8 +785,10 @@ async fn a_grandchild_that_ignores_sigterm_is_gone_after_the_lock_is_lost() {
     let client = db.connect().await;
     client
         .execute(
+            // This database's only: the tests share one server.
             "SELECT pg_terminate_backend(pid) FROM pg_locks \
-             WHERE locktype = 'advisory' AND granted",
+             WHERE locktype = 'advisory' AND granted \
+               AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
             &[],
         )
         .await
@@ -815,8 +817,9 @@ async fn the_path_to_the_server_is_said_once_not_at_every_session_open() {
     let client = db.connect().await;
     client
         .execute(
+            // This database's only: the tests share one server.
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
-             WHERE application_name LIKE 'lockward:%'",
+             WHERE application_name LIKE 'lockward:%' AND datname = current_database()",
             &[],
         )
         .await
