@@ -1,5 +1,7 @@
 //! Who holds an advisory lock: `pg_locks` joined with `pg_stat_activity`.
 
+use std::time::Duration;
+
 use lockward_registry::AdvisoryKey;
 use tokio_postgres::Client;
 use tokio_postgres::types::Type;
@@ -15,6 +17,12 @@ pub struct Holder {
     pub application_name: String,
     /// Its client address, when it connected over TCP.
     pub client_addr: Option<String>,
+    /// How long the session has sent nothing, by the server's clock: the time since its last
+    /// statement ended, while it is idle (in a transaction or not); `None` while it runs a
+    /// statement, or when the role may not see it. A lockward worker's lock session probes its
+    /// connection every probe interval, so a holder idle for several periods is one whose client
+    /// went quiet.
+    pub idle_for: Option<Duration>,
 }
 
 /// The sessions holding `key` in the current database (at most one for an exclusive lock).
@@ -27,7 +35,9 @@ pub async fn holders(client: &Client, key: AdvisoryKey) -> Result<Vec<Holder>, E
     // The unnamed statement, not a named one prepared per connection: see `crate::sql`.
     let rows = client
         .query_typed(
-            "SELECT a.pid, coalesce(a.application_name, ''), host(a.client_addr) \
+            "SELECT a.pid, coalesce(a.application_name, ''), host(a.client_addr), \
+                    CASE WHEN a.state LIKE 'idle%' \
+                         THEN extract(epoch FROM clock_timestamp() - a.state_change)::float8 END \
              FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid \
              WHERE l.locktype = 'advisory' AND l.granted \
                AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) \
@@ -46,6 +56,9 @@ pub async fn holders(client: &Client, key: AdvisoryKey) -> Result<Vec<Holder>, E
             pid: row.get(0),
             application_name: row.get(1),
             client_addr: row.get(2),
+            idle_for: row
+                .get::<_, Option<f64>>(3)
+                .and_then(|seconds| Duration::try_from_secs_f64(seconds.max(0.0)).ok()),
         })
         .collect())
 }

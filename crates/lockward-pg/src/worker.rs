@@ -600,7 +600,8 @@ impl WorkerBuilder {
             pid: i32::try_from(pid).unwrap_or(i32::MAX),
             every,
             settings,
-            said_hop: std::sync::atomic::AtomicU8::new(0),
+            said_path: std::sync::Mutex::new(None),
+            own_names: std::sync::Mutex::new(std::collections::VecDeque::new()),
         })
     }
 }
@@ -641,9 +642,13 @@ pub struct Worker {
     pid: i32,
     every: Duration,
     settings: Settings,
-    /// What the last session open said about the path to the server: 0 nothing yet, 1 direct,
-    /// 2 a hop (see `pooler::say_bound`).
-    said_hop: std::sync::atomic::AtomicU8,
+    /// What the last session open said about the path to the server: nothing yet, or whether
+    /// a hop (a pooler, a proxy) is in between (see `pooler::say_bound`).
+    said_path: std::sync::Mutex<Option<bool>>,
+    /// The `application_name`s, each with its time, that this worker's lock sessions set last
+    /// (see `Session::say_since`), newest last: a lock held under one of them by another
+    /// backend than the open session's is held by a lock session this worker gave up on.
+    own_names: std::sync::Mutex<std::collections::VecDeque<String>>,
 }
 
 impl fmt::Debug for Worker {

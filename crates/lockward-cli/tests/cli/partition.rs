@@ -389,6 +389,16 @@ async fn the_server_drops_a_silently_partitioned_transaction_mode_session_betwee
     drop(host);
 }
 
+/// The URL a host in the namespace reaches the database through `bouncer` by.
+fn through_pgbouncer(partition: &Partition, bouncer: &Pgbouncer) -> String {
+    let (database, user) = bouncer.database_and_user();
+    format!(
+        "postgres://{user}@{}:{}/{database}",
+        partition.host_addr(),
+        bouncer.port()
+    )
+}
+
 /// When the server frees the lock of a leader partitioned from its pooler (pgbouncer in session
 /// pooling, the leader in a network namespace, pgbouncer and the server on loopback), with
 /// pgbouncer's `settings`: `Held` when it still holds it after `limit`, `Skipped` when pgbouncer is
@@ -401,12 +411,7 @@ async fn freed_behind_pgbouncer(settings: &str, limit: Duration) -> Freed {
     else {
         return Freed::Skipped;
     };
-    let (database, user) = bouncer.database_and_user();
-    let url = format!(
-        "postgres://{user}@{}:{}/{database}",
-        partition.host_addr(),
-        bouncer.port()
-    );
+    let url = through_pgbouncer(&partition, &bouncer);
     let admin = db.connect().await;
     let project = TestProject::harbor();
     // pgbouncer in session pooling gives the run a server session of its own: told so.
@@ -491,4 +496,120 @@ async fn behind_pgbouncer_a_partitioned_leaders_lock_is_freed_only_when_pgbounce
         Freed::Held,
         "without them pgbouncer keeps the silent client, and the server its lock"
     );
+}
+
+/// After a partition behind pgbouncer's defaults leadership came back in 1 of 7 runs: pgbouncer
+/// keeps the silent leader's client, the server its session and the lock; the reconnected leader
+/// found its own identity holding the lock and skipped, and the standby said nothing. Now the
+/// standby says so once the holder has been quiet past its bound, and the leader, back after the
+/// heal, ends its own earlier session: someone leads within the bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_partition_behind_a_default_pgbouncer_leadership_comes_back_once_healed() {
+    if !is_root() {
+        require_or_skip("a real partition needs root (a network namespace and a veth pair)");
+        return;
+    }
+    let partition = Partition::create().expect("network namespace and veth pair");
+    let db = lockward_pg::testing::TestDb::new().await;
+    let Some(bouncer) = Pgbouncer::start_on(&db, Pooling::Session, Some(partition.host_addr()), "")
+    else {
+        return;
+    };
+    let url = through_pgbouncer(&partition, &bouncer);
+    let admin = db.connect().await;
+    let project = TestProject::harbor();
+    let pooled = ["--every", "1s", "--pooler", "session"];
+    let leader = Host::start_with(
+        partition.command(env!("CARGO_BIN_EXE_lockward")),
+        &project,
+        &url,
+        "leader",
+        &pooled,
+    );
+    wait_until(
+        "the leader's command",
+        Duration::from_secs(20),
+        async || first(&lines(&project), "beat", "leader").is_some(),
+    )
+    .await;
+    // The standby reaches pgbouncer over loopback, which the cut does not touch.
+    let standby = Host::start_with(
+        Command::new(env!("CARGO_BIN_EXE_lockward")),
+        &project,
+        &url,
+        "standby",
+        &pooled,
+    );
+    let held_by = holders(&admin).await;
+    assert_eq!(
+        held_by.len(),
+        1,
+        "the leader holds the lock: {}",
+        leader.stderr()
+    );
+
+    let cut = now();
+    partition.cut().expect("cut the link");
+    // Past the standby's bound for a quiet holder (twice the probe's interval and timeout).
+    let quiet = Duration::from_secs(10);
+    tokio::time::sleep(quiet).await;
+    assert_eq!(
+        holders(&admin).await,
+        held_by,
+        "pgbouncer's defaults keep the silent leader's session, and its lock"
+    );
+    let said = standby.stderr();
+    assert!(
+        said.contains("the lock is held by a session that has sent nothing for several periods"),
+        "the standby said nothing of the quiet holder in {quiet:?}; its stderr:\n{said}"
+    );
+    let healed = now();
+    partition.heal().expect("heal the link");
+    // Reconnecting waits out the backoff (10 s at most, with jitter) and perhaps an attempt
+    // begun during the cut (the connect timeout, 5 s), then a period to find the old session and
+    // end it, a period to lead, and a second for the command to beat.
+    let bound = Duration::from_secs(12 + 5 + 2 + 1);
+    let mut led_after = None;
+    wait_until(
+        "a command after the heal",
+        bound + Duration::from_secs(10),
+        async || {
+            led_after = lines(&project)
+                .iter()
+                .filter(|line| line.kind == "beat" && line.at > healed)
+                .map(|line| line.at)
+                .min();
+            led_after.is_some()
+        },
+    )
+    .await;
+    let led_after = led_after.expect("a beat after the heal");
+    eprintln!(
+        "partition behind pgbouncer's defaults, healed {} after the cut: led again {} after the \
+         heal",
+        after(cut, healed),
+        after(healed, led_after)
+    );
+    assert!(
+        led_after - healed <= bound.as_nanos(),
+        "led again {} after the heal, beyond the bound of {bound:?}; leader's stderr:\n{}",
+        after(healed, led_after),
+        leader.stderr()
+    );
+    assert!(
+        leader
+            .stderr()
+            .contains("this worker's own earlier lock session still held the lock"),
+        "the leader ended its own earlier session; its stderr:\n{}",
+        leader.stderr()
+    );
+    let lines = lines(&project);
+    let killed = last(&lines, "beat", "leader").filter(|at| *at < healed);
+    let next = first(&lines, "beat", "standby");
+    if let (Some(killed), Some(next)) = (killed, next) {
+        assert!(
+            killed < next,
+            "the partitioned leader's command overlapped the standby's"
+        );
+    }
 }

@@ -95,9 +95,19 @@ impl Partition {
 
     /// Cuts the link: from now on both ends drop every packet they would send, silently.
     pub fn cut(&self) -> Result<(), String> {
+        self.blackholes("add")
+    }
+
+    /// Heals a cut: packets pass again (what the ends retransmit included).
+    pub fn heal(&self) -> Result<(), String> {
+        self.blackholes("del")
+    }
+
+    /// Adds or deletes the `blackhole` qdisc on both ends of the pair.
+    fn blackholes(&self, verb: &str) -> Result<(), String> {
         run(
             "tc",
-            &["qdisc", "add", "dev", &self.host_link, "root", "blackhole"],
+            &["qdisc", verb, "dev", &self.host_link, "root", "blackhole"],
         )?;
         run(
             "tc",
@@ -105,7 +115,7 @@ impl Partition {
                 "-n",
                 &self.namespace,
                 "qdisc",
-                "add",
+                verb,
                 "dev",
                 &self.inner_link,
                 "root",

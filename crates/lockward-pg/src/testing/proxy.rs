@@ -13,6 +13,8 @@ use tokio_util::sync::CancellationToken;
 ///
 /// [`Proxy::cut`] stops forwarding in both directions without closing anything, as a network
 /// partition looks to both ends: bytes (and closes) wait in the proxy until [`Proxy::heal`].
+/// [`Proxy::strand`] does the same for good to the connections open at the time, as a pooler
+/// that never hears of a vanished client keeps its server connection, while new connections pass.
 /// [`Proxy::set_delay`] adds latency to every forwarded chunk. Dropping the proxy closes every
 /// connection through it.
 #[derive(Debug)]
@@ -20,6 +22,9 @@ pub struct Proxy {
     addr: SocketAddr,
     cut: watch::Sender<bool>,
     delay_micros: Arc<AtomicU64>,
+    /// Connections numbered below this are stranded.
+    stranded_below: Arc<AtomicU64>,
+    accepted: Arc<AtomicU64>,
     stop: CancellationToken,
 }
 
@@ -36,17 +41,23 @@ impl Proxy {
         let addr = listener.local_addr().expect("proxy: local address");
         let (cut, cut_rx) = watch::channel(false);
         let delay_micros = Arc::new(AtomicU64::new(0));
+        let stranded_below = Arc::new(AtomicU64::new(0));
+        let accepted = Arc::new(AtomicU64::new(0));
         let stop = CancellationToken::new();
         let state = Link {
             cut: cut_rx,
             delay_micros: delay_micros.clone(),
+            stranded_below: stranded_below.clone(),
+            number: 0,
             stop: stop.clone(),
         };
-        tokio::spawn(accept(listener, target, state));
+        tokio::spawn(accept(listener, target, state, accepted.clone()));
         Self {
             addr,
             cut,
             delay_micros,
+            stranded_below,
+            accepted,
             stop,
         }
     }
@@ -66,6 +77,13 @@ impl Proxy {
         self.cut.send_replace(false);
     }
 
+    /// Stops forwarding, silently and for good, on every connection open now (a close included:
+    /// the server never hears that the client went away); connections made later pass.
+    pub fn strand(&self) {
+        self.stranded_below
+            .store(self.accepted.load(Ordering::SeqCst), Ordering::SeqCst);
+    }
+
     /// Delays every forwarded chunk by `delay` (zero: none).
     pub fn set_delay(&self, delay: Duration) {
         let micros = u64::try_from(delay.as_micros()).unwrap_or(u64::MAX);
@@ -83,12 +101,20 @@ impl Drop for Proxy {
 struct Link {
     cut: watch::Receiver<bool>,
     delay_micros: Arc<AtomicU64>,
+    stranded_below: Arc<AtomicU64>,
+    /// This connection's number, in the order accepted.
+    number: u64,
     stop: CancellationToken,
 }
 
 impl Link {
-    /// Waits while the link is cut; false when the proxy was dropped meanwhile.
+    /// Waits while the link is cut; false when the proxy was dropped meanwhile. A stranded
+    /// connection waits until then.
     async fn open(&mut self) -> bool {
+        if self.number < self.stranded_below.load(Ordering::SeqCst) {
+            self.stop.cancelled().await;
+            return false;
+        }
         tokio::select! {
             () = self.stop.cancelled() => false,
             result = self.cut.wait_for(|cut| !cut) => result.is_ok(),
@@ -103,14 +129,15 @@ impl Link {
     }
 }
 
-async fn accept(listener: TcpListener, target: SocketAddr, link: Link) {
+async fn accept(listener: TcpListener, target: SocketAddr, link: Link, counted: Arc<AtomicU64>) {
     loop {
         let accepted = tokio::select! {
             () = link.stop.cancelled() => return,
             accepted = listener.accept() => accepted,
         };
         let Ok((client, _)) = accepted else { continue };
-        let link = link.clone();
+        let mut link = link.clone();
+        link.number = counted.fetch_add(1, Ordering::SeqCst);
         tokio::spawn(async move {
             let Ok(server) = TcpStream::connect(target).await else {
                 return;

@@ -229,11 +229,7 @@ fn say_bound(worker: &Worker, server_port: Option<u16>) {
     };
     let hop = over_tcp && !server_port.is_some_and(reached);
     // Said at the first open and again only when it changes, not at every reconnect.
-    if worker
-        .said_hop
-        .swap(u8::from(hop) + 1, std::sync::atomic::Ordering::SeqCst)
-        == u8::from(hop) + 1
-    {
+    if worker.said_path.lock().expect("said path").replace(hop) == Some(hop) {
         return;
     }
     if !hop {

@@ -340,11 +340,103 @@ impl Worker {
             }
         };
         match holder {
+            Some(holder) if self.is_own_stale(session, &holder) => {
+                self.end_own_stale_session(session, &holder).await;
+                Outcome::Skipped {
+                    holder: Some(holder),
+                }
+            }
             Some(holder) if !self.is_replica(&holder.application_name) => {
                 Outcome::Collision { holder }
             }
             holder => Outcome::Skipped { holder },
         }
+    }
+
+    /// Remembers an `application_name` with a time that a lock session of this worker sets
+    /// (only one that carries the time: without it the name would not tell this process's
+    /// sessions from another's with the same pid on a host of the same name).
+    pub(super) fn remember_own_name(&self, name: &str) {
+        if name
+            .parse::<crate::Identity>()
+            .ok()
+            .and_then(|identity| identity.held_since())
+            .is_none()
+        {
+            return;
+        }
+        let mut names = self.own_names.lock().expect("own names");
+        if names.len() == OWN_NAMES_KEPT {
+            names.pop_front();
+        }
+        names.push_back(name.to_owned());
+    }
+
+    /// Whether the lock is held by one of this worker's own earlier lock sessions: under a name,
+    /// with its time, that this process set, on another backend than the open session's. The
+    /// worker gave that session up (it was lost, or its connection dropped), but a pooler that
+    /// still keeps the session's client (pgbouncer by default, after a partition) or a silent
+    /// network keeps it on the server, and the lock with it, for as long as that lasts.
+    fn is_own_stale(&self, session: &Session, holder: &crate::Holder) -> bool {
+        session.backend() != Some(holder.pid)
+            && self
+                .own_names
+                .lock()
+                .expect("own names")
+                .contains(&holder.application_name)
+    }
+
+    /// Ends the server session of an earlier lock session of this worker that still holds the
+    /// lock (see [`Self::is_own_stale`]), so that the next cycle can lead. Only that session: the
+    /// statement matches its pid and its whole name, time included, as one row of
+    /// `pg_stat_activity`.
+    async fn end_own_stale_session(&self, session: &Session, holder: &crate::Holder) {
+        let ended = self
+            .bounded(async {
+                let rows = session
+                    .client
+                    .query_typed(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+                         WHERE pid = $1 AND application_name = $2",
+                        &[
+                            (&holder.pid, tokio_postgres::types::Type::INT4),
+                            (&holder.application_name, tokio_postgres::types::Type::TEXT),
+                        ],
+                    )
+                    .await?;
+                Ok(rows.first().is_some_and(|row| row.get::<_, bool>(0)))
+            })
+            .await;
+        // The next cycle looks the holder up afresh.
+        *session.last_holder.lock().expect("holder cache") = None;
+        match ended {
+            Ok(true) => tracing::warn!(
+                holder_application_name = %holder.application_name,
+                holder_pid = holder.pid,
+                "this worker's own earlier lock session still held the lock on the server (a \
+                 pooler or a silent network kept it after the worker gave it up): ended it, and \
+                 the lock is free from the next cycle"
+            ),
+            Ok(false) => {}
+            Err(error) => tracing::error!(
+                %error,
+                holder_application_name = %holder.application_name,
+                holder_pid = holder.pid,
+                "this worker's own earlier lock session still holds the lock on the server, and \
+                 ending it failed: no worker of this lock can lead until it ends (SELECT \
+                 pg_terminate_backend({}))",
+                holder.pid
+            ),
+        }
+    }
+
+    /// How long a holder may send nothing before a worker that cannot lead says so: a few
+    /// periods, and never less than a few of this worker's own probe rounds (a live holder probes
+    /// its session every probe interval, and holds without probing only for `hold_at_least`,
+    /// which is shorter than a period).
+    fn idle_holder_bound(&self) -> Duration {
+        (self.every * IDLE_HOLDER_PERIODS)
+            .max((self.settings.probe_interval + self.settings.probe_timeout) * 2)
     }
 
     /// Whether an `application_name` is this worker's (on any host).
@@ -413,6 +505,9 @@ impl Worker {
                     .record(held.as_secs_f64());
             }
             Outcome::Skipped { holder } => {
+                if let Some(holder) = holder {
+                    self.say_if_idle(holder, throttle);
+                }
                 tracing::debug!(
                     holder = holder
                         .as_ref()
@@ -427,6 +522,7 @@ impl Worker {
                 metrics::counter!(telemetry::CYCLES_SKIPPED, "lock" => lock).increment(1);
             }
             Outcome::Collision { holder } => {
+                self.say_if_idle(holder, throttle);
                 let detail = || {
                     format!(
                         "held by `{}` (pid {}), expected `{}`",
@@ -456,6 +552,46 @@ impl Worker {
         }
     }
 }
+
+impl Worker {
+    /// A skipped cycle whose holder has sent nothing for longer than the idle bound: said as
+    /// an error (summed up when it repeats), since no worker of this lock can lead until the
+    /// holder's session ends, and nothing else would say so.
+    fn say_if_idle(&self, holder: &crate::Holder, throttle: &mut Throttle) {
+        let bound = self.idle_holder_bound();
+        let Some(idle) = holder.idle_for.filter(|idle| *idle >= bound) else {
+            return;
+        };
+        let detail = || {
+            format!(
+                "`{}` (pid {}) idle for {}",
+                holder.application_name,
+                holder.pid,
+                shown::duration(idle)
+            )
+        };
+        if throttle.admit(Repeated::IdleHolder, detail) {
+            tracing::error!(
+                holder_application_name = %holder.application_name,
+                holder_pid = holder.pid,
+                idle = %shown::duration(idle),
+                bound = %shown::duration(bound),
+                "{} (SELECT pg_terminate_backend({}) ends it; pgbouncer's tcp_keepalive settings \
+                 make it end by itself)",
+                super::throttle::IDLE_HOLDER,
+                holder.pid
+            );
+        }
+    }
+}
+
+/// How many of its own earlier session names a worker remembers: one per cycle it tried to
+/// lead, and a stale session is found at the first cycle after the worker reconnects.
+const OWN_NAMES_KEPT: usize = 16;
+
+/// After how many periods without a word from the lock's holder a worker that cannot lead says
+/// so (see [`Worker::idle_holder_bound`]).
+const IDLE_HOLDER_PERIODS: u32 = 3;
 
 /// How long a skipped cycle's holder lookup is reused.
 const HOLDER_LOOKUP_INTERVAL: Duration = Duration::from_secs(1);

@@ -152,6 +152,11 @@ impl Session {
         }
     }
 
+    /// Session mode: the server backend the session opened on.
+    pub(super) fn backend(&self) -> Option<i32> {
+        self.backend
+    }
+
     pub(super) fn is_closed(&self) -> bool {
         self.closed.is_cancelled() || self.client.is_closed()
     }
@@ -305,6 +310,7 @@ impl Session {
         else {
             return Ok(None);
         };
+        worker.remember_own_name(&name);
         // An identity is percent-encoded ASCII without quotes: safe inside a literal. On another
         // backend than the session's it would name a shared server connection as this worker.
         let set = on_own_backend(

@@ -11,6 +11,15 @@ use std::time::{Duration, Instant};
 /// How often a repeating warning is logged at most.
 pub(super) const REPEAT_INTERVAL: Duration = Duration::from_secs(10);
 
+/// The error a standby logs when the lock's holder has gone quiet.
+pub(super) const IDLE_HOLDER: &str = "the lock is held by a session that has sent nothing for \
+     several periods: its client is likely gone while a pooler (or a silent network) keeps its \
+     server session, and no worker of this lock can lead until that session ends";
+
+/// The error a leader logs when a different worker says it wants the leader's lock.
+pub(super) const CONTENDER: &str =
+    "lock collision: a different worker tries to take the advisory lock this worker holds";
+
 /// The warnings a worker may repeat every cycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Repeated {
@@ -22,14 +31,20 @@ pub(super) enum Repeated {
     Collision,
     /// The job failed.
     Failed,
+    /// The lock is held by a session that has sent nothing for several periods.
+    IdleHolder,
+    /// A different worker tried to take the lock this worker holds.
+    Contender,
 }
 
 impl Repeated {
-    const ALL: [Self; 4] = [
+    const ALL: [Self; 6] = [
         Self::Boundary,
         Self::Unavailable,
         Self::Collision,
         Self::Failed,
+        Self::IdleHolder,
+        Self::Contender,
     ];
 
     fn message(self) -> &'static str {
@@ -40,6 +55,8 @@ impl Repeated {
                 "lock collision: a different worker holds this worker's advisory lock"
             }
             Self::Failed => "the job failed",
+            Self::IdleHolder => IDLE_HOLDER,
+            Self::Contender => CONTENDER,
         }
     }
 
@@ -61,7 +78,7 @@ struct Seen {
 /// Per worker: which repeated warnings were written when, and how many were left out since.
 #[derive(Debug, Default)]
 pub(super) struct Throttle {
-    seen: [Seen; 4],
+    seen: [Seen; Repeated::ALL.len()],
 }
 
 impl Throttle {
@@ -114,11 +131,13 @@ impl Throttle {
         let (count, last) = (seen.left_out, std::mem::take(&mut seen.last));
         let since = super::shown::duration(since);
         match kind {
-            Repeated::Collision | Repeated::Failed => tracing::error!(
-                left_out = count,
-                "{count} more like this in the last {since}, the last: {}: {last}",
-                kind.message()
-            ),
+            Repeated::Collision | Repeated::Failed | Repeated::IdleHolder | Repeated::Contender => {
+                tracing::error!(
+                    left_out = count,
+                    "{count} more like this in the last {since}, the last: {}: {last}",
+                    kind.message()
+                );
+            }
             Repeated::Boundary | Repeated::Unavailable => tracing::warn!(
                 left_out = count,
                 "{count} more like this in the last {since}, the last: {}: {last}",

@@ -196,3 +196,95 @@ async fn a_shutdown_while_the_lock_is_being_taken_does_not_start_the_job() {
     worker.shut_down().await;
     assert_eq!(log.runs().len(), 1, "no job started after the shutdown");
 }
+
+/// After a partition behind pgbouncer's defaults, the worker's old lock session stays on the
+/// server, lock and all (pgbouncer never hears that its client went): the worker came back,
+/// found its own identity holding the lock and skipped, cycle after cycle, for good. A stranded
+/// connection of the proxy plays pgbouncer's part.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_ends_its_own_earlier_lock_session_that_a_pooler_kept_and_leads_again() {
+    let db = TestDb::new().await;
+    let admin = db.connect().await;
+    let proxy = Proxy::start(db.server_addr()).await;
+    let log = Log::default();
+    let every = Duration::from_millis(500);
+    let builder = rollup(&db.url_via(proxy.addr()), every)
+        .pooler(Pooler::Session)
+        .probe(Duration::from_millis(200), Duration::from_millis(400));
+    let worker = start(builder, &log, 0, Duration::from_secs(30));
+    wait_for("a job to start", Duration::from_secs(10), || {
+        !log.runs().is_empty()
+    })
+    .await;
+    let stale = holder_pid(&admin).await.expect("the worker holds the lock");
+    proxy.strand();
+    let stranded_at = Instant::now();
+    wait_for("the job to be cancelled", Duration::from_secs(5), || {
+        log.runs()[0].ended.is_some()
+    })
+    .await;
+    assert_eq!(
+        holder_pid(&admin).await,
+        Some(stale),
+        "the stranded session still holds the lock on the server"
+    );
+    wait_for(
+        "a job on a new session after the stranding",
+        Duration::from_secs(15),
+        || log.runs().len() >= 2,
+    )
+    .await;
+    let led_again = stranded_at.elapsed();
+    let ended = admin
+        .query_one(
+            "SELECT count(*) FROM pg_stat_activity WHERE pid = $1",
+            &[&stale],
+        )
+        .await
+        .expect("pg_stat_activity")
+        .get::<_, i64>(0);
+    assert_eq!(ended, 0, "the old session was ended");
+    eprintln!("led again {led_again:?} after its old session was stranded");
+    worker.shut_down().await;
+}
+
+/// A session that takes the lock under a replica's name on another host and then goes quiet is
+/// what a partitioned replica behind pgbouncer leaves: the worker does not end it (it cannot prove
+/// it its own) and cannot lead; the lock's holder reads as idle for as long as it has been quiet.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replicas_quiet_session_is_left_alone_and_reads_as_idle() {
+    let db = TestDb::new().await;
+    let log = Log::default();
+    let every = Duration::from_millis(300);
+    let replica =
+        lockward_pg::Identity::new("pgtest", crate::support::ROLLUP, None, 4242, "elsewhere")
+            .since(std::time::SystemTime::now())
+            .application_name()
+            .expect("fits");
+    let quiet = lockward_pg::connect(&db.url(), &replica)
+        .await
+        .expect("connect");
+    quiet
+        .execute("SELECT pg_advisory_lock($1)", &[&crate::support::ROLLUP_ID])
+        .await
+        .expect("lock");
+    let worker = start(rollup(&db.url(), every), &log, 0, Duration::from_millis(10));
+    wait_for(
+        "a skip with an idle holder",
+        Duration::from_secs(10),
+        || {
+            log.reports().iter().any(|(_, r)| {
+                matches!(&r.outcome, Outcome::Skipped { holder: Some(holder) }
+                if holder.idle_for.is_some_and(|idle| idle >= every * 3))
+            })
+        },
+    )
+    .await;
+    worker.shut_down().await;
+    assert!(
+        log.runs().is_empty(),
+        "the replica's lock was not taken over"
+    );
+    let alive = quiet.simple_query("SELECT 1").await;
+    assert!(alive.is_ok(), "the replica's session was left alone");
+}
