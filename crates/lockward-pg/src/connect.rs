@@ -96,18 +96,30 @@ impl Target {
         use tokio_postgres::config::Host;
         let config = &self.config;
         let hosts = config.get_hosts();
+        let hostaddrs = config.get_hostaddrs();
         let ports = config.get_ports();
         let mut last = None;
-        for (i, host) in hosts.iter().enumerate() {
+        // As libpq and tokio-postgres's own connect: the i-th host goes with the i-th
+        // `hostaddr`, and a `hostaddr` without a host is a TCP host of its own, named by its
+        // address (for TLS too).
+        for i in 0..hosts.len().max(hostaddrs.len()) {
+            let host = hosts.get(i).cloned().unwrap_or_else(|| {
+                Host::Tcp(
+                    hostaddrs
+                        .get(i)
+                        .map(ToString::to_string)
+                        .unwrap_or_default(),
+                )
+            });
             let port = ports
                 .get(i)
                 .or_else(|| ports.first())
                 .copied()
                 .unwrap_or(5432);
             let attempt = async {
-                let (stream, socket, name) = match host {
+                let (stream, socket, name) = match &host {
                     Host::Tcp(name) => {
-                        let addrs: Vec<std::net::SocketAddr> = match config.get_hostaddrs().get(i) {
+                        let addrs: Vec<std::net::SocketAddr> = match hostaddrs.get(i) {
                             Some(ip) => vec![std::net::SocketAddr::new(*ip, port)],
                             None => tokio::net::lookup_host((name.as_str(), port))
                                 .await?

@@ -79,6 +79,27 @@ pub enum Error {
 }
 
 impl Error {
+    /// What to check when a lock session cannot be opened for a while, from what failed: the
+    /// database name (SQLSTATE 3D000), the role and its authentication (class 28), or else
+    /// that the server is up and reachable.
+    pub(crate) fn connect_hint(&self) -> &'static str {
+        let code = match self {
+            Self::Postgres(error) => error.code().map(tokio_postgres::error::SqlState::code),
+            _ => None,
+        };
+        match code {
+            Some("3D000") => "the database named in the URL does not exist on that server",
+            Some(code) if code.starts_with("28") => {
+                "the server refuses the role: check the URL's user and password, and pg_hba.conf"
+            }
+            Some(_) => "the server refuses the session: see the error",
+            None => {
+                "the server does not answer: check that it is up and that the URL's host and port \
+                 reach it"
+            }
+        }
+    }
+
     /// Whether this error refuses leading for good: session mode behind transaction pooling, or
     /// unable to prove its session is its own. No retry changes it; [`crate::Worker::run`]
     /// stops with it.

@@ -4,15 +4,22 @@ use std::fmt::{self, Write as _};
 use std::str::FromStr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use lockward_registry::AdvisoryKey;
+
 /// PostgreSQL keeps this many bytes of `application_name`.
 pub const APPLICATION_NAME_MAX: usize = 63;
 
 /// A lockward lock session's identity, as its `application_name` spells it:
-/// `lockward:PROJECT:LOCK[/MEMBER] PID[+SINCE]@HOST`.
+/// `lockward:PROJECT:LOCK[/MEMBER] PID[+SINCE][!KEY]@HOST`.
 ///
 /// `SINCE` is when the session last tried to take its lock, in milliseconds since the Unix
 /// epoch written in base 36 (8 digits until 2059), set with the attempt itself: while the
 /// session holds the lock it is when the lock was taken, which PostgreSQL does not record.
+///
+/// `KEY` (`!1001001`, `!-5`, or `!1001004,3` for a two-int key) is set while the session's
+/// worker finds its lock held by a different worker: a collision, said where the other side
+/// ([`Identity::contends`]) and `lockward live` can see it, since `pg_try_advisory_lock` leaves
+/// no trace of a failed attempt.
 ///
 /// `LOCK` is the registry constant the worker elects on (or `PLUGIN.ID` for a plugin's id) and
 /// `MEMBER` the member of a family lock. Replicas of one worker on many hosts share the part
@@ -29,6 +36,7 @@ pub struct Identity {
     pid: u32,
     host: String,
     since: Option<SystemTime>,
+    contends: Option<AdvisoryKey>,
 }
 
 /// Why a text is not a lockward identity.
@@ -58,7 +66,21 @@ impl Identity {
             pid,
             host: host.into(),
             since: None,
+            contends: None,
         }
+    }
+
+    /// The same session, saying that its worker found `key`, its lock, held by a different
+    /// worker.
+    #[must_use]
+    pub fn contending(mut self, key: AdvisoryKey) -> Self {
+        self.contends = Some(key);
+        self
+    }
+
+    /// The key this session's worker found held by a different worker, if it says so.
+    pub fn contends(&self) -> Option<AdvisoryKey> {
+        self.contends
     }
 
     /// The same session, saying it takes its lock at `since` (kept to the millisecond).
@@ -121,17 +143,27 @@ impl Identity {
     /// The identity as `application_name` keeps it: at most 63 bytes, of which only the host's
     /// tail is ever cut (it reads back with the host shortened). `None` when even the worker
     /// and the pid do not fit.
-    /// Without room for the time, it is left out.
+    /// Without room for the time, it is left out, and then the contended key.
     pub fn application_name(&self) -> Option<String> {
         let full = self.to_string();
-        let kept = format!("{} {}{}@", self.worker(), self.pid, self.since_text()).len();
+        let kept = format!(
+            "{} {}{}{}@",
+            self.worker(),
+            self.pid,
+            self.since_text(),
+            self.contends_text()
+        )
+        .len();
         if kept > APPLICATION_NAME_MAX {
+            let mut without = self.clone();
             if self.since.is_some() {
-                let mut without = self.clone();
                 without.since = None;
-                return without.application_name();
+            } else if self.contends.is_some() {
+                without.contends = None;
+            } else {
+                return None;
             }
-            return None;
+            return without.application_name();
         }
         let mut end = full.len().min(APPLICATION_NAME_MAX);
         // Never cut inside a `%XX` escape of the host.
@@ -157,16 +189,46 @@ impl Identity {
     }
 }
 
+impl Identity {
+    /// `!KEY`, or nothing.
+    fn contends_text(&self) -> String {
+        match self.contends {
+            Some(AdvisoryKey::Bigint(key)) => format!("!{key}"),
+            Some(AdvisoryKey::Pair(a, b)) => format!("!{a},{b}"),
+            None => String::new(),
+        }
+    }
+}
+
 impl fmt::Display for Identity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} {}{}@{}",
+            "{} {}{}{}@{}",
             self.worker(),
             self.pid,
             self.since_text(),
+            self.contends_text(),
             encode(&self.host)
         )
+    }
+}
+
+/// A contended key as [`Identity`] writes it after `!`: the decimal bigint, or `A,B`, each in
+/// its one canonical spelling (no `+`, no leading zero, no `-0`), so that a name reads back to
+/// the text it was written as.
+fn parse_key(text: &str) -> Option<AdvisoryKey> {
+    fn number<T: FromStr>(text: &str) -> Option<T> {
+        let digits = text.strip_prefix('-').unwrap_or(text);
+        let canonical = !digits.is_empty()
+            && digits.bytes().all(|b| b.is_ascii_digit())
+            && (digits == "0" || !digits.starts_with('0'))
+            && text != "-0";
+        if canonical { text.parse().ok() } else { None }
+    }
+    match text.split_once(',') {
+        Some((a, b)) => Some(AdvisoryKey::Pair(number(a)?, number(b)?)),
+        None => Some(AdvisoryKey::Bigint(number(text)?)),
     }
 }
 
@@ -228,6 +290,13 @@ impl FromStr for Identity {
         let (pid, host) = session
             .split_once('@')
             .ok_or_else(|| error("no `@` between the pid and the host"))?;
+        let (pid, contends) = match pid.split_once('!') {
+            Some((pid, key)) => (
+                pid,
+                Some(parse_key(key).ok_or_else(|| error("the contended key is not a key"))?),
+            ),
+            None => (pid, None),
+        };
         let (pid, since) = match pid.split_once('+') {
             Some((pid, since)) => {
                 let millis = from_base36(since).ok_or_else(|| error("the time is not base 36"))?;
@@ -251,6 +320,7 @@ impl FromStr for Identity {
             pid,
             host,
             since,
+            contends,
         })
     }
 }
@@ -371,6 +441,51 @@ mod tests {
     }
 
     #[test]
+    fn a_contended_key_reads_back_and_gives_way_to_the_worker_before_the_host() {
+        let taken = UNIX_EPOCH + Duration::from_millis(1_764_581_234_567);
+        let identity = Identity::new("reports", "ADVISORY_LOCK_REPORT", None, 77, "web-1")
+            .since(taken)
+            .contending(AdvisoryKey::Bigint(1_001_001));
+        let name = identity.application_name().expect("fits");
+        assert_eq!(
+            name,
+            "lockward:reports:ADVISORY_LOCK_REPORT 77+mimy3ukn!1001001@web-1"
+        );
+        let parsed: Identity = name.parse().expect("parses");
+        assert_eq!(parsed.contends(), Some(AdvisoryKey::Bigint(1_001_001)));
+        assert_eq!(parsed.held_since(), Some(taken));
+        let pair = Identity::new("r", "L", Some(3), 1, "h").contending(AdvisoryKey::Pair(-7, 3));
+        assert_eq!(pair.to_string(), "lockward:r:L/3 1!-7,3@h");
+        // Short of room the time goes first, then the key; the worker and the pid stay.
+        let long = Identity::new("harbor", "ADVISORY_LOCK_A_RATHER_LONG_NAME", None, 77, "w")
+            .since(taken)
+            .contending(AdvisoryKey::Bigint(1_001_001));
+        let parsed: Identity = long
+            .application_name()
+            .expect("fits")
+            .parse()
+            .expect("parses");
+        assert_eq!(
+            (parsed.held_since(), parsed.contends()),
+            (None, Some(AdvisoryKey::Bigint(1_001_001)))
+        );
+        let longer = Identity::new(
+            "harbor",
+            "ADVISORY_LOCK_A_RATHER_LONG_NAME_XYZW",
+            None,
+            77,
+            "w",
+        )
+        .contending(AdvisoryKey::Bigint(1_001_001));
+        let parsed: Identity = longer
+            .application_name()
+            .expect("fits")
+            .parse()
+            .expect("parses");
+        assert_eq!(parsed.contends(), None);
+    }
+
+    #[test]
     fn a_worker_that_cannot_fit_has_no_application_name() {
         let identity = Identity::new("harbor", "A".repeat(60), None, 1, "h");
         assert_eq!(identity.application_name(), None);
@@ -386,6 +501,12 @@ mod tests {
             "lockward:harbor:X/y 1@h",
             "lockward:harbor:X 1@h%2",
             "lockward:harbor:X 1@h%41",
+            "lockward:harbor:X 1!@h",
+            "lockward:harbor:X 1!01@h",
+            "lockward:harbor:X 1!-0@h",
+            "lockward:harbor:X 1!1,@h",
+            "lockward:harbor:X 1!99999999999999999999@h",
+            "lockward:harbor:X 1!3000000000,1@h",
         ] {
             assert!(text.parse::<Identity>().is_err(), "{text}");
         }
@@ -400,10 +521,17 @@ mod tests {
             pid in 1..=u32::MAX,
             host in "\\PC{0,20}",
             since in proptest::option::of(0..36u64.pow(8)),
+            contends in proptest::option::of(prop_oneof![
+                any::<i64>().prop_map(AdvisoryKey::Bigint),
+                (any::<i32>(), any::<i32>()).prop_map(|(a, b)| AdvisoryKey::Pair(a, b)),
+            ]),
         ) {
             let mut identity = Identity::new(project, lock, member, pid, host);
             if let Some(millis) = since {
                 identity = identity.since(UNIX_EPOCH + Duration::from_millis(millis));
+            }
+            if let Some(key) = contends {
+                identity = identity.contending(key);
             }
             let text = identity.to_string();
             prop_assert!(text.is_ascii());

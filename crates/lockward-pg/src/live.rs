@@ -4,8 +4,8 @@
 //! `pg_stat_activity` in one query, decodes both key forms (negative keys included), maps each
 //! key to its registry entry (a pair `(a, b)`, or a bigint whose high 32 bits are `a`, belongs to
 //! the family entry `a`), and returns one [`LiveLock`] per key: its holder, the sessions queued
-//! behind it, and flags for keys the registry does not know, retired ids that are held, and two
-//! different workers contending for one key. A [`Snapshot`] serializes to the JSON of
+//! behind it, the lockward workers that say they contend for it, and flags for keys the registry
+//! does not know, retired ids that are held, and keys held by someone else than their worker. A [`Snapshot`] serializes to the JSON of
 //! `lockward live --format json`.
 
 use std::time::Duration;
@@ -169,12 +169,17 @@ pub struct LiveLock {
     pub owner: Option<String>,
     /// `constant`, `external`, `handover`, `retired` or `reserved`; null for an unknown key.
     pub kind: Option<&'static str>,
-    /// The session that holds the key. Null only in the instant between a holder's release and a
-    /// waiter's grant. For a shared lock held by several sessions, the one that has held it
+    /// The session that holds the key. Null in the instant between a holder's release and a
+    /// waiter's grant, and for a key that only contenders name (its holder was between cycles). For a shared lock held by several sessions, the one that has held it
     /// longest.
     pub holder: Option<LiveHolder>,
     /// Sessions waiting for the key, first in the queue first.
     pub waiters: Vec<i32>,
+    /// Lockward lock sessions of workers that found the key held by a different worker and say
+    /// so in their identity ([`Identity::contends`]): the losing side of a collision, which
+    /// neither `pg_locks` nor the holder would show, since a failed `pg_try_advisory_lock`
+    /// leaves no trace.
+    pub contenders: Vec<LiveContender>,
     /// What is wrong with this key.
     pub flags: Vec<Flag>,
     /// The id as the registry writes it (`1_001_004`), for people.
@@ -207,6 +212,17 @@ pub struct LiveHolder {
     pub held_for: Option<Duration>,
 }
 
+/// A lock session that says it contends for a key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LiveContender {
+    /// The backend's process id.
+    pub pid: i32,
+    /// Its `application_name`: a lockward worker's identity with `!KEY`.
+    pub application_name: String,
+    /// Its client address; null for a Unix-socket client or when the role may not see it.
+    pub client_addr: Option<String>,
+}
+
 /// Something wrong with a held key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -215,9 +231,12 @@ pub enum Flag {
     Unregistered,
     /// The key belongs to a retired id.
     Retired,
-    /// Two different workers contend for the key: its holder and waiters name different workers
-    /// (by `application_name`, ignoring the `PID@HOST` of a lockward worker's [`Identity`](crate::Identity)), or a lockward
-    /// worker of this project holds the id of another constant.
+    /// The key's holder is, by what can be seen, not this registry's worker for it: its holder,
+    /// waiters and contenders name different workers (by `application_name`, ignoring the
+    /// `PID@HOST` of a lockward worker's [`Identity`](crate::Identity)); a lockward worker of
+    /// this project holds the id of another constant, or one of another project holds a
+    /// registered key; or the key's own worker is connected and another session holds the key
+    /// (a pooled backend a pooler left the lock on, a script, another tool).
     ForeignHolder,
 }
 
@@ -278,6 +297,14 @@ ORDER BY l.classid, l.objid, l.objsubid, l.granted DESC,
          CASE WHEN l.granted THEN s.since END,
          CASE WHEN NOT l.granted THEN (to_jsonb(l) ->> 'waitstart')::timestamptz END, l.pid";
 
+/// The lockward lock sessions of the connected database (the workers present, and among them
+/// the ones that say they contend for a key).
+const LOCKWARD_SESSIONS: &str = "\
+SELECT pid, application_name, host(client_addr)
+FROM pg_stat_activity
+WHERE datname = current_database() AND application_name LIKE 'lockward:%'
+ORDER BY pid";
+
 /// Reads the advisory locks of the database `client` is connected to, against `registry`.
 ///
 /// Locks held by prepared transactions (no session) are not shown.
@@ -290,7 +317,28 @@ pub async fn snapshot(
     registry: &Registry,
 ) -> Result<Snapshot, tokio_postgres::Error> {
     // The unnamed statement, not a named one prepared per connection: see `crate::sql`.
-    let rows = client.query_typed(QUERY, &[]).await?;
+    let (rows, sessions) = tokio::try_join!(
+        client.query_typed(QUERY, &[]),
+        client.query_typed(LOCKWARD_SESSIONS, &[])
+    )?;
+    let mut present = Present::default();
+    for row in &sessions {
+        let application_name: String = row.get(1);
+        let Ok(identity) = application_name.parse::<Identity>() else {
+            continue;
+        };
+        present.workers.insert(identity.worker());
+        if let Some(key) = identity.contends() {
+            present.contenders.push((
+                key,
+                LiveContender {
+                    pid: row.get(0),
+                    application_name,
+                    client_addr: row.get(2),
+                },
+            ));
+        }
+    }
     let rows = rows.iter().filter_map(|row| {
         let (classid, objid): (i64, i64) = (row.get(0), row.get(1));
         let key = AdvisoryKey::from_pg_locks(
@@ -313,7 +361,16 @@ pub async fn snapshot(
             session,
         })
     });
-    Ok(assemble(rows, registry))
+    Ok(assemble(rows, present, registry))
+}
+
+/// The lockward workers present in the database, whatever they hold.
+#[derive(Default)]
+struct Present {
+    /// Their [`Identity::worker`] names.
+    workers: std::collections::HashSet<String>,
+    /// The sessions that say they contend for a key, with the key.
+    contenders: Vec<(AdvisoryKey, LiveContender)>,
 }
 
 /// A lockward worker's session says in its identity when it took its lock (the server keeps no
@@ -340,33 +397,59 @@ fn exact_since(session: &mut LiveHolder, now: f64) {
 }
 
 /// Groups rows (sorted by key, holders first) into one [`LiveLock`] per key.
-fn assemble(rows: impl Iterator<Item = Row>, registry: &Registry) -> Snapshot {
-    let mut groups: Vec<(AdvisoryKey, Vec<Row>)> = Vec::new();
+fn assemble(rows: impl Iterator<Item = Row>, present: Present, registry: &Registry) -> Snapshot {
+    let mut groups: Vec<(AdvisoryKey, Vec<Row>, Vec<LiveContender>)> = Vec::new();
     for row in rows {
         match groups.last_mut() {
-            Some((key, group)) if *key == row.key => group.push(row),
-            _ => groups.push((row.key, vec![row])),
+            Some((key, group, _)) if *key == row.key => group.push(row),
+            _ => groups.push((row.key, vec![row], Vec::new())),
+        }
+    }
+    for (key, contender) in present.contenders {
+        match groups.iter_mut().find(|(held, _, _)| *held == key) {
+            Some((_, _, contenders)) => contenders.push(contender),
+            None => groups.push((key, Vec::new(), vec![contender])),
         }
     }
     let mut locks: Vec<LiveLock> = groups
         .into_iter()
-        .map(|(key, rows)| live_lock(key, rows, registry))
+        .map(|(key, rows, contenders)| live_lock(key, rows, contenders, &present.workers, registry))
         .collect();
     locks.sort_by_key(|lock| lock.key);
     Snapshot { locks }
 }
 
-fn live_lock(key: AdvisoryKey, rows: Vec<Row>, registry: &Registry) -> LiveLock {
+fn live_lock(
+    key: AdvisoryKey,
+    rows: Vec<Row>,
+    contenders: Vec<LiveContender>,
+    present: &std::collections::HashSet<String>,
+    registry: &Registry,
+) -> LiveLock {
     let entry = entry_for(registry, key);
+    let expected = entry.and_then(|lock| expected_worker(registry, lock, key));
     let workers: Vec<String> = rows
         .iter()
         .map(|row| worker(&row.session.application_name))
+        .chain(
+            contenders
+                .iter()
+                .map(|contender| worker(&contender.application_name)),
+        )
         .collect();
-    let contended = workers.iter().any(|worker| *worker != workers[0]);
-    let misplaced = rows
-        .iter()
-        .filter(|row| row.granted)
-        .any(|row| holds_anothers_id(&row.session.application_name, entry, registry));
+    // A contender says it found the key held by a different worker: with the holder between
+    // cycles it is alone here, and still one side of a collision.
+    let contended = workers.iter().any(|worker| *worker != workers[0])
+        || (rows.is_empty() && !contenders.is_empty());
+    let misplaced = rows.iter().filter(|row| row.granted).any(|row| {
+        holds_anothers_id(&row.session.application_name, entry, registry)
+            || kept_from_its_worker(
+                &row.session.application_name,
+                expected.as_deref(),
+                present,
+                registry,
+            )
+    });
     let mut flags = Vec::new();
     match entry {
         None => flags.push(Flag::Unregistered),
@@ -393,6 +476,7 @@ fn live_lock(key: AdvisoryKey, rows: Vec<Row>, registry: &Registry) -> LiveLock 
         kind: entry.map(|lock| lock.kind().as_str()),
         holder,
         waiters,
+        contenders,
         flags,
         literal: entry.map(|lock| lock.id().literal().to_owned()),
         worker: entry.and_then(|lock| lock.worker().map(str::to_owned)),
@@ -417,6 +501,42 @@ fn worker(application_name: &str) -> String {
         |_| application_name.to_owned(),
         |identity| identity.worker(),
     )
+}
+
+/// `lockward:PROJECT:LOCK[/MEMBER]` of this registry's worker for `key` (see
+/// [`Identity::worker`]); `None` when no worker takes `key` in that form (a retired or reserved
+/// id, or a family's bigint form).
+fn expected_worker(registry: &Registry, lock: &Lock, key: AdvisoryKey) -> Option<String> {
+    let name = crate::worker::worker_name(lock)?;
+    let member = match (lock.key(), key) {
+        (lockward_registry::KeyShape::Family, AdvisoryKey::Pair(_, member)) => Some(member),
+        (lockward_registry::KeyShape::Family, AdvisoryKey::Bigint(_)) => return None,
+        _ => None,
+    };
+    Some(Identity::new(registry.project().name.clone(), name, member, 1, "").worker())
+}
+
+/// Whether a registered key's holder is, by what can be seen, not this registry's worker for it:
+/// a lockward worker of another project (two registries gave out one id), or any session at all
+/// while this registry's worker for the key is connected to the database and does not hold it
+/// (the key is led through lockward here, and whoever else holds it keeps it from its worker: a
+/// pooled backend a pooler left it on, a script, another tool). With none of the key's workers
+/// present, a holder that is not a lockward worker cannot be told from the application's own code
+/// taking the id, and is not flagged.
+fn kept_from_its_worker(
+    application_name: &str,
+    expected: Option<&str>,
+    present: &std::collections::HashSet<String>,
+    registry: &Registry,
+) -> bool {
+    let Some(expected) = expected else {
+        return false;
+    };
+    match application_name.parse::<Identity>() {
+        Ok(identity) if identity.project() != registry.project().name => true,
+        Ok(identity) => identity.worker() != expected && present.contains(expected),
+        Err(_) => present.contains(expected),
+    }
 }
 
 /// Whether a lockward worker of this registry's project, named after one constant, holds a key

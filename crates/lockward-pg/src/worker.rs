@@ -602,6 +602,8 @@ impl WorkerBuilder {
             settings,
             said_path: std::sync::Mutex::new(None),
             own_names: std::sync::Mutex::new(std::collections::VecDeque::new()),
+            colliding: std::sync::atomic::AtomicBool::new(false),
+            heard: std::sync::Mutex::new(Vec::new()),
         })
     }
 }
@@ -646,9 +648,15 @@ pub struct Worker {
     /// a hop (a pooler, a proxy) is in between (see `pooler::say_bound`).
     said_path: std::sync::Mutex<Option<bool>>,
     /// The `application_name`s, each with its time, that this worker's lock sessions set last
-    /// (see `Session::say_since`), newest last: a lock held under one of them by another
-    /// backend than the open session's is held by a lock session this worker gave up on.
-    own_names: std::sync::Mutex<std::collections::VecDeque<String>>,
+    /// (see `Session::say_since`), each with the server backend it was set on, newest last: a
+    /// lock held under one of them by that backend, not the open session's, is held by a lock
+    /// session this worker gave up on.
+    own_names: std::sync::Mutex<std::collections::VecDeque<(i32, String)>>,
+    /// Whether the last cycle found the lock held by a different worker: the lock session then
+    /// says so in its identity (`!KEY`), for the holder and `lockward live` to see.
+    colliding: std::sync::atomic::AtomicBool,
+    /// The contenders the last led cycle found, for its report to say.
+    heard: std::sync::Mutex<Vec<crate::Holder>>,
 }
 
 impl fmt::Debug for Worker {
@@ -694,19 +702,10 @@ impl Worker {
             }
             _ => return Err(Error::NotInRegistry(lock.id().literal().to_owned())),
         };
-        let name = match (lock.kind(), lock.constant(), lock.site()) {
-            (Kind::Constant | Kind::External { .. }, Some(constant), _) => constant.to_owned(),
-            (Kind::External { .. }, None, Some(_)) => lock.id().literal().to_owned(),
-            (Kind::Handover { plugin }, constant, _) => {
-                constant.map_or_else(|| format!("{plugin}.{}", lock.id().value()), str::to_owned)
-            }
-            (kind, _, _) => {
-                return Err(Error::NotHoldable {
-                    id: lock.id().literal().to_owned(),
-                    kind: kind.as_str(),
-                });
-            }
-        };
+        let name = worker_name(lock).ok_or_else(|| Error::NotHoldable {
+            id: lock.id().literal().to_owned(),
+            kind: lock.kind().as_str(),
+        })?;
         Ok(WorkerBuilder {
             project: registry.project().name.clone(),
             name,
@@ -736,6 +735,20 @@ impl Worker {
     /// The advisory key the worker takes.
     pub fn key(&self) -> AdvisoryKey {
         self.key
+    }
+}
+
+/// The lock name a worker of `lock` carries in its [`Identity`]: the constant (an external's
+/// id when it has none), or `PLUGIN.ID` for a handover without one; `None` for an entry no
+/// worker may hold (retired, reserved).
+pub(crate) fn worker_name(lock: &Lock) -> Option<String> {
+    match (lock.kind(), lock.constant(), lock.site()) {
+        (Kind::Constant | Kind::External { .. }, Some(constant), _) => Some(constant.to_owned()),
+        (Kind::External { .. }, None, Some(_)) => Some(lock.id().literal().to_owned()),
+        (Kind::Handover { plugin }, constant, _) => {
+            Some(constant.map_or_else(|| format!("{plugin}.{}", lock.id().value()), str::to_owned))
+        }
+        _ => None,
     }
 }
 

@@ -224,8 +224,12 @@
         holder ? holder.application_name || '' : ''));
       client.append(el('div', null, holder && holder.client_addr ? holder.client_addr : ''));
       since.append(el('div', { title: holder ? holder.since : null }, holder ? sinceText(holder.since) : ''));
-      waiters.append(el('div', { title: live.waiters.length ? 'pids waiting for this key' : null },
-        live.waiters.join(', ')));
+      const contenders = (live.contenders || []).map((c) => c.pid + ' (contends)');
+      waiters.append(el('div', {
+        title: live.waiters.length || contenders.length
+          ? 'pids waiting for this key; (contends): a worker that found it held by another worker'
+          : null,
+      }, live.waiters.concat(contenders).join(', ')));
     }
     return [pid, app, client, since, waiters];
   }

@@ -160,11 +160,15 @@ fn human(snapshot: &Snapshot, target: &str) -> String {
         .iter()
         .filter(|lock| !lock.flags.is_empty())
         .count();
+    let held = snapshot
+        .locks
+        .iter()
+        .filter(|lock| lock.holder.is_some())
+        .count();
     let _ = writeln!(
         text,
-        "\n{target}: {} advisory lock{} held, {waiting} session{} waiting, {flagged} flagged",
-        snapshot.locks.len(),
-        plural(snapshot.locks.len()),
+        "\n{target}: {held} advisory lock{} held, {waiting} session{} waiting, {flagged} flagged",
+        plural(held),
         plural(waiting),
     );
     text
@@ -185,7 +189,17 @@ fn row(lock: &LiveLock) -> [String; 10] {
             None => time,
         })
     });
-    let waiters: Vec<String> = lock.waiters.iter().map(ToString::to_string).collect();
+    // The other side of a collision after the queue: `4242 (contends)`.
+    let waiters: Vec<String> = lock
+        .waiters
+        .iter()
+        .map(ToString::to_string)
+        .chain(
+            lock.contenders
+                .iter()
+                .map(|contender| format!("{} (contends)", contender.pid)),
+        )
+        .collect();
     let flags: Vec<&str> = lock.flags.iter().map(|flag| flag.as_str()).collect();
     [
         lock.literal.clone().unwrap_or_else(|| "?".to_owned()),

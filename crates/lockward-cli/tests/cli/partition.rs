@@ -188,11 +188,13 @@ impl Rig {
     }
 }
 
-/// The backend pids holding an advisory lock.
+/// The backend pids holding an advisory lock in the connection's database (the pgbouncer tests'
+/// databases share a cluster with every other test).
 async fn holders(admin: &tokio_postgres::Client) -> Vec<i32> {
     admin
         .query(
-            "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted",
+            "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted \
+             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
             &[],
         )
         .await

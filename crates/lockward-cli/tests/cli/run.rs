@@ -1459,3 +1459,122 @@ fn an_empty_host_is_refused_with_exit_2() {
         run.stderr
     );
 }
+
+/// A second project whose lock has harbor's id: `reports`, sharing the database.
+fn another_project_on_harbors_id() -> TestProject {
+    let reports = TestProject::harbor();
+    reports.edit("lockward.toml", "name = \"harbor\"", "name = \"reports\"");
+    reports
+}
+
+/// The side that kept winning a collision stayed silent (one first spoke after 7.8 s): only the
+/// losing side's failed try-lock saw the other. Now the loser says it in its lock session's
+/// identity, the winner looks for it after each cycle it led, and `live` shows both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn both_sides_of_a_collision_say_so_and_live_shows_both() {
+    let db = TestDb::new().await;
+    let harbor = TestProject::harbor();
+    let reports = another_project_on_harbors_id();
+    // Harbor's cycles last three periods: its first holds the lock over two of the other's
+    // boundaries, and ends before any race for it.
+    let winner = Runner::start_with(&harbor, &db.url(), "1s", &[], &["work", "3"]);
+    assert!(
+        eventually(Duration::from_secs(15), || count(&harbor, "start") >= 1),
+        "harbor's job started; stderr:\n{}",
+        winner.stderr()
+    );
+    let started = Instant::now();
+    let loser = Runner::start_with(&reports, &db.url(), "1s", &[], &["work", "3"]);
+
+    let mut shown = None;
+    let both_said = eventually(Duration::from_secs(20), || {
+        if shown.is_none() {
+            let live = harbor.run(&["live", "--format", "json", "--database-url", &db.url()]);
+            let json: serde_json::Value =
+                serde_json::from_str(&live.stdout).unwrap_or(serde_json::Value::Null);
+            shown = json["locks"].as_array().and_then(|locks| {
+                locks
+                    .iter()
+                    .find(|lock| {
+                        lock["id"] == 1_001_001
+                            && lock["contenders"].as_array().is_some_and(|c| !c.is_empty())
+                    })
+                    .cloned()
+                    .map(|lock| (lock, live.code))
+            });
+        }
+        shown.is_some()
+            && winner
+                .stderr()
+                .contains("a different worker tries to take the advisory lock this worker holds")
+            && loser
+                .stderr()
+                .contains("a different worker holds this worker's advisory lock")
+    });
+    assert!(
+        both_said,
+        "within 20 s: live {shown:?};\nharbor's stderr:\n{}\nreports' stderr:\n{}",
+        winner.stderr(),
+        loser.stderr()
+    );
+    eprintln!("both sides said it within {:?}", started.elapsed());
+    let (lock, code) = shown.expect("live showed the contender");
+    assert_eq!(code, 1, "a flagged key: {lock}");
+    assert!(
+        lock["flags"]
+            .as_array()
+            .expect("flags")
+            .contains(&"foreign-holder".into()),
+        "{lock}"
+    );
+    assert!(
+        lock["contenders"][0]["application_name"]
+            .as_str()
+            .is_some_and(
+                |name| name.starts_with("lockward:reports:ADVISORY_LOCK_INVOICE_ROLLUP ")
+                    && name.contains("!1001001@")
+            ),
+        "{lock}"
+    );
+}
+
+/// A database that does not exist was retried for ever with a warning (summed up every 10 s)
+/// and nothing said what was wrong. Past the bound one error says it, and the retries go quiet.
+#[test]
+fn a_database_that_does_not_exist_is_said_once_past_the_bound_then_retried_quietly() {
+    let project = TestProject::harbor();
+    let mut runner = Runner::start_with(
+        &project,
+        "postgres://postgres@127.0.0.1:5432/lockward_no_such_database",
+        "300ms",
+        &[],
+        &["work", "0.02"],
+    );
+    let said = "no lock session for";
+    assert!(
+        eventually(Duration::from_secs(60), || runner.stderr().contains(said)),
+        "stderr:\n{}",
+        runner.stderr()
+    );
+    let at_the_error = runner.stderr();
+    // Ten more cycles, and nothing more is written.
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(runner.stop_with(Signal::TERM, Duration::from_secs(15)), 0);
+    let stderr = runner.stderr();
+    let line = stderr
+        .lines()
+        .find(|line| line.contains(said))
+        .expect("the error line");
+    assert!(
+        line.contains("ERROR")
+            && line.contains("the database named in the URL does not exist on that server")
+            && line.contains("keeps trying, quietly"),
+        "{line}"
+    );
+    let after = &stderr[at_the_error.len()..];
+    assert!(
+        !after.contains("no lock session") && !after.contains("more like this"),
+        "retries after the error were not quiet:\n{after}"
+    );
+    assert_eq!(count(&project, "start"), 0);
+}

@@ -3,6 +3,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
 
 use tokio::task::JoinHandle;
@@ -66,6 +67,7 @@ impl Worker {
         let mut session: Option<Session> = None;
         let mut backoff = Backoff::new(self.settings.backoff);
         let mut throttle = Throttle::default();
+        let mut outage = Outage::default();
         telemetry::register(&self.name);
         tracing::info!(application_name = %self.application_name, key = %self.lock_key, every = %shown::duration(self.every), "worker started");
         // The first session is opened before the first boundary, so that every host competes
@@ -136,7 +138,7 @@ impl Worker {
             .instrument(span.clone())
             .await;
             let (report, refusal) = report;
-            span.in_scope(|| self.record(&report, &mut throttle));
+            span.in_scope(|| self.record(&report, &mut throttle, &mut outage, backoff.last_hint));
             if let Some(hook) = &self.settings.on_cycle {
                 hook(&report);
             }
@@ -187,7 +189,10 @@ impl Worker {
         };
         let taken_at = Instant::now();
         let (fencing_token, _leading) = match self.bounded(session.acquire(self, start)).await {
-            Ok(Acquired::Taken(token)) => (token, telemetry::Leading::new(&self.name)),
+            Ok(Acquired::Taken(token)) => {
+                self.colliding.store(false, Ordering::SeqCst);
+                (token, telemetry::Leading::new(&self.name))
+            }
             Ok(Acquired::NotTaken) => {
                 if self.settings.mode == Mode::Transaction
                     && let Err(error) = self.bounded(session.rollback()).await
@@ -280,6 +285,9 @@ impl Worker {
         let held = taken_at.elapsed();
         // A session whose release failed may still hold the lock: it is dropped, not reused.
         let keep = released.is_ok() && !session.is_closed();
+        if keep {
+            *self.heard.lock().expect("contenders heard") = self.contenders(session).await;
+        }
         let outcome = match (result, released) {
             (_, Err(Error::LockNotHeld(reason))) => Outcome::Lost { reason, held },
             _ if stop.is_cancelled() && token.is_cancelled() => Outcome::ShutDown { held },
@@ -347,16 +355,82 @@ impl Worker {
                 }
             }
             Some(holder) if !self.is_replica(&holder.application_name) => {
+                // Said at once, not at the next attempt: the holder looks after its cycle.
+                if !self.colliding.swap(true, Ordering::SeqCst)
+                    && let Err(error) = self
+                        .bounded(async { session.say(self).await.map_err(Error::from) })
+                        .await
+                {
+                    tracing::warn!(%error, "could not say the collision in the lock session's identity");
+                }
                 Outcome::Collision { holder }
             }
-            holder => Outcome::Skipped { holder },
+            holder => {
+                self.colliding.store(false, Ordering::SeqCst);
+                Outcome::Skipped { holder }
+            }
         }
     }
 
-    /// Remembers an `application_name` with a time that a lock session of this worker sets
-    /// (only one that carries the time: without it the name would not tell this process's
-    /// sessions from another's with the same pid on a host of the same name).
-    pub(super) fn remember_own_name(&self, name: &str) {
+    /// After a cycle this worker held the lock for: the lock sessions of different workers
+    /// that say they found this lock held ([`crate::Identity::contends`]), that is, the other
+    /// side of a collision, which `pg_try_advisory_lock` would leave unheard here. Looked up
+    /// at most once a second; an error is logged, not fatal.
+    async fn contenders(&self, session: &Session) -> Vec<crate::Holder> {
+        {
+            let mut last = session.last_contenders_lookup.lock().expect("lookup time");
+            if last.is_some_and(|at| at.elapsed() < HOLDER_LOOKUP_INTERVAL) {
+                return Vec::new();
+            }
+            *last = Some(Instant::now());
+        }
+        let marker = match self.key {
+            lockward_registry::AdvisoryKey::Bigint(key) => format!("%!{key}@%"),
+            lockward_registry::AdvisoryKey::Pair(a, b) => format!("%!{a},{b}@%"),
+        };
+        let rows = self
+            .bounded(async {
+                session
+                    .client
+                    .query_typed(
+                        "SELECT pid, application_name, host(client_addr) FROM pg_stat_activity \
+                         WHERE datname = current_database() AND application_name LIKE $1 \
+                           AND pid <> pg_backend_pid()",
+                        &[(&marker, tokio_postgres::types::Type::TEXT)],
+                    )
+                    .await
+                    .map_err(Error::from)
+            })
+            .await;
+        let rows = match rows {
+            Ok(rows) => rows,
+            Err(error) => {
+                tracing::warn!(%error, "could not look for workers contending for the lock: a collision may go unheard on this side");
+                return Vec::new();
+            }
+        };
+        rows.iter()
+            .filter_map(|row| {
+                let application_name: String = row.get(1);
+                let identity = application_name.parse::<crate::Identity>().ok()?;
+                (identity.contends() == Some(self.key) && !identity.same_worker(&self.identity))
+                    .then(|| crate::Holder {
+                        pid: row.get(0),
+                        application_name,
+                        client_addr: row.get(2),
+                        idle_for: None,
+                    })
+            })
+            .collect()
+    }
+
+    /// Remembers an `application_name` with a time that a lock session of this worker set on
+    /// server backend `backend` (only one that carries the time: without it the name would not
+    /// tell this process's sessions from another's with the same pid on a host of the same name).
+    pub(super) fn remember_own_name(&self, backend: Option<i32>, name: &str) {
+        let Some(backend) = backend else {
+            return;
+        };
         if name
             .parse::<crate::Identity>()
             .ok()
@@ -369,21 +443,24 @@ impl Worker {
         if names.len() == OWN_NAMES_KEPT {
             names.pop_front();
         }
-        names.push_back(name.to_owned());
+        names.push_back((backend, name.to_owned()));
     }
 
-    /// Whether the lock is held by one of this worker's own earlier lock sessions: under a name,
-    /// with its time, that this process set, on another backend than the open session's. The
-    /// worker gave that session up (it was lost, or its connection dropped), but a pooler that
-    /// still keeps the session's client (pgbouncer by default, after a partition) or a silent
-    /// network keeps it on the server, and the lock with it, for as long as that lasts.
+    /// Whether the lock is held by one of this worker's own earlier lock sessions: on a server
+    /// backend that one of them opened on, under a name with its time that it set there, and not
+    /// the open session's backend. (Both, since two workers of one lock in one process may set
+    /// the same name in the same millisecond, and a server reuses the pids of ended backends.)
+    /// The worker gave that session up (it was lost, or its connection dropped), but a pooler
+    /// that still keeps the session's client (pgbouncer by default, after a partition) or a
+    /// silent network keeps it on the server, and the lock with it, for as long as that lasts.
     fn is_own_stale(&self, session: &Session, holder: &crate::Holder) -> bool {
         session.backend() != Some(holder.pid)
             && self
                 .own_names
                 .lock()
                 .expect("own names")
-                .contains(&holder.application_name)
+                .iter()
+                .any(|(backend, name)| *backend == holder.pid && *name == holder.application_name)
     }
 
     /// Ends the server session of an earlier lock session of this worker that still holds the
@@ -475,8 +552,24 @@ impl Worker {
 
     /// Logs the cycle's end (a warning that repeats every cycle through `throttle`) and updates
     /// the metrics.
-    fn record(&self, report: &CycleReport, throttle: &mut Throttle) {
+    fn record(
+        &self,
+        report: &CycleReport,
+        throttle: &mut Throttle,
+        outage: &mut Outage,
+        hint: &str,
+    ) {
         throttle.summarize_due(Instant::now());
+        self.say_contenders(throttle);
+        if !matches!(report.outcome, Outcome::Unavailable { .. })
+            && let Some(since) = outage.since.take()
+            && std::mem::take(&mut outage.said)
+        {
+            tracing::info!(
+                "a lock session opened after {} without one",
+                shown::duration(since.elapsed())
+            );
+        }
         let lock = self.name.clone();
         match &report.outcome {
             Outcome::Led { held } => {
@@ -544,7 +637,24 @@ impl Worker {
                 metrics::counter!(telemetry::COLLISIONS, "lock" => lock).increment(1);
             }
             Outcome::Unavailable { error } => {
-                if throttle.admit(Repeated::Unavailable, || error.clone()) {
+                let hint = if hint.is_empty() {
+                    "the lock session keeps failing: see the error"
+                } else {
+                    hint
+                };
+                let since = *outage.since.get_or_insert_with(Instant::now);
+                if outage.said {
+                    tracing::debug!(%error, "no lock session: cycle skipped");
+                } else if since.elapsed() >= OUTAGE_BOUND {
+                    outage.said = true;
+                    throttle.forget(Repeated::Unavailable);
+                    tracing::error!(
+                        %error,
+                        "no lock session for {}: {hint}; the worker keeps trying, quietly, and \
+                         says when a session opens",
+                        shown::duration(since.elapsed())
+                    );
+                } else if throttle.admit(Repeated::Unavailable, || error.clone()) {
                     tracing::warn!(%error, "no lock session: cycle skipped");
                 }
                 metrics::counter!(telemetry::CYCLES_UNAVAILABLE, "lock" => lock).increment(1);
@@ -554,6 +664,33 @@ impl Worker {
 }
 
 impl Worker {
+    /// Says, as an error summed up when it repeats, that different workers contend for the
+    /// lock this worker held in the cycle just ended (see [`Self::contenders`]), and counts it
+    /// as a collision.
+    fn say_contenders(&self, throttle: &mut Throttle) {
+        let contenders = std::mem::take(&mut *self.heard.lock().expect("contenders heard"));
+        let Some(contender) = contenders.first() else {
+            return;
+        };
+        metrics::counter!(telemetry::COLLISIONS, "lock" => self.name.clone()).increment(1);
+        let names = contenders
+            .iter()
+            .map(|holder| format!("`{}` (pid {})", holder.application_name, holder.pid))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if throttle.admit(Repeated::Contender, || names.clone()) {
+            tracing::error!(
+                contender_application_name = %contender.application_name,
+                contender_pid = contender.pid,
+                contender_addr = contender.client_addr.as_ref().map(tracing::field::display),
+                contenders = %names,
+                expected = %self.identity.worker(),
+                "{}",
+                super::throttle::CONTENDER
+            );
+        }
+    }
+
     /// A skipped cycle whose holder has sent nothing for longer than the idle bound: said as
     /// an error (summed up when it repeats), since no worker of this lock can lead until the
     /// holder's session ends, and nothing else would say so.
@@ -602,6 +739,20 @@ enum End<T> {
     ShutDown,
 }
 
+/// How long a worker goes without a lock session before it says, once, what is wrong.
+const OUTAGE_BOUND: Duration = Duration::from_secs(30);
+
+/// A run of cycles without a lock session. The first failures are warnings (summed up when
+/// they repeat); past [`OUTAGE_BOUND`] one error says what to check, and the worker then keeps
+/// retrying quietly (at debug level) until a session opens: a database that does not exist yet,
+/// or a server still starting, is common at deploy time, and ten warnings a minute for hours
+/// would bury everything else.
+#[derive(Default)]
+struct Outage {
+    since: Option<Instant>,
+    said: bool,
+}
+
 /// Exponential reconnection backoff with jitter; attempts before `not_before` are refused.
 struct Backoff {
     /// Whether a session was ever opened: the first one after failures is "established", later
@@ -612,6 +763,8 @@ struct Backoff {
     next: Duration,
     not_before: Option<Instant>,
     last_error: String,
+    /// What to check, for the last failure (see [`Error::connect_hint`]).
+    last_hint: &'static str,
 }
 
 impl Backoff {
@@ -623,6 +776,7 @@ impl Backoff {
             next: min,
             not_before: None,
             last_error: String::new(),
+            last_hint: "",
         }
     }
 
@@ -647,6 +801,7 @@ impl Backoff {
             }
             Err(error) => {
                 self.last_error = error.to_string();
+                self.last_hint = error.connect_hint();
                 self.not_before = Some(Instant::now() + jitter(self.next));
                 self.next = (self.next * 2).min(self.max);
                 Err(Failure::Failed(error))

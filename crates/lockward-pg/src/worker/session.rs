@@ -19,6 +19,8 @@ pub(super) struct Session {
     pub(super) closed: CancellationToken,
     /// The last skipped cycle's holder lookup, and when it was made.
     pub(super) last_holder: Mutex<Option<(Instant, Option<Holder>)>>,
+    /// When a led cycle last looked for workers contending for the lock.
+    pub(super) last_contenders_lookup: Mutex<Option<Instant>>,
     statements: Statements,
     /// Session mode: the server backend (`pg_backend_pid()`) the session opened on. Every
     /// statement of the cycle returns the pid it ran on, and one that differs means a pooler is
@@ -112,6 +114,7 @@ impl Session {
             client: Arc::new(client),
             closed,
             last_holder: Mutex::new(None),
+            last_contenders_lookup: Mutex::new(None),
             statements: Statements {
                 acquire,
                 release,
@@ -302,15 +305,21 @@ impl Session {
     /// on: a second statement per cycle for the check that the session stays on one server
     /// session (see [`pooler`]).
     async fn say_since(&self, worker: &Worker) -> Result<Option<i32>, tokio_postgres::Error> {
-        let Some(name) = worker
-            .identity
-            .clone()
-            .since(SystemTime::now())
-            .application_name()
-        else {
+        self.say(worker).await
+    }
+
+    /// Sets the session's `application_name` to its identity with the time now, and, while the
+    /// worker finds its lock held by a different worker, with the key it contends for (see
+    /// [`crate::Identity::contending`]). Returns the backend pid it ran on.
+    pub(super) async fn say(&self, worker: &Worker) -> Result<Option<i32>, tokio_postgres::Error> {
+        let mut identity = worker.identity.clone().since(SystemTime::now());
+        if worker.colliding.load(Ordering::SeqCst) {
+            identity = identity.contending(worker.key);
+        }
+        let Some(name) = identity.application_name() else {
             return Ok(None);
         };
-        worker.remember_own_name(&name);
+        worker.remember_own_name(self.backend, &name);
         // An identity is percent-encoded ASCII without quotes: safe inside a literal. On another
         // backend than the session's it would name a shared server connection as this worker.
         let set = on_own_backend(

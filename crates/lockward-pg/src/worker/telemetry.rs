@@ -50,7 +50,8 @@ const COUNTERS: [(&str, &str); 6] = [
     ),
     (
         COLLISIONS,
-        "Skipped cycles whose lock was held by a different worker (two workers share an id).",
+        "Skipped cycles whose lock was held by a different worker, and led cycles after which a \
+         different worker said it contends for the lock (two workers share an id).",
     ),
 ];
 

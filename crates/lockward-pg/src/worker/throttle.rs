@@ -99,6 +99,13 @@ impl Throttle {
         true
     }
 
+    /// Drops what was left out of `kind` unsaid: a line that says more replaces its summary.
+    pub(super) fn forget(&mut self, kind: Repeated) {
+        let seen = &mut self.seen[kind.index()];
+        seen.left_out = 0;
+        seen.last.clear();
+    }
+
     /// Writes the summaries whose interval has passed.
     pub(super) fn summarize_due(&mut self, now: Instant) {
         for kind in Repeated::ALL {

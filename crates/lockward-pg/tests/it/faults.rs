@@ -288,3 +288,36 @@ async fn a_replicas_quiet_session_is_left_alone_and_reads_as_idle() {
     let alive = quiet.simple_query("SELECT 1").await;
     assert!(alive.is_ok(), "the replica's session was left alone");
 }
+
+/// A URL that names the server by `hostaddr` alone (no host) was refused by the lock session's
+/// own connect ("the URL names no host"), where tokio-postgres's connect and libpq take it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_url_with_only_a_hostaddr_opens_a_proven_lock_session_and_leads() {
+    let db = TestDb::new().await;
+    let server = db.server_addr();
+    let url = format!(
+        "postgres://postgres@/{}?hostaddr={}&port={}",
+        db.name(),
+        server.ip(),
+        server.port()
+    );
+    let worker = rollup(&url, Duration::from_millis(300))
+        .build()
+        .expect("settings");
+    worker
+        .preflight()
+        .await
+        .expect("a direct session, proven over the hostaddr");
+    let log = Log::default();
+    let running = start(
+        rollup(&url, Duration::from_millis(300)),
+        &log,
+        0,
+        Duration::from_millis(10),
+    );
+    wait_for("a led cycle", Duration::from_secs(10), || {
+        !log.led().is_empty()
+    })
+    .await;
+    running.shut_down().await;
+}

@@ -145,46 +145,46 @@ async fn live_rows_map_every_key_form_to_the_registry_with_holders_waiters_and_f
         {
             "key": {"bigint": -42}, "id": -42, "constant": "_SWEEPER_LOCK_KEY", "owner": "core",
             "kind": "external", "holder": negative.expected_holder(&observer).await,
-            "waiters": [], "flags": [],
+            "waiters": [], "contenders": [], "flags": [],
         },
         {
             "key": {"bigint": 777}, "id": null, "constant": null, "owner": null, "kind": null,
             "holder": unknown.expected_holder(&observer).await,
-            "waiters": [], "flags": ["unregistered"],
+            "waiters": [], "contenders": [], "flags": ["unregistered"],
         },
         {
             "key": {"bigint": 1_001_001}, "id": 1_001_001,
             "constant": "ADVISORY_LOCK_INVOICE_ROLLUP", "owner": "core", "kind": "constant",
             "holder": rollup.expected_holder(&observer).await,
-            "waiters": [same_worker_pid, other_worker_pid], "flags": ["foreign-holder"],
+            "waiters": [same_worker_pid, other_worker_pid], "contenders": [], "flags": ["foreign-holder"],
         },
         {
             "key": {"bigint": 1_001_002}, "id": 1_001_002, "constant": null,
             "owner": "plugin:billing", "kind": "handover",
             "holder": handover.expected_holder(&observer).await,
-            "waiters": [], "flags": [],
+            "waiters": [], "contenders": [], "flags": [],
         },
         {
             "key": {"bigint": 1_001_003}, "id": 1_001_003, "constant": null, "owner": null,
             "kind": "retired", "holder": retired.expected_holder(&observer).await,
-            "waiters": [], "flags": ["retired"],
+            "waiters": [], "contenders": [], "flags": ["retired"],
         },
         {
             "key": {"bigint": (1_001_004_i64 << 32) | 7}, "id": 1_001_004,
             "constant": "ADVISORY_LOCK_RELOAD_BASE", "owner": "core", "kind": "constant",
             "holder": bigint_member.expected_holder(&observer).await,
-            "waiters": [], "flags": [],
+            "waiters": [], "contenders": [], "flags": [],
         },
         {
             "key": {"pair": [-1, -2]}, "id": null, "constant": null, "owner": null, "kind": null,
             "holder": unknown.expected_holder(&observer).await,
-            "waiters": [], "flags": ["unregistered"],
+            "waiters": [], "contenders": [], "flags": ["unregistered"],
         },
         {
             "key": {"pair": [1_001_004, 3]}, "id": 1_001_004,
             "constant": "ADVISORY_LOCK_RELOAD_BASE", "owner": "core", "kind": "constant",
             "holder": member.expected_holder(&observer).await,
-            "waiters": [], "flags": [],
+            "waiters": [], "contenders": [], "flags": [],
         },
     ]});
     assert_eq!(serde_json::to_value(&snapshot).unwrap(), expected);
@@ -375,4 +375,82 @@ async fn a_lockward_workers_hold_shows_when_it_was_taken_not_its_last_probe() {
         "taken at {first}, before its cycle began"
     );
     worker.shut_down().await;
+}
+
+/// The flags of the one lock on `key`, read afresh.
+async fn flags_of(observer: &Client, key: i64) -> Vec<Flag> {
+    live::snapshot(observer, &registry())
+        .await
+        .expect("snapshot")
+        .locks
+        .into_iter()
+        .find(|lock| lock.key == lockward_registry::AdvisoryKey::Bigint(key))
+        .map(|lock| lock.flags)
+        .unwrap_or_default()
+}
+
+/// A lock left on a pooled backend (there `pgbench`'s) showed as plainly held while the workers
+/// of the key could not lead: with one of them present, any other holder is flagged; with none,
+/// a holder that is not a lockward worker cannot be told from the application's own code.
+#[tokio::test]
+async fn a_key_held_away_from_its_present_worker_is_flagged_and_not_without_it() {
+    let db = TestDb::new().await;
+    let observer = db.connect().await;
+    let pooled = session(&db, "pgbench").await;
+    pooled.hold("pg_advisory_lock(1001001)").await;
+    assert_eq!(flags_of(&observer, 1_001_001).await, vec![]);
+    let worker = session(
+        &db,
+        "lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP 101+mimy3ukn@host-a",
+    )
+    .await;
+    assert_eq!(
+        flags_of(&observer, 1_001_001).await,
+        vec![Flag::ForeignHolder],
+        "its worker is present and does not hold it"
+    );
+    drop(worker);
+    // Another project's worker on this registry's id is flagged, present or not.
+    let reports = session(&db, "lockward:reports:ADVISORY_LOCK_REPORT 7@host-c").await;
+    reports.hold("pg_advisory_lock(1001002)").await;
+    assert_eq!(
+        flags_of(&observer, 1_001_002).await,
+        vec![Flag::ForeignHolder]
+    );
+}
+
+/// The losing side of a collision says it in its identity; the key shows it as a contender
+/// (flagged) even between the holder's cycles, when nothing holds it.
+#[tokio::test]
+async fn a_contender_shows_on_its_key_with_or_without_a_holder() {
+    let db = TestDb::new().await;
+    let observer = db.connect().await;
+    let contender = session(
+        &db,
+        "lockward:reports:ADVISORY_LOCK_REPORT 7+mimy3ukn!1001001@host-c",
+    )
+    .await;
+    let snapshot = live::snapshot(&observer, &registry())
+        .await
+        .expect("snapshot");
+    let lock = snapshot.locks.first().expect("the contended key is shown");
+    assert_eq!(lock.key, lockward_registry::AdvisoryKey::Bigint(1_001_001));
+    assert_eq!(lock.holder, None);
+    assert_eq!(lock.flags, vec![Flag::ForeignHolder]);
+    assert_eq!(lock.contenders.len(), 1);
+    assert_eq!(lock.contenders[0].pid, contender.pid);
+    let holder = session(
+        &db,
+        "lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP 101+mimy3ukn@host-a",
+    )
+    .await;
+    holder.hold("pg_advisory_lock(1001001)").await;
+    let snapshot = live::snapshot(&observer, &registry())
+        .await
+        .expect("snapshot");
+    assert_eq!(snapshot.locks.len(), 1, "one entry per key: {snapshot:?}");
+    let lock = &snapshot.locks[0];
+    assert_eq!(lock.holder.as_ref().map(|h| h.pid), Some(holder.pid));
+    assert_eq!(lock.contenders[0].pid, contender.pid);
+    assert_eq!(lock.flags, vec![Flag::ForeignHolder]);
 }
