@@ -5,8 +5,8 @@
 //! key to its registry entry (a pair `(a, b)`, or a bigint whose high 32 bits are `a`, belongs to
 //! the family entry `a`), and returns one [`LiveLock`] per key: its holder, the sessions queued
 //! behind it, the lockward workers that say they contend for it, and flags for keys the registry
-//! does not know, retired ids that are held, and keys held by someone else than their worker. A [`Snapshot`] serializes to the JSON of
-//! `lockward live --format json`.
+//! does not know, retired ids that are held, and keys held by someone else than their worker. A
+//! [`Snapshot`] serializes to the JSON of `lockward live --format json`.
 
 use std::time::Duration;
 
@@ -170,8 +170,8 @@ pub struct LiveLock {
     /// `constant`, `external`, `handover`, `retired` or `reserved`; null for an unknown key.
     pub kind: Option<&'static str>,
     /// The session that holds the key. Null in the instant between a holder's release and a
-    /// waiter's grant, and for a key that only contenders name (its holder was between cycles). For a shared lock held by several sessions, the one that has held it
-    /// longest.
+    /// waiter's grant, and for a key that only contenders name (its holder was between cycles).
+    /// For a shared lock held by several sessions, the one that has held it longest.
     pub holder: Option<LiveHolder>,
     /// Sessions waiting for the key, first in the queue first.
     pub waiters: Vec<i32>,

@@ -348,8 +348,10 @@ impl Worker {
             }
         };
         match holder {
-            Some(holder) if self.is_own_stale(session, &holder) => {
+            Some(mut holder) if self.is_own_stale(session, &holder) => {
                 self.end_own_stale_session(session, &holder).await;
+                // Ended, not to be said as a quiet holder that keeps every worker out.
+                holder.idle_for = None;
                 Outcome::Skipped {
                     holder: Some(holder),
                 }
