@@ -360,7 +360,7 @@ struct Staged {
 
 fn stage(change: &Change) -> anyhow::Result<Option<Staged>> {
     let path = resolve_links(&change.path);
-    let original = match std::fs::read(&path) {
+    let original = match crate::commands::take::read_project_file(&path) {
         Ok(bytes) => Some(bytes),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
         Err(error) => return Err(error).with_context(|| format!("cannot read {}", path.display())),
@@ -416,10 +416,36 @@ fn write_temporary(dir: &Path, target: &Path, bytes: &[u8]) -> std::io::Result<P
     file.write_all(bytes)?;
     if let Ok(metadata) = std::fs::metadata(target) {
         file.as_file().set_permissions(metadata.permissions())?;
+        keep_owner(file.as_file(), &metadata)?;
     }
     file.as_file().sync_all()?;
     let (_, path) = file.keep().map_err(|error| error.error)?;
     Ok(path)
+}
+
+/// Gives `file` the owner and group of the file it replaces (`take` run as root in a user's
+/// checkout left the user's files owned by root). Only root may give a file away; another user
+/// keeps what it may: the group, when it is one of theirs. A file it cannot give its owner back
+/// stays theirs, as a plain write would leave it.
+#[cfg(unix)]
+fn keep_owner(file: &File, original: &std::fs::Metadata) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt as _;
+    let current = file.metadata()?;
+    if (current.uid(), current.gid()) == (original.uid(), original.gid()) {
+        return Ok(());
+    }
+    match std::os::unix::fs::fchown(file, Some(original.uid()), Some(original.gid())) {
+        Err(error) if error.kind() == std::io::ErrorKind::PermissionDenied => {
+            let _ = std::os::unix::fs::fchown(file, None, Some(original.gid()));
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+#[cfg(not(unix))]
+fn keep_owner(_file: &File, _original: &std::fs::Metadata) -> std::io::Result<()> {
+    Ok(())
 }
 
 /// Writes `journal` to `path` through a temporary file and a rename, synced, so that the

@@ -23,6 +23,7 @@ macro_rules! stderrln {
 mod args;
 mod atomic;
 mod commands;
+mod confine;
 mod output;
 mod progress;
 mod project;

@@ -8,6 +8,7 @@ use lockward_registry::{
 };
 
 use crate::atomic::{self, ProjectLock};
+use crate::confine;
 
 /// The registry file's name, looked for in the current directory and its parents.
 pub(crate) const REGISTRY_FILE: &str = "lockward.toml";
@@ -64,9 +65,19 @@ impl Location {
         Registry::load(&self.file, &self.label)
     }
 
-    /// `path` (relative to the registry's directory) as a path on disk.
-    pub(crate) fn resolve(&self, path: impl AsRef<Path>) -> PathBuf {
-        self.root.join(path)
+    /// `path` (relative to the registry's directory) as the file on disk inside the project,
+    /// symlinks resolved ([`confine::Root::resolve`]): every file lockward reads or writes for
+    /// the project comes from here. Refused, naming the path and the link or `..` that leaves,
+    /// when it would reach outside the project.
+    pub(crate) fn resolve(&self, path: impl AsRef<Path>) -> anyhow::Result<PathBuf> {
+        let root = confine::Root::new(&self.root)
+            .with_context(|| format!("cannot resolve {}", self.root.display()))?;
+        root.resolve(path).map_err(|escape| {
+            anyhow::anyhow!(
+                "{}: {escape}: lockward reads and writes only files inside the project",
+                self.label
+            )
+        })
     }
 
     /// `path` on disk as findings show it: relative to the registry's directory, `/`-separated;
@@ -123,15 +134,10 @@ impl Project {
         // A killed write is finished once the registry says which files are the project's
         // (every registry a write leaves behind is a valid one, the old or the new), and the
         // registry is read again when it was one of them.
-        let mut written = vec![location.resolve(&loaded.registry.core().constants)];
-        written.extend(
-            loaded
-                .registry
-                .project()
-                .page
-                .as_ref()
-                .map(|page| location.resolve(page)),
-        );
+        let mut written = vec![location.resolve(&loaded.registry.core().constants)?];
+        if let Some(page) = &loaded.registry.project().page {
+            written.push(location.resolve(page)?);
+        }
         if atomic::recover(&location.file, &written, lock)? {
             loaded = location.load().map_err(ProjectError::Registry)?;
         }
@@ -232,19 +238,8 @@ pub(crate) fn read_manifests(
     let mut paths: Vec<(PathBuf, usize)> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for (index, pattern) in settings.manifests.iter().enumerate() {
-        let full = location.resolve(pattern);
-        let full = full.to_string_lossy();
-        let matches =
-            glob::glob(&full).with_context(|| format!("invalid manifest glob `{pattern}`"))?;
-        for entry in matches {
-            let path = entry.map_err(|error| {
-                anyhow::anyhow!(
-                    "{}: cannot read it while matching `{pattern}`: {}",
-                    location.relative(error.path()),
-                    error.error()
-                )
-            })?;
-            if path.is_file() && seen.insert(path.clone()) {
+        for path in expand(location, pattern)? {
+            if seen.insert(path.clone()) {
                 paths.push((path, index));
             }
         }
@@ -259,14 +254,77 @@ pub(crate) fn read_manifests(
             if !resolved.starts_with(&root) {
                 return Ok((label.clone(), Err(vec![outside(registry, index, &label)])));
             }
-            let bytes =
-                std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+            let bytes = match crate::commands::take::read_project_file(&path) {
+                Ok(bytes) => bytes,
+                Err(error) => return Ok((label.clone(), Err(vec![unread(&label, &error)]))),
+            };
             let parsed = decode_utf8(&label, bytes)
                 .map_err(|finding| vec![finding])
                 .and_then(|text| Manifest::parse(&label, &text, &settings.table));
             Ok((label, parsed))
         })
         .collect()
+}
+
+/// Everything but directories that the manifest glob `pattern` matches under the registry's
+/// directory: files, and FIFOs, devices or sockets (read, and refused, as anything matched and
+/// not read is a finding). Names are matched as bytes, so a manifest in a directory whose name
+/// is not UTF-8 is found (the `glob` crate skipped it without a word). `*` and `?` stop at `/`;
+/// `**` crosses directories. Only the directories under the pattern's literal head are walked,
+/// no deeper than it reaches (unless it has `**`); symlinks are followed, and a match that
+/// resolves outside the registry's directory is refused where the matches are read.
+fn expand(location: &Location, pattern: &str) -> anyhow::Result<Vec<PathBuf>> {
+    let matcher = globset::GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .build()
+        .with_context(|| format!("invalid manifest glob `{pattern}`"))?
+        .compile_matcher();
+    let parts: Vec<&str> = pattern.split('/').filter(|part| !part.is_empty()).collect();
+    let literal = parts
+        .iter()
+        .take_while(|part| !part.contains(['*', '?', '[', '{', '\\']))
+        .count();
+    let base = location.root.join(parts[..literal].join("/"));
+    if base.symlink_metadata().is_err() {
+        return Ok(Vec::new());
+    }
+    let mut walk = ignore::WalkBuilder::new(&base);
+    walk.standard_filters(false)
+        .hidden(false)
+        .follow_links(true);
+    if !pattern.contains("**") {
+        walk.max_depth(Some(parts.len() - literal));
+    }
+    let mut found = Vec::new();
+    for entry in walk.build() {
+        let entry = entry.map_err(|error| {
+            anyhow::anyhow!(
+                "cannot read {} while matching `{pattern}`: {error}",
+                base.display()
+            )
+        })?;
+        let Ok(relative) = entry.path().strip_prefix(&location.root) else {
+            continue;
+        };
+        let is_dir = entry.file_type().is_some_and(|kind| kind.is_dir());
+        if !is_dir && matcher.is_match(relative) {
+            found.push(entry.into_path());
+        }
+    }
+    Ok(found)
+}
+
+/// The finding for a manifest a glob matched and that could not be read (a FIFO, a file too
+/// large, no permission): it is not admitted, and says why, rather than being dropped.
+fn unread(label: &str, error: &std::io::Error) -> Finding {
+    Finding::file(
+        Code::Unreadable,
+        Severity::Error,
+        label.to_owned(),
+        format!(
+            "the manifest {label} matched a `[plugins] manifests` glob but cannot be read: {error}"
+        ),
+    )
 }
 
 /// The finding for a manifest glob's match that resolves outside the registry's directory

@@ -111,6 +111,7 @@ codes! {
     // Codes added after the first release, appended so that the SARIF rule indexes of the codes
     // above stay stable.
     GitFailed = "git-failed": "git could not read the repository (dubious ownership, an unknown repository format), so other branches were not read.",
+    PathOutsideProject = "path-outside-project": "A path the registry names is absolute or climbs out of the registry's directory with `..`.",
     UnsupportedConstantsLanguage = "unsupported-constants-language": "Core's constants file is in a language `lockward take` cannot write constants in.",
     InvalidProjectName = "invalid-project-name": "The project's name has characters other than ASCII letters, digits, `_`, `-` and `.`, or is too long.",
     GlobOutsideProject = "glob-outside-project": "A `[plugins] manifests` glob reaches outside the registry's directory.",

@@ -64,10 +64,13 @@ impl Registry {
     /// Reads and validates the registry at `path`. Findings name the file by `label` (usually
     /// `lockward.toml`, relative to the registry's directory).
     pub fn load(path: &Path, label: &str) -> Result<Loaded, LoadError> {
-        let bytes = std::fs::read(path).map_err(|source| LoadError::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
+        let bytes =
+            crate::file::read_regular(path, crate::file::MAX_PROJECT_FILE).map_err(|source| {
+                LoadError::Io {
+                    path: path.display().to_string(),
+                    source,
+                }
+            })?;
         let text = decode_utf8(label, bytes).map_err(|finding| LoadError::Invalid {
             path: path.display().to_string(),
             findings: vec![finding],
@@ -263,7 +266,11 @@ impl Checker<'_> {
         let project = project.and_then(|table| {
             self.unknown_keys(table, PROJECT_KEYS, "[project]");
             let name = self.required_string(table, "name", "[project]")?;
-            let page = self.optional_string(table, "page").map(|page| page.value);
+            let page = self.optional_string(table, "page");
+            if let Some(page) = &page {
+                self.path_inside_project(page, "[project] page");
+            }
+            let page = page.map(|page| page.value);
             self.project_name(&name).then_some(Project {
                 name: name.value,
                 page,
@@ -274,6 +281,7 @@ impl Checker<'_> {
             self.unknown_keys(table, CORE_KEYS, "[core]");
             let constants = self.required_string(table, "constants", "[core]");
             if let Some(constants) = &constants {
+                self.path_inside_project(constants, "[core] constants");
                 self.constants_language(constants);
             }
             let block = self.block(table);
@@ -395,6 +403,23 @@ impl Checker<'_> {
             "use a {} file (by its extension); ids defined elsewhere are `defined_in` entries",
             lockward_lang::Language::CONSTANTS_LANGUAGES
         ));
+    }
+
+    /// A path the registry names (`key`) must stay in the registry's directory: not absolute,
+    /// no `..` above it. (`lockward` resolves symlinks on the way itself, when it opens the
+    /// file.)
+    fn path_inside_project(&mut self, path: &Spanned<String>, key: &str) {
+        let Some(why) = outside_project(&path.value) else {
+            return;
+        };
+        let why = why.as_str();
+        self.error(
+            Code::PathOutsideProject,
+            path.span.clone(),
+            format!("{key} `{}` {why}", path.value),
+        )
+        .help =
+            Some("name a file inside the project, relative to the registry's directory".to_owned());
     }
 
     fn required_string(
@@ -581,10 +606,7 @@ impl Checker<'_> {
     /// under the registry's directory. (A match that leaves it through a symlink is refused
     /// where the glob is expanded.)
     fn inside_project(&mut self, glob: &str, span: Range<usize>) {
-        let absolute = glob.starts_with(['/', '\\'])
-            || (glob.as_bytes().first().is_some_and(u8::is_ascii_alphabetic)
-                && glob.as_bytes().get(1) == Some(&b':'))
-            || std::path::Path::new(glob).is_absolute();
+        let absolute = outside_project(glob) == Some(Outside::Absolute);
         let parent = glob.split(['/', '\\']).any(|part| part == "..");
         if !absolute && !parent {
             return;
@@ -818,7 +840,16 @@ impl Checker<'_> {
             reserved: self.optional_string(table, "reserved"),
             defined_in: self
                 .string_list(table, "defined_in")
-                .filter(|list| !list.value.is_empty()),
+                .filter(|list| !list.value.is_empty())
+                .inspect(|list| {
+                    for path in &list.value {
+                        let path = Spanned {
+                            value: path.clone(),
+                            span: list.span.clone(),
+                        };
+                        self.path_inside_project(&path, "`defined_in`");
+                    }
+                }),
             key,
             span,
         }
@@ -1247,4 +1278,42 @@ mod tests {
             "an id that is not one"
         );
     }
+}
+
+/// How a path the registry names would leave the registry's directory, read as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outside {
+    /// `/x`, `C:\x`, `\\server\x`.
+    Absolute,
+    /// A `..` climbs above the directory.
+    Climbs,
+}
+
+impl Outside {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Absolute => "is absolute: paths in the registry are relative to its directory",
+            Self::Climbs => "climbs out of the registry's directory with `..`",
+        }
+    }
+}
+
+/// Whether, and how, `path` leaves the registry's directory as written (symlinks are the
+/// opener's to resolve).
+pub(crate) fn outside_project(path: &str) -> Option<Outside> {
+    let bytes = path.as_bytes();
+    let drive = bytes.first().is_some_and(u8::is_ascii_alphabetic) && bytes.get(1) == Some(&b':');
+    if path.starts_with(['/', '\\']) || drive || std::path::Path::new(path).is_absolute() {
+        return Some(Outside::Absolute);
+    }
+    let mut depth: usize = 0;
+    for part in path.split(['/', '\\']) {
+        match part {
+            "" | "." => {}
+            ".." if depth == 0 => return Some(Outside::Climbs),
+            ".." => depth -= 1,
+            _ => depth += 1,
+        }
+    }
+    None
 }

@@ -156,7 +156,15 @@ pub(crate) fn plugin_dirs(project: &Project) -> Vec<PluginDir> {
 /// A finding when `[project] page` is set and the page on disk is not what the registry renders.
 pub(crate) fn page_freshness(project: &Project) -> Option<Finding> {
     let page = project.registry.project().page.as_ref()?;
-    stale_page(project, &project.location.resolve(page))
+    match project.location.resolve(page) {
+        Ok(path) => stale_page(project, &path),
+        Err(error) => Some(Finding::file(
+            Code::PathOutsideProject,
+            Severity::Error,
+            project.location.label.clone(),
+            format!("[project] page: {error:#}"),
+        )),
+    }
 }
 
 /// A finding when the page at `path` is missing or differs from what the registry renders,
@@ -164,7 +172,10 @@ pub(crate) fn page_freshness(project: &Project) -> Option<Finding> {
 pub(crate) fn stale_page(project: &Project, path: &std::path::Path) -> Option<Finding> {
     let page = project.location.relative(path);
     let expected = project.render_page();
-    let Ok(on_disk) = std::fs::read_to_string(path) else {
+    let Some(on_disk) = crate::commands::take::read_project_file(path)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+    else {
         return Some(
             Finding::file(
                 Code::StalePage,

@@ -48,7 +48,14 @@ pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
         .page
         .as_deref()
         .map(|page| page.strip_prefix("./").unwrap_or(page).to_owned());
-    let page_path = page.as_ref().map(|page| location.resolve(page));
+    let page_path = page
+        .as_ref()
+        .map(|page| {
+            location
+                .resolve(page)
+                .map_err(|error| UsageError(format!("--page {page}: {error:#}")))
+        })
+        .transpose()?;
     // A registry exists, or a killed init is finished by this: either way, nothing to draft.
     let lock = ProjectLock::acquire(&location.file)?;
     atomic::recover(&location.file, page_path.as_slice(), Some(&lock))?;
@@ -806,7 +813,7 @@ impl<'a> Sources<'a> {
         self.lines
             .entry(path.to_owned())
             .or_insert_with(|| {
-                let text = std::fs::read_to_string(location.resolve(path)).ok()?;
+                let text = std::fs::read_to_string(location.resolve(path).ok()?).ok()?;
                 Some(text.lines().map(str::to_owned).collect())
             })
             .as_deref()

@@ -94,7 +94,9 @@ fn target(project: &Project, args: &RenderArgs) -> anyhow::Result<Option<PathBuf
                 .ok()
                 .is_some_and(|path| std::fs::canonicalize(other).ok() == Some(path))
         };
-        let constants = project.location.resolve(&project.registry.core().constants);
+        let constants = project
+            .location
+            .resolve(&project.registry.core().constants)?;
         if same(project.location.file.clone()) || same(constants) {
             return Err(UsageError(format!(
                 "refusing to write the page over {}: it is the registry or core's constants file",
@@ -111,7 +113,7 @@ fn page_target(project: &Project, args: &RenderArgs) -> anyhow::Result<Option<Pa
         Some(path) if path.as_os_str() == "-" => Ok(None),
         Some(path) => Ok(Some(path.clone())),
         None => match &project.registry.project().page {
-            Some(page) => Ok(Some(project.location.resolve(page))),
+            Some(page) => Ok(Some(project.location.resolve(page)?)),
             None => Err(UsageError(
                 "the registry sets no `[project] page`; pass `--output PATH` (or `-` for stdout)"
                     .into(),

@@ -65,7 +65,11 @@ pub(crate) fn run(global: &Global, args: &RetireArgs) -> anyhow::Result<Outcome>
     let next_free = retired
         .registry
         .next_free_id(lockward_registry::AdmissionReport::declared_ids(&manifests));
-    changes.extend(page_change(&project, &retired.registry, next_free.as_ref()));
+    changes.extend(page_change(
+        &project,
+        &retired.registry,
+        next_free.as_ref(),
+    )?);
     let report = |written: &[String]| {
         json!({
             "id": lock.id().value(),
@@ -138,7 +142,7 @@ fn still_in_use(project: &Project, lock: &Lock) -> anyhow::Result<Vec<Use>> {
             .iter()
             .find(|(id, _)| id.value() == lock.id().value())
         {
-            let text = read_if_exists(&project.location.resolve(manifest.path()))?;
+            let text = read_if_exists(&project.location.resolve(manifest.path())?)?;
             let line = text.map_or(0, |text| {
                 text.get(..span.start)
                     .map_or(0, |before| before.matches('\n').count() + 1)

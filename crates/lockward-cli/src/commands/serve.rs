@@ -134,12 +134,16 @@ enum TokenSource {
 /// The token from `--token-file`, else the environment; with `--public` and neither, a new one.
 fn resolve_token(args: &ServeArgs) -> anyhow::Result<Option<(Token, TokenSource)>> {
     if let Some(path) = &args.token_file {
-        let text = std::fs::read_to_string(path).map_err(|error| {
+        // A token is a line; a file of more than 4 KiB is not one (`/dev/zero` read until
+        // memory ran out).
+        let bytes = lockward_registry::file::read_regular(path, 4096).map_err(|error| {
             UsageError(format!(
                 "--token-file {}: cannot read it: {error}",
                 path.display()
             ))
         })?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| UsageError(format!("--token-file {}: it is not UTF-8", path.display())))?;
         let token = Token::new(text.trim())
             .map_err(|reason| UsageError(format!("--token-file {}: {reason}", path.display())))?;
         return Ok(Some((token, TokenSource::File)));

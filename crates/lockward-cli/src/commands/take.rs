@@ -50,7 +50,7 @@ pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
     // count as recorded too, and so do the ids core's constants file defines (a constant
     // written by hand, not registered yet, holds its id all the same).
     let constants = &project.registry.core().constants;
-    let constants_path = project.location.resolve(constants);
+    let constants_path = project.location.resolve(constants)?;
     let constants_text = read_if_exists(&constants_path)?;
     let also_taken: Vec<i64> = AdmissionReport::declared_ids(&project.parsed_manifests())
         .chain(
@@ -85,7 +85,7 @@ pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
         &project,
         &taken.registry,
         taken.next_free.as_ref(),
-    ));
+    )?);
 
     let report = |written: &[String]| {
         json!({
@@ -169,9 +169,15 @@ pub(crate) fn refusal(error: &EditError) -> anyhow::Error {
     UsageError(error.to_string()).into()
 }
 
+/// A file of the project (see [`lockward_registry::file::read_regular`]): a FIFO, a device or a
+/// file of more than 64 MiB is refused, not waited on or read to the end.
+pub(crate) fn read_project_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    lockward_registry::file::read_regular(path, lockward_registry::file::MAX_PROJECT_FILE)
+}
+
 /// The file's text, or `None` when it does not exist.
 pub(crate) fn read_if_exists(path: &std::path::Path) -> anyhow::Result<Option<String>> {
-    match std::fs::read(path) {
+    match read_project_file(path) {
         Ok(bytes) => {
             let text = String::from_utf8(bytes)
                 .map_err(|_| UsageError(format!("{}: the file is not UTF-8", path.display())))?;
@@ -187,12 +193,14 @@ pub(crate) fn page_change(
     project: &Project,
     registry: &Registry,
     next_free: Option<&Id>,
-) -> Option<Change> {
-    let page = project.registry.project().page.as_ref()?;
-    Some(Change {
-        path: project.location.resolve(page),
+) -> anyhow::Result<Option<Change>> {
+    let Some(page) = project.registry.project().page.as_ref() else {
+        return Ok(None);
+    };
+    Ok(Some(Change {
+        path: project.location.resolve(page)?,
         contents: page::render(registry, next_free),
-    })
+    }))
 }
 
 /// `--dry-run`: prints the id and a diff of each file that would change, and writes nothing.

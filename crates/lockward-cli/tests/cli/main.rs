@@ -3,6 +3,7 @@
 mod browser;
 mod check;
 mod completions;
+mod confinement;
 mod init;
 mod list;
 mod live;

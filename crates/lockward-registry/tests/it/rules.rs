@@ -49,6 +49,8 @@ fn each_rule_is_reported_with_its_code_and_location() {
         ("missing-block", Code::MissingField),
         ("invalid-glob", Code::InvalidGlob),
         ("toml-syntax", Code::TomlSyntax),
+        ("path-outside-project", Code::PathOutsideProject),
+        ("path-outside-project-absolute", Code::PathOutsideProject),
     ];
     for (fixture, code) in cases {
         let findings = errors(fixture);

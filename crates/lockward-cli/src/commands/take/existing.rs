@@ -139,7 +139,7 @@ fn elsewhere(project: &Project, args: &TakeArgs, key: KeyShape) -> anyhow::Resul
     }
     let mut found: Vec<Site> = Vec::new();
     for file in &files {
-        let Some(text) = read_if_exists(&project.location.resolve(file))? else {
+        let Some(text) = read_if_exists(&project.location.resolve(file)?)? else {
             return Err(UsageError(format!("--defined-in {file}: no such file")).into());
         };
         let site = match literal {
@@ -248,7 +248,7 @@ pub(super) fn register(
         path: project.location.file.clone(),
         contents: text,
     }];
-    changes.extend(page_change(project, &registry, next_free.as_ref()));
+    changes.extend(page_change(project, &registry, next_free.as_ref())?);
     let id = &existing.entry.id;
     let (kind, defined_in, constant, what) = match &existing.entry.kind {
         DraftKind::External {
