@@ -83,8 +83,8 @@ pub use error::Error;
 pub use holder::{Holder, holders};
 pub use identity::{APPLICATION_NAME_MAX, Identity, ParseIdentityError};
 pub use worker::{
-    Cycle, CycleReport, HOLD_SECONDS, HOLD_SECONDS_BUCKETS, JobError, Keepalive, Mode, Outcome,
-    PARTITION_MARGIN, Pooler, Worker, WorkerBuilder,
+    Cycle, CycleReport, HOLD_SECONDS, HOLD_SECONDS_BUCKETS, JobError, Keepalive, MAX_PERIOD,
+    MIN_PERIOD, Mode, Outcome, PARTITION_MARGIN, Pooler, Worker, WorkerBuilder, check_period,
 };
 
 /// Resolves on SIGTERM or Ctrl-C (SIGINT): the usual `shutdown` for [`Worker::run`].

@@ -45,12 +45,19 @@ fn wait(now: SystemTime, at: SystemTime, every: Duration) -> Wait {
 /// Sleeps until the wall clock reaches the boundary `at` of a cycle of `every`. Returns `false`
 /// when the clock stepped so that `at` is no longer the next boundary (the caller computes it
 /// again), `true` when the cycle is due.
+///
+/// Every path awaits something: a worker whose boundaries are always gone by the time it looks
+/// (a host too slow for its period) still yields to the runtime each time round, so a shutdown
+/// signal is handled. (`Stale` returned at once, and the loop around it never let SIGTERM in.)
 pub(crate) async fn sleep_until(at: SystemTime, every: Duration) -> bool {
     loop {
         match wait(SystemTime::now(), at, every) {
             Wait::Sleep(nap) => tokio::time::sleep(nap).await,
             Wait::Due => return true,
-            Wait::Stale => return false,
+            Wait::Stale => {
+                tokio::task::yield_now().await;
+                return false;
+            }
         }
     }
 }
@@ -97,5 +104,22 @@ mod tests {
         assert_eq!(wait(stepped_back, at, every), Wait::Stale);
         let again = next_boundary(stepped_back, every);
         assert_eq!(wait(stepped_back, again, every), Wait::Sleep(NAP));
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_boundary_already_gone_still_lets_other_tasks_run() {
+        // On one thread, a worker whose boundaries are always gone must still yield, or the
+        // task that handles SIGTERM never runs (`--every 1ns` ignored SIGTERM and Ctrl-C).
+        let ran = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let other = ran.clone();
+        tokio::spawn(async move { other.store(true, std::sync::atomic::Ordering::SeqCst) });
+        let gone = UNIX_EPOCH + Duration::from_secs(1);
+        for _ in 0..100 {
+            assert!(!sleep_until(gone, Duration::from_millis(1)).await);
+            if ran.load(std::sync::atomic::Ordering::SeqCst) {
+                return;
+            }
+        }
+        panic!("the other task never ran while the boundaries were stale");
     }
 }

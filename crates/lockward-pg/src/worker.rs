@@ -109,6 +109,24 @@ impl Keepalive {
 /// the keepalive counting from a packet a little earlier than the last probe's answer.
 pub const PARTITION_MARGIN: Duration = Duration::from_secs(1);
 
+/// The shortest period a worker takes: below a millisecond every boundary is gone before the
+/// try-lock's round trip is back (`--every 1ns` spun at 100 % CPU and ignored SIGTERM).
+pub const MIN_PERIOD: Duration = Duration::from_millis(1);
+
+/// The longest period a worker takes, 31 days: cycles are wall-clock multiples of the period,
+/// so a longer one names no calendar interval anyone means (a monthly job is a cron job's), and
+/// a period of `i64::MAX` seconds was accepted.
+pub const MAX_PERIOD: Duration = Duration::from_secs(31 * 24 * 3600);
+
+/// Whether `every` is a period a worker takes ([`MIN_PERIOD`] to [`MAX_PERIOD`]), or what to
+/// say about it: `must be from 1ms to 31 days`.
+pub fn check_period(every: Duration) -> Result<(), String> {
+    if (MIN_PERIOD..=MAX_PERIOD).contains(&every) {
+        return Ok(());
+    }
+    Err("must be from 1ms to 31 days".to_owned())
+}
+
 /// A job's view of the cycle it runs: when it started, the cancellation token, the fencing token
 /// (with the ledger) and the transaction (in [`Mode::Transaction`]).
 #[derive(Clone)]
@@ -490,9 +508,12 @@ impl WorkerBuilder {
         let every = self
             .every
             .ok_or_else(|| Error::Setting("no period: call .every(...)".to_owned()))?;
-        if every.is_zero() {
-            return Err(Error::Setting("the period must not be zero".to_owned()));
-        }
+        check_period(every).map_err(|why| {
+            Error::Setting(format!(
+                "the period ({}) {why}",
+                humantime::format_duration(every)
+            ))
+        })?;
         let settings = &self.settings;
         let hold = settings
             .hold_at_least

@@ -47,7 +47,8 @@ pub(crate) struct RunArgs {
     /// The period: `500ms`, `30s`, `1m`, `1h`, `1h 30m`. Cycles start on wall-clock multiples
     /// of it (`1m` starts at :00), so every host agrees on them. A command still running at
     /// the next boundary makes this host skip the boundaries it missed.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    /// From 1ms to 31 days.
+    #[arg(long, value_name = "DURATION", value_parser = parse_period)]
     pub(crate) every: Duration,
     /// The database whose advisory lock elects the leader (`postgres://USER@HOST:PORT/DB`;
     /// `sslmode=require`, `verify-ca`, `verify-full` with `sslrootcert=PATH`).
@@ -601,6 +602,13 @@ fn parse_metrics_addr(text: &str) -> Result<SocketAddr, String> {
 }
 
 /// `500ms`, `30s`, `1m`, `1h`, `1h 30m` (humantime's syntax); zero is refused.
+/// `--every`: a duration within the library's bounds for a period.
+fn parse_period(text: &str) -> Result<Duration, String> {
+    let every = parse_duration(text)?;
+    lockward_pg::check_period(every)?;
+    Ok(every)
+}
+
 fn parse_duration(text: &str) -> Result<Duration, String> {
     let duration = humantime::parse_duration(text)
         .map_err(|error| format!("{error} (write e.g. `500ms`, `30s`, `1m`, `1h`)"))?;

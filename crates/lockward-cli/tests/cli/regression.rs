@@ -1564,3 +1564,29 @@ async fn run_leads_on_an_admitted_plugins_own_id() {
     child.wait().expect("wait");
     assert_eq!(led().trim(), "shipping.7300001 7300001");
 }
+
+/// `--every 1ns` spun at 100 % CPU and ignored SIGTERM; `--every 9223372036854775807s` was
+/// accepted. The period is bounded, with the bounds in the message.
+#[test]
+fn run_refuses_a_period_outside_1ms_to_31_days() {
+    let project = TestProject::harbor();
+    for every in ["1ns", "999us", "9223372036854775807s", "32days"] {
+        let run = project.run(&[
+            "run",
+            "--lock",
+            "ADVISORY_LOCK_INVOICE_ROLLUP",
+            "--every",
+            every,
+            "--database-url",
+            "postgres://nobody@127.0.0.1:1/none",
+            "--",
+            "true",
+        ]);
+        assert_eq!(run.code, 2, "--every {every}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("must be from 1ms to 31 days"),
+            "--every {every}: {}",
+            run.stderr
+        );
+    }
+}

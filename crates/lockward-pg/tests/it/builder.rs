@@ -252,3 +252,29 @@ fn a_host_the_identity_and_the_ledger_cannot_carry_is_refused() {
         assert!(error.to_string().contains(why), "{host:?}: {error}");
     }
 }
+
+#[test]
+fn a_period_outside_1ms_to_31_days_is_refused_with_its_bounds() {
+    for every in [
+        Duration::from_nanos(1),
+        Duration::from_micros(999),
+        lockward_pg::MAX_PERIOD + Duration::from_secs(1),
+        Duration::from_secs(i64::MAX.cast_unsigned()),
+    ] {
+        let built = crate::support::rollup("postgres://nobody@127.0.0.1:1/none", every).build();
+        match built {
+            Err(Error::Setting(message)) => {
+                assert!(message.contains("must be from 1ms to 31 days"), "{message}");
+            }
+            other => panic!("{every:?}: {other:?}"),
+        }
+    }
+    for every in [lockward_pg::MIN_PERIOD, lockward_pg::MAX_PERIOD] {
+        assert!(
+            crate::support::rollup("postgres://nobody@127.0.0.1:1/none", every)
+                .build()
+                .is_ok(),
+            "{every:?}"
+        );
+    }
+}
