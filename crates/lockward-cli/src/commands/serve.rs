@@ -20,6 +20,7 @@ mod database;
 mod metrics;
 mod registry;
 mod routes;
+mod server;
 
 pub(crate) use access::Token;
 
@@ -113,10 +114,7 @@ pub(crate) fn run(global: &Global, args: &ServeArgs) -> anyhow::Result<Outcome> 
         let access = access::Access::new(token.as_ref().map(|(token, _)| token.clone()), bound);
         announce(bound, token.as_ref());
         let app = routes::router(shared, access);
-        axum::serve(listener, app)
-            .with_graceful_shutdown(lockward_pg::shutdown_signal())
-            .await
-            .context("the HTTP server stopped")?;
+        server::serve(listener, app, lockward_pg::shutdown_signal()).await;
         stderrln!("lockward serve: stopped");
         anyhow::Ok(())
     })?;

@@ -55,6 +55,12 @@ impl Serve {
     ) -> Self {
         let mut command = serve_command(project, url, args);
         command.envs(env.iter().copied());
+        Self::start_command(command)
+    }
+
+    /// Starts `command` (a `lockward serve`, perhaps under a shell), once it says where it
+    /// listens.
+    pub(crate) fn start_command(mut command: Command) -> Self {
         let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -1263,4 +1269,84 @@ async fn api_ledger_since_answers_only_the_cycles_from_that_time_on_within_the_r
     let bad = serve.get("/api/ledger?since=yesterday");
     assert_eq!(bad.status, 400, "{}", bad.body);
     assert!(bad.body.contains("since `yesterday`"), "{}", bad.body);
+}
+
+/// With `ulimit -n 256`, 300 half-open sockets made normal requests time out, and while one
+/// client held half a request `serve` did not exit on SIGTERM (still running 10 s later).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_sent_requests_neither_starve_a_real_one_nor_hold_up_sigterm() {
+    use std::io::{Read as _, Write as _};
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let direct = serve_command(&project, &db.url(), &[]);
+    let mut limited = Command::new("sh");
+    limited
+        .arg("-c")
+        .arg(r#"ulimit -n 256 && exec "$0" "$@""#)
+        .arg(direct.get_program())
+        .args(direct.get_args())
+        .current_dir(project.path())
+        .env_remove("DATABASE_URL")
+        .env_remove("LOCKWARD_LOG")
+        .env_remove("LOCKWARD_SERVE_TOKEN");
+    let mut serve = Serve::start_command(limited);
+    let addr: SocketAddr = format!("127.0.0.1:{}", serve.port()).parse().unwrap();
+    let mut held = Vec::new();
+    for _ in 0..300 {
+        let Ok(mut socket) = std::net::TcpStream::connect(addr) else {
+            continue;
+        };
+        let _ = socket.write_all(b"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+        held.push(socket);
+    }
+    assert!(held.len() >= 250, "{} sockets connected", held.len());
+    // A real request is answered at once (generous for a loaded machine; it used to time out).
+    // A socket of its own with a read timeout: the request that timed out must fail the test,
+    // not hang it.
+    let started = Instant::now();
+    let mut real = std::net::TcpStream::connect(addr).expect("connect");
+    real.set_read_timeout(Some(Duration::from_secs(8))).unwrap();
+    write!(
+        real,
+        "GET /api/status HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = real.read_to_string(&mut answer);
+    assert!(
+        answer.starts_with("HTTP/1.1 200"),
+        "no answer within 8 s: {answer:?}"
+    );
+    let answered = started.elapsed();
+    assert!(
+        answered < Duration::from_secs(8),
+        "answered after {answered:?}"
+    );
+    // The half-sent ones are closed by the server: one that is still open reads EOF once its
+    // header time is up.
+    let mut last = held.pop().expect("a held socket");
+    last.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut buffer = [0_u8; 512];
+    let closed = Instant::now();
+    let read = last.read(&mut buffer);
+    assert!(
+        matches!(read, Ok(_)) && closed.elapsed() < Duration::from_secs(25),
+        "a half-sent request was not closed: {read:?} after {:?}",
+        closed.elapsed()
+    );
+    // SIGTERM with half-sent requests open: out within the grace, not held up by them.
+    let stopping = Instant::now();
+    assert_eq!(serve.terminate(), 0, "{}", serve.stderr());
+    assert!(
+        stopping.elapsed() < Duration::from_secs(8),
+        "stopped {:?} after SIGTERM",
+        stopping.elapsed()
+    );
+    eprintln!(
+        "{} half-sent requests open: a real one answered in {answered:?}, serve stopped {:?} \
+         after SIGTERM",
+        held.len() + 1,
+        stopping.elapsed()
+    );
 }
