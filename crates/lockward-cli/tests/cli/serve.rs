@@ -1331,7 +1331,7 @@ async fn half_sent_requests_neither_starve_a_real_one_nor_hold_up_sigterm() {
     let closed = Instant::now();
     let read = last.read(&mut buffer);
     assert!(
-        matches!(read, Ok(_)) && closed.elapsed() < Duration::from_secs(25),
+        read.is_ok() && closed.elapsed() < Duration::from_secs(25),
         "a half-sent request was not closed: {read:?} after {:?}",
         closed.elapsed()
     );
