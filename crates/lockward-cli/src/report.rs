@@ -243,29 +243,30 @@ pub(crate) fn github(findings: &[Finding]) -> String {
             ",title={}",
             escape_property(finding.code.as_str())
         );
-        let mut message = finding.message.clone();
+        // Each part escaped visibly first (a CR in a plugin's name would come back as a CR once
+        // the runner decodes `%0D`); only the line between message and help is a real one.
+        let mut message = escape_data(&escape(&finding.message));
         if let Some(help) = &finding.help {
-            let _ = write!(message, "\nhelp: {help}");
+            let _ = write!(message, "%0Ahelp: {}", escape_data(&escape(help)));
         }
-        let _ = writeln!(out, "::{level} {properties}::{}", escape_data(&message));
+        let _ = writeln!(out, "::{level} {properties}::{message}");
     }
     out
 }
 
-/// A workflow command's message: what would end the command is percent-encoded (as the runner
-/// decodes it) and other control characters are escaped, since the log viewer renders them.
+/// A workflow command's data: `%` and line ends percent-encoded, as the runner decodes them.
+/// Callers escape control characters visibly first ([`escape`]), so no CR or LF is left but
+/// the ones meant.
 fn escape_data(text: &str) -> String {
-    escape(
-        &text
-            .replace('%', "%25")
-            .replace('\r', "%0D")
-            .replace('\n', "%0A"),
-    )
-    .into_owned()
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
 }
 
 fn escape_property(text: &str) -> String {
-    escape_data(text).replace(':', "%3A").replace(',', "%2C")
+    escape_data(&escape(text))
+        .replace(':', "%3A")
+        .replace(',', "%2C")
 }
 
 /// A SARIF 2.1.0 log with one run; rules carry every code's description.
@@ -375,8 +376,25 @@ mod tests {
     #[test]
     fn github_annotations_escape_what_would_end_the_command() {
         assert_eq!(escape_data("50%\nnext"), "50%25%0Anext");
-        assert_eq!(escape_property("a:b,c"), "a%3Ab%2Cc");
-        assert_eq!(escape_data("a\u{1b}]0;x\u{7}b"), "a\\u{1b}]0;x\\u{7}b");
+        assert_eq!(escape_property("a:b,c\r"), "a%3Ab%2Cc\\u{d}");
+        // A CR written as `%0D` came back as a CR once the runner decoded it.
+        let finding = lockward_registry::Finding::file(
+            lockward_registry::Code::MalformedManifest,
+            lockward_registry::Severity::Error,
+            "plugins/x\u{202e}/plugin.toml",
+            "bill\u{1b}[31mING\u{202e}X\rY\u{9b}31m",
+        )
+        .with_help("h\rx");
+        let out = github(&[finding]);
+        for raw in ['\r', '\u{1b}', '\u{202e}', '\u{9b}'] {
+            assert!(!out.contains(raw), "{raw:?} in {out:?}");
+        }
+        assert!(!out.contains("%0D"), "{out}");
+        assert!(
+            out.contains("::bill\\u{1b}[31mING\\u{202e}X\\u{d}Y\\u{9b}31m%0Ahelp: h\\u{d}x"),
+            "{out}"
+        );
+        assert!(out.contains("file=plugins/x\\u{202e}/plugin.toml"), "{out}");
     }
 
     #[test]

@@ -39,7 +39,9 @@ pub(crate) fn table<const N: usize>(rows: &[[String; N]]) -> String {
 
 /// `text` with every character that a terminal would act on instead of print shown as a Rust
 /// escape (`\u{1b}`): control characters (C0, DEL, C1, tabs and newlines included, which would
-/// break a row) and the bidirectional overrides and isolates, which reorder what follows.
+/// break a row), the bidirectional marks, overrides and isolates, which reorder what follows,
+/// and the Unicode line and paragraph separators. Every output format uses this one rule (see
+/// [`crate::output::json`] and `report::github`).
 pub(crate) fn escape(text: &str) -> Cow<'_, str> {
     if !text.chars().any(needs_escape) {
         return Cow::Borrowed(text);
@@ -57,7 +59,17 @@ pub(crate) fn escape(text: &str) -> Cow<'_, str> {
 
 /// Whether a terminal would act on `c` instead of printing it.
 pub(crate) fn needs_escape(c: char) -> bool {
-    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    c.is_control()
+        || matches!(
+            c,
+            '\u{61c}'
+                | '\u{200e}'
+                | '\u{200f}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2066}'..='\u{2069}'
+        )
 }
 
 #[cfg(test)]

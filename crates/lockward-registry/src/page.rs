@@ -125,7 +125,10 @@ fn code(text: &str) -> String {
     } else {
         ""
     };
-    format!("{fence}{pad}{}{pad}{fence}", escape(text))
+    // Inside code a backslash is shown as is: only what would split the cell is escaped (GFM
+    // reads `\|` in a table cell as a pipe, in code too).
+    let text = text.replace('|', "\\|").replace(['\n', '\r'], " ");
+    format!("{fence}{pad}{text}{pad}{fence}")
 }
 
 fn owner_cell(lock: &Lock) -> String {
@@ -155,7 +158,31 @@ fn added_by(lock: &Lock) -> String {
     }
 }
 
-/// Keeps a table cell one cell: pipes and line breaks would split it.
+/// Keeps a table cell one cell of plain text: pipes and line breaks would split it, and what a
+/// Markdown renderer would take for markup is backslash-escaped so that it shows as written (a
+/// worker named `<img src=x onerror=alert(1)>` was copied into the page as HTML). Escaped: `\`,
+/// `` ` ``, `*`, `~`, `[`, `]`, `<`, `>` and `&` (a tag, an autolink, an entity, a link, code,
+/// emphasis or strikethrough), and `_` where it could open or close emphasis (not inside a word,
+/// as in `legacy_sweeper.py`, where it cannot). Inline code cells ([`code`]) show their text as
+/// is already.
 fn escape(text: &str) -> String {
-    text.replace('|', "\\|").replace(['\n', '\r'], " ")
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    for (i, &c) in chars.iter().enumerate() {
+        let inside_word = |at: Option<&char>| at.is_some_and(|c| c.is_alphanumeric());
+        match c {
+            '\n' | '\r' => out.push(' '),
+            '|' | '\\' | '`' | '*' | '~' | '[' | ']' | '<' | '>' | '&' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '_' if !(inside_word(i.checked_sub(1).and_then(|j| chars.get(j)))
+                && inside_word(chars.get(i + 1))) =>
+            {
+                out.push_str("\\_");
+            }
+            _ => out.push(c),
+        }
+    }
+    out
 }

@@ -119,7 +119,10 @@ async fn watch(
             snapshot = connection.snapshot(registry) => snapshot?,
         };
         if json {
-            output::print(&format!("{}\n", serde_json::to_string(&snapshot)?))?;
+            output::print(&format!(
+                "{}\n",
+                output::json(&serde_json::to_string(&snapshot)?)
+            ))?;
         } else {
             // Home and clear the screen, then draw: the table stays in place.
             let mut screen = String::from("\x1b[H\x1b[2J");

@@ -1590,3 +1590,58 @@ fn run_refuses_a_period_outside_1ms_to_31_days() {
         );
     }
 }
+
+/// A plugin named `bill\u{1b}[31mING\u{202e}X\rY\u{9b}31m` came out of `--format json` and SARIF
+/// with U+202E and U+009B as raw bytes, and `--format github` wrote its CR as `%0D`, which the
+/// runner decodes back to a CR. Every format now escapes what a terminal would act on.
+#[test]
+fn control_and_bidi_characters_are_escaped_in_every_machine_format() {
+    let project = TestProject::harbor();
+    project.write(
+        "plugins/evil/plugin.toml",
+        "[plugin]\nname = \"bill\\u001b[31mING\\u202eX\\rY\\u009b31m\"\nadvisory_lock_ids = [1_001_003]\n",
+    );
+    for format in ["json", "sarif", "github"] {
+        let run = project.run(&["check", "--format", format]);
+        assert_eq!(run.code, 1, "{format}: {}", run.stderr);
+        for raw in ['\u{1b}', '\u{202e}', '\u{9b}', '\r'] {
+            assert!(
+                !run.stdout.contains(raw),
+                "{format}: a raw {raw:?} in:\n{}",
+                run.stdout
+            );
+        }
+        assert!(!run.stdout.contains("%0D"), "{format}: {}", run.stdout);
+        if format != "github" {
+            let parsed: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+            assert!(
+                parsed
+                    .to_string()
+                    .contains("bill\\u001b[31mING\u{202e}X\\rY\u{9b}31m"),
+                "{format}: the name is kept: {parsed}"
+            );
+        }
+    }
+}
+
+/// `lockward check | head -c10` exited 0 though `check` had errors: a closed stdout must not
+/// turn findings into success.
+#[test]
+fn a_closed_stdout_keeps_checks_exit_status() {
+    let project = TestProject::harbor();
+    project.edit("crates/harbor-core/src/locks.rs", "1_001_001", "1_001_555");
+    for format in ["human", "json", "sarif", "github"] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_lockward"))
+            .args(["check", "--format", format])
+            .current_dir(project.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start check");
+        // The reader goes away before anything is written.
+        drop(child.stdout.take());
+        let status = child.wait().expect("wait");
+        assert_eq!(status.code(), Some(1), "--format {format}");
+    }
+}

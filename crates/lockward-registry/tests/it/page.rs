@@ -51,3 +51,44 @@ fn a_table_cell_never_splits_on_a_pipe() {
     assert!(page.contains("invoice \\| rollup"));
     assert!(page.contains("is used up"));
 }
+
+/// `lockward render` copied a worker's raw `<img src=x onerror=…>` into the Markdown page, where a
+/// renderer may show it as HTML. Registry text is escaped; words with `_` stay readable.
+#[test]
+fn registry_text_that_looks_like_markup_is_escaped_in_the_page() {
+    let text = r#"
+[project]
+name = "harbor"
+
+[core]
+constants = "src/locks.rs"
+block = { start = 1_001_001, end = 1_001_999 }
+
+[[lock]]
+id = 1_001_001
+constant = "ADVISORY_LOCK_X"
+worker = "<img src=x onerror=alert(1)> [click](javascript:alert(1)) *bold* _em_ legacy_sweeper a|b `c`"
+
+[[lock]]
+id = 1_001_002
+reserved = "<script>alert(2)</script> &amp;"
+"#;
+    let registry = parse("lockward.toml", text).expect("valid").registry;
+    let page = page::render(&registry, None);
+    let unescaped = page.replace("\\<", "");
+    assert!(
+        !unescaped.contains("<img") && !unescaped.contains("<script"),
+        "{page}"
+    );
+    assert!(
+        page.contains(concat!(
+            r"\<img src=x onerror=alert(1)\> \[click\](javascript:alert(1)) \*bold\* \_em\_ ",
+            r"legacy_sweeper a\|b \`c\`"
+        )),
+        "{page}"
+    );
+    assert!(
+        page.contains(r"\<script\>alert(2)\</script\> \&amp;"),
+        "{page}"
+    );
+}
