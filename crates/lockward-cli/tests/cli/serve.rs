@@ -1350,3 +1350,57 @@ async fn half_sent_requests_neither_starve_a_real_one_nor_hold_up_sigterm() {
         stopping.elapsed()
     );
 }
+
+/// HTTP/2 with prior knowledge always got 403 "no Host header" (its `:authority` ignored), and
+/// two `Host` headers were accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http2_is_served_by_its_authority_and_two_host_headers_are_refused() {
+    use std::io::{Read as _, Write as _};
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let serve = Serve::start(&project, &db.url(), &[]);
+    // One HTTP/2 connection to the server (prior knowledge), each request naming its host only
+    // in `:authority`, as HTTP/2 clients do.
+    let stream = tokio::net::TcpStream::connect(("127.0.0.1", serve.port()))
+        .await
+        .unwrap();
+    let (mut sender, connection) = hyper::client::conn::http2::handshake(
+        hyper_util::rt::TokioExecutor::new(),
+        hyper_util::rt::TokioIo::new(stream),
+    )
+    .await
+    .expect("an HTTP/2 handshake");
+    tokio::spawn(connection);
+    for (authority, status) in [
+        (format!("127.0.0.1:{}", serve.port()), 200),
+        (format!("localhost:{}", serve.port()), 200),
+        (format!("evil.example:{}", serve.port()), 403),
+    ] {
+        let request = ureq::http::Request::builder()
+            .uri(format!("http://{authority}/api/status"))
+            .body(http_body_util::Empty::<bytes::Bytes>::new())
+            .unwrap();
+        assert!(!request.headers().contains_key("host"));
+        let reply = sender
+            .send_request(request)
+            .await
+            .expect("an HTTP/2 answer");
+        assert_eq!(reply.version(), ureq::http::Version::HTTP_2);
+        assert_eq!(reply.status().as_u16(), status, "{authority}");
+    }
+    let mut socket = std::net::TcpStream::connect(("127.0.0.1", serve.port())).unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        socket,
+        "GET /api/status HTTP/1.1\r\nHost: 127.0.0.1:{0}\r\nHost: evil.example:{0}\r\n\
+         Connection: close\r\n\r\n",
+        serve.port()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = socket.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(answer.contains("more than one Host header"), "{answer}");
+}

@@ -99,7 +99,29 @@ impl Access {
 }
 
 /// The middleware that applies [`Access`] before any route.
-pub(crate) async fn guard(State(access): State<Access>, request: Request, next: Next) -> Response {
+pub(crate) async fn guard(
+    State(access): State<Access>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    // Two `Host` headers are two answers to one question (a proxy and this server could each
+    // read another): refused. An HTTP/2 request names its host in `:authority`, which is its
+    // `Host` here (it was ignored, and every HTTP/2 request refused for having none).
+    if request.headers().get_all(header::HOST).iter().count() > 1 {
+        return ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "the request has more than one Host header",
+        )
+        .into_response();
+    }
+    if !request.headers().contains_key(header::HOST)
+        && let Some(authority) = request
+            .uri()
+            .authority()
+            .and_then(|authority| header::HeaderValue::from_str(authority.as_str()).ok())
+    {
+        request.headers_mut().insert(header::HOST, authority);
+    }
     let Some(token) = &access.token else {
         return match loopback_host(request.headers(), access.port) {
             Ok(()) => next.run(request).await,
@@ -189,7 +211,7 @@ fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 /// address) with the port listened on; says why otherwise.
 fn loopback_host(headers: &HeaderMap, port: u16) -> Result<(), String> {
     let Some(host) = headers.get(header::HOST) else {
-        return Err("the request has no Host header".to_owned());
+        return Err("the request has no Host header (nor an HTTP/2 :authority)".to_owned());
     };
     let refused = || {
         format!(

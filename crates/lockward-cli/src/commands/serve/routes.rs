@@ -268,10 +268,10 @@ async fn ledger(State(shared): State<Arc<Shared>>, uri: Uri) -> Result<Response,
     let since = params
         .get("since")
         .map(|text| {
-            humantime::parse_rfc3339_weak(text).map_err(|error| {
+            parse_rfc3339(text).map_err(|error| {
                 ApiError::bad_request(format!(
                     "since `{text}` is not an RFC 3339 time such as \
-                     `2026-12-01T14:00:00.000Z`: {error}"
+                     `2026-12-01T14:00:00.000Z` or `2026-12-01T09:00:00-05:00`: {error}"
                 ))
             })
         })
@@ -333,8 +333,70 @@ async fn prometheus(State(shared): State<Arc<Shared>>) -> Response {
         .into_response()
 }
 
+/// An RFC 3339 time with any offset: `Z`, `z`, or `+HH:MM`/`-HH:MM` (`2026-12-01T09:00:00-05:00`
+/// is 14:00 UTC), `T` or a space between date and time, fractions of a second. `humantime`
+/// parses the date and time and knows only UTC, so the offset is taken off first and applied
+/// after (an offset was refused, though the README says RFC 3339).
+fn parse_rfc3339(text: &str) -> Result<SystemTime, String> {
+    let bytes = text.as_bytes();
+    let offset_at = bytes.len().checked_sub(6);
+    let offset = offset_at
+        .filter(|&at| matches!(bytes[at], b'+' | b'-') && bytes[at + 3] == b':')
+        .map(|at| {
+            let number = |range: std::ops::Range<usize>| {
+                text.get(range)
+                    .filter(|digits| digits.bytes().all(|b| b.is_ascii_digit()))
+                    .and_then(|digits| digits.parse::<u64>().ok())
+            };
+            let (hours, minutes) = (number(at + 1..at + 3), number(at + 4..at + 6));
+            match (hours, minutes) {
+                (Some(hours), Some(minutes)) if hours < 24 && minutes < 60 => Ok((
+                    at,
+                    bytes[at] == b'-',
+                    Duration::from_secs(hours * 3600 + minutes * 60),
+                )),
+                _ => Err("the offset is not +HH:MM or -HH:MM".to_owned()),
+            }
+        })
+        .transpose()?;
+    let Some((at, behind, by)) = offset else {
+        let utc = text
+            .strip_suffix('z')
+            .map_or_else(|| text.to_owned(), |rest| format!("{rest}Z"));
+        return humantime::parse_rfc3339_weak(&utc).map_err(|error| error.to_string());
+    };
+    let local = humantime::parse_rfc3339_weak(&text[..at]).map_err(|error| error.to_string())?;
+    // A time behind UTC (`-05:00`) is that much later in UTC.
+    let utc = if behind {
+        local.checked_add(by)
+    } else {
+        local.checked_sub(by)
+    };
+    utc.ok_or_else(|| "the time is out of range".to_owned())
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn since_takes_any_rfc_3339_offset() {
+        let utc = super::parse_rfc3339("2026-12-01T14:00:00.000Z").unwrap();
+        for text in [
+            "2026-12-01T09:00:00-05:00",
+            "2026-12-01T19:30:00+05:30",
+            "2026-12-01 14:00:00z",
+            "2026-12-01T14:00:00+00:00",
+        ] {
+            assert_eq!(super::parse_rfc3339(text), Ok(utc), "{text}");
+        }
+        for text in [
+            "2026-12-01T09:00:00-25:00",
+            "2026-12-01T09:00:00+05:7x",
+            "yesterday",
+        ] {
+            assert!(super::parse_rfc3339(text).is_err(), "{text}");
+        }
+    }
+
     #[test]
     fn json_answers_escape_markup_and_read_back_as_the_same_value() {
         let value = serde_json::json!({"application_name": "<script>alert('&')</script> é"});

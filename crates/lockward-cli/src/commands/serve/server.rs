@@ -1,4 +1,4 @@
-//! The accept loop: hyper's HTTP/1 connections under limits a dashboard anyone may reach needs.
+//! The accept loop: hyper's HTTP/1.1 and HTTP/2 connections under limits a dashboard anyone may reach needs.
 //!
 //! `axum::serve` read headers without a timeout and accepted connections without a limit: with
 //! `ulimit -n 256`, 300 half-open sockets from 127.0.0.1 made normal requests time out, and while
@@ -17,7 +17,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
@@ -88,10 +88,19 @@ pub(crate) async fn serve(
         let mut stopping = stopping.clone();
         let handle = connections.spawn(async move {
             let _permit = permit;
-            let mut builder = hyper::server::conn::http1::Builder::new();
+            // HTTP/1.1, and HTTP/2 for a client that speaks it from the start (prior knowledge:
+            // its `:authority` is the Host the access rules read).
+            let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
             builder
+                .http1()
                 .timer(TokioTimer::new())
                 .header_read_timeout(HEADER_READ_TIMEOUT);
+            builder
+                .http2()
+                .timer(TokioTimer::new())
+                .max_concurrent_streams(32)
+                .keep_alive_interval(Some(HEADER_READ_TIMEOUT))
+                .keep_alive_timeout(HEADER_READ_TIMEOUT);
             let connection = builder.serve_connection(TokioIo::new(stream), service);
             tokio::pin!(connection);
             tokio::select! {
