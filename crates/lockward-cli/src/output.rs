@@ -23,6 +23,11 @@ pub(crate) fn print(text: &str) -> anyhow::Result<()> {
     }
 }
 
+/// Whether stdout's reader has gone: a command that would print for ever (`live --watch`) stops.
+pub(crate) fn stdout_gone() -> bool {
+    STDOUT_GONE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Set once stdout's reader has gone.
 static STDOUT_GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 

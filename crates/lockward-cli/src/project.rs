@@ -40,7 +40,8 @@ impl Location {
                 .find(|candidate| candidate.symlink_metadata().is_ok());
             let Some(found) = found else {
                 bail!(
-                    "no {REGISTRY_FILE} in {} or any parent directory (pass --registry PATH)",
+                    "no {REGISTRY_FILE} in {} or any parent directory (pass --registry PATH, or \
+                     run `lockward init` to draft one here from the code)",
                     cwd.display()
                 );
             };

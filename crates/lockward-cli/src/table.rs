@@ -8,11 +8,13 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 /// Left-aligned columns separated by two spaces; the last column is not padded. Every cell is
-/// [`escape`]d, and widths count characters as shown.
+/// [`escape`]d and cut to [`MAX_CELL`] characters (`…` at the cut), and widths count characters
+/// as shown. (A 10 MB worker text made `list` print 100 MB: every other row was padded to it.
+/// `--format json` keeps the whole text.)
 pub(crate) fn table<const N: usize>(rows: &[[String; N]]) -> String {
     let rows: Vec<[Cow<'_, str>; N]> = rows
         .iter()
-        .map(|row| std::array::from_fn(|i| escape(&row[i])))
+        .map(|row| std::array::from_fn(|i| cut(escape(&row[i]))))
         .collect();
     let mut widths = [0; N];
     for row in &rows {
@@ -35,6 +37,19 @@ pub(crate) fn table<const N: usize>(rows: &[[String; N]]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The widest a table cell is shown, in characters.
+pub(crate) const MAX_CELL: usize = 200;
+
+/// `cell` cut to [`MAX_CELL`] characters, the last of them `…`.
+fn cut(cell: Cow<'_, str>) -> Cow<'_, str> {
+    if cell.char_indices().nth(MAX_CELL).is_none() {
+        return cell;
+    }
+    let mut kept: String = cell.chars().take(MAX_CELL - 1).collect();
+    kept.push('…');
+    Cow::Owned(kept)
 }
 
 /// `text` with every character that a terminal would act on instead of print shown as a Rust
@@ -96,15 +111,14 @@ mod tests {
     }
 
     #[test]
-    fn table_pads_cells_wider_than_a_format_width_allows() {
-        let wide = "x".repeat(70_000);
-        let text = table(&[
-            [wide.clone(), "b".to_owned()],
-            ["a".to_owned(), "c".to_owned()],
-        ]);
+    fn a_cell_wider_than_the_limit_is_cut_and_the_others_padded_to_it() {
+        let wide = "x".repeat(10_000_000);
+        let text = table(&[[wide, "b".to_owned()], ["a".to_owned(), "c".to_owned()]]);
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines[0], format!("{wide}  b"));
-        assert_eq!(lines[1].len(), 70_000 + 2 + 1);
+        let kept = format!("{}…", "x".repeat(super::MAX_CELL - 1));
+        assert_eq!(lines[0], format!("{kept}  b"));
+        assert_eq!(lines[1].chars().count(), super::MAX_CELL + 2 + 1);
+        assert!(text.len() < 1_000, "{} bytes", text.len());
     }
 
     #[test]

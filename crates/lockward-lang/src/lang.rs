@@ -105,11 +105,14 @@ impl Language {
 
     /// Whether `name` is a reserved word of the language, which cannot name a constant: its
     /// keywords (`fn`, `class`, `func`, `None`, `True`), the words it reserves for later
-    /// (Rust's `abstract`, Java's `goto`), and `_` where it names nothing (Rust, Go, Java,
-    /// Kotlin). Names the language lets a declaration shadow (Go's `nil`, JavaScript's
-    /// `undefined`) and contextual keywords (Python's `match`, Java's `var`) are not reserved.
+    /// (Rust's `abstract`, Java's `goto`), `_` where it names nothing (Rust, Go, Java, Kotlin),
+    /// and Go's predeclared identifiers (`nil`, `true`, `len`, `int`): a package-level
+    /// constant of that name compiles and silently changes what the name means in every file of
+    /// the package. Other names a declaration may shadow (JavaScript's `undefined`) and
+    /// contextual keywords (Python's `match`, Java's `var`) are not reserved.
     pub fn reserves(self, name: &str) -> bool {
         self.reserved_words().split(' ').any(|word| word == name)
+            || (self == Self::Go && GO_PREDECLARED.split(' ').any(|word| word == name))
     }
 
     /// The reserved words, separated by spaces.
@@ -383,6 +386,13 @@ static KOTLIN: Syntax = Syntax {
     ..BASE
 };
 
+/// Go's predeclared identifiers (the universe block of the Go specification).
+const GO_PREDECLARED: &str = concat!(
+    "any bool byte comparable complex64 complex128 error float32 float64 int int8 int16 int32 ",
+    "int64 rune string uint uint8 uint16 uint32 uint64 uintptr true false iota nil append cap ",
+    "clear close complex copy delete imag len make max min new panic print println real recover",
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -453,7 +463,7 @@ mod tests {
                 ["match", "type"],
             ),
             (Language::Rust, ["fn", "Self", "gen"], ["union", "i64"]),
-            (Language::Go, ["func", "type", "_"], ["nil", "iota"]),
+            (Language::Go, ["func", "_", "nil"], ["Nil", "length"]),
             (
                 Language::JavaScript,
                 ["class", "let", "enum"],
@@ -473,6 +483,11 @@ mod tests {
         ] {
             for word in reserved {
                 assert!(language.reserves(word), "{language:?} {word}");
+            }
+            if language == Language::Go {
+                for word in ["true", "len", "iota", "int64", "any"] {
+                    assert!(language.reserves(word), "Go shadows {word}");
+                }
             }
             for word in free {
                 assert!(!language.reserves(word), "{language:?} {word}");

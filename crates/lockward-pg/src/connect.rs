@@ -39,6 +39,15 @@ enum Verify {
 
 impl Target {
     pub(crate) fn parse(url: &str) -> Result<Self, Error> {
+        // tokio-postgres reads `http://...` as key=value pairs and says "unexpected EOF".
+        if let Some((scheme, _)) = url.split_once("://")
+            && !matches!(scheme, "postgres" | "postgresql")
+        {
+            return Err(Error::Url(format!(
+                "`{scheme}://` is not a PostgreSQL URL: write postgres://USER@HOST:PORT/DB (or \
+                 postgresql://), or key=value pairs such as `host=HOST dbname=DB`"
+            )));
+        }
         let (rest, params) = split_params(url);
         let mut verify = Verify::Nothing;
         let mut root_cert = None;

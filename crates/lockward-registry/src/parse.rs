@@ -265,6 +265,19 @@ impl Checker<'_> {
 
         let project = project.and_then(|table| {
             self.unknown_keys(table, PROJECT_KEYS, "[project]");
+            // An empty name is a name the rule refuses, not a value of the wrong type.
+            let empty = table
+                .get("name")
+                .and_then(|item| item.as_str().map(|text| (text, item_span(item))))
+                .filter(|(text, _)| text.trim().is_empty())
+                .map(|(text, span)| Spanned {
+                    value: text.to_owned(),
+                    span,
+                });
+            if let Some(empty) = empty {
+                self.project_name(&empty);
+                return None;
+            }
             let name = self.required_string(table, "name", "[project]")?;
             let page = self.optional_string(table, "page");
             if let Some(page) = &page {
@@ -306,7 +319,8 @@ impl Checker<'_> {
     /// The project's name travels in every lock session's `application_name` and in the page's
     /// title, so it is kept to characters that need no escaping anywhere.
     fn project_name(&mut self, name: &Spanned<String>) -> bool {
-        let valid = name.value.len() <= MAX_PROJECT_NAME
+        let valid = !name.value.is_empty()
+            && name.value.len() <= MAX_PROJECT_NAME
             && name
                 .value
                 .chars()
@@ -994,7 +1008,15 @@ impl Checker<'_> {
             self.error(
                 Code::MissingField,
                 id.span.clone(),
-                format!("id {} does not say what it is", id.value),
+                if entry.site.is_some() {
+                    format!(
+                        "id {} has a `site` but no `defined_in`: an external says which files \
+                         write it",
+                        id.value
+                    )
+                } else {
+                    format!("id {} does not say what it is", id.value)
+                },
             )
             .help = Some(if entry.site.is_some() {
                 "an id written at a call site is an external: list the files that write it in `defined_in`".to_owned()

@@ -123,12 +123,18 @@ async fn watch(
                 "{}\n",
                 output::json(&serde_json::to_string(&snapshot)?)
             ))?;
-        } else {
+        } else if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
             // Home and clear the screen, then draw: the table stays in place.
             let mut screen = String::from("\x1b[H\x1b[2J");
             screen.push_str(&human(&snapshot, connection.target()));
             let _ = writeln!(screen, "\nrefreshing every {interval:?}; Ctrl-C to stop");
             output::print(&screen)?;
+        } else {
+            // Into a pipe or a file: one table after another, without the terminal's escapes.
+            output::print(&format!("{}\n", human(&snapshot, connection.target())))?;
+        }
+        if output::stdout_gone() {
+            return Ok(Outcome::Clean);
         }
     }
 }

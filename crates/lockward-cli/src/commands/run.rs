@@ -64,7 +64,12 @@ pub(crate) struct RunArgs {
     /// host name. For several runs on one machine that stand for different hosts, or a container
     /// whose host name is a generated pod name (`LOCKWARD_HOST=$(NODE_NAME)`). An empty name or
     /// one with control characters is refused (exit status 2).
-    #[arg(long, env = "LOCKWARD_HOST", value_name = "NAME")]
+    #[arg(
+        long,
+        env = "LOCKWARD_HOST",
+        hide_env_values = true,
+        value_name = "NAME"
+    )]
     pub(crate) host: Option<String>,
     /// Hold the lock as `pg_try_advisory_xact_lock` in a transaction kept open while the
     /// command runs, instead of a session lock: for connections through a transaction-pooling
@@ -277,16 +282,36 @@ fn resolve(project: &Project, args: &RunArgs) -> anyhow::Result<(WorkerBuilder, 
     let registry = &project.registry;
     let lock = match &args.plugin {
         None => registry.lock_by_constant(&args.lock).ok_or_else(|| {
-            let hint = if take::find_lock(registry, &args.lock).is_ok() {
-                " (--lock takes the constant's name, not the id; for an id handed over to a \
-                 plugin, add --plugin NAME)"
-            } else {
-                " (`lockward list` shows the registered constants)"
+            // An id is told apart by what its entry is: `run --lock 1_001_003` (a retired id)
+            // said "not a registered constant", as if the id were unknown.
+            let message = match take::find_lock(registry, &args.lock) {
+                Ok(lock) => match (lock.kind(), lock.constant()) {
+                    (Kind::Retired { reason } | Kind::Reserved { reason }, _) => format!(
+                        "`{}` is {} ({reason}): a worker may only hold a constant, an external \
+                         or a handover",
+                        args.lock,
+                        lock.kind().as_str()
+                    ),
+                    (Kind::Handover { plugin }, _) => format!(
+                        "`{}` is handed over to plugin {plugin}: add --plugin {plugin}",
+                        args.lock
+                    ),
+                    (_, Some(constant)) => format!(
+                        "`{}` is the id of {constant}: --lock takes the constant's name, \
+                         `--lock {constant}`",
+                        args.lock
+                    ),
+                    (_, None) => format!(
+                        "`{}` is an id, not a constant: --lock takes the constant's name",
+                        args.lock
+                    ),
+                },
+                Err(_) => format!(
+                    "`{}` is not a registered constant (`lockward list` shows them)",
+                    args.lock
+                ),
             };
-            UsageError(format!(
-                "`{}` is not a registered constant{hint}",
-                args.lock
-            ))
+            UsageError(message)
         })?,
         Some(plugin) => &plugin_lock(project, plugin, &args.lock)?,
     };

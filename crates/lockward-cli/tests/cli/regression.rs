@@ -208,16 +208,22 @@ fn list_and_plugins_print_a_cell_of_70_000_characters_without_panicking() {
     let wide = "w".repeat(70_000);
     let project = harbor_with_plugin_named(&wide);
 
+    // Cut to the widest cell a table shows (the JSON keeps it whole).
+    let cut = |prefix: &str| format!("{prefix}{}…", "w".repeat(199 - prefix.len()));
     let list = project.run(&["list"]);
     assert_eq!(list.code, 0, "{}", list.stderr);
-    assert!(list.stdout.contains(&format!("plugin:{wide}")));
+    assert!(list.stdout.contains(&cut("plugin:")), "{}", list.stdout);
     let plugins = project.run(&["plugins"]);
     assert_eq!(plugins.code, 0, "{}", plugins.stderr);
     assert!(
         plugins
             .stdout
-            .contains(&format!("admitted  {wide}  plugins/billing"))
+            .contains(&format!("admitted  {}  plugins/billing", cut(""))),
+        "{}",
+        plugins.stdout
     );
+    let json = project.run(&["list", "--format", "json"]);
+    assert!(json.stdout.contains(&format!("plugin:{wide}")));
 }
 
 #[tokio::test]
@@ -234,7 +240,8 @@ async fn live_prints_a_cell_of_70_000_characters_without_panicking() {
     let run = crate::live::live(&project, Some(&db.url()), &[]);
 
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stdout.contains(&format!("plugin:{wide}")));
+    let cut = format!("plugin:{}…", "w".repeat(192));
+    assert!(run.stdout.contains(&cut), "{}", run.stdout);
 }
 
 #[test]
@@ -1644,4 +1651,191 @@ fn a_closed_stdout_keeps_checks_exit_status() {
         let status = child.wait().expect("wait");
         assert_eq!(status.code(), Some(1), "--format {format}");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Messages and small gaps (issue 18, item 11): each as it was reported.
+
+#[test]
+fn a_site_entry_without_defined_in_says_what_it_lacks() {
+    let project = TestProject::harbor();
+    let mut registry = project.read("lockward.toml");
+    registry.push_str("\n[[lock]]\nid = 1_001_050\nsite = \"services/x.py\"\nworker = \"x\"\n");
+    project.write("lockward.toml", &registry);
+    let run = project.run(&["check"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("id 1_001_050 has a `site` but no `defined_in`"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn run_with_a_retired_id_says_it_is_retired_not_unregistered() {
+    let project = TestProject::harbor();
+    let run = project.run(&[
+        "run",
+        "--lock",
+        "1_001_003",
+        "--every",
+        "1s",
+        "--database-url",
+        "postgres://nobody@127.0.0.1:1/none",
+        "--",
+        "true",
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("`1_001_003` is retired"),
+        "{}",
+        run.stderr
+    );
+    let by_id = project.run(&[
+        "run",
+        "--lock",
+        "1_001_001",
+        "--every",
+        "1s",
+        "--database-url",
+        "postgres://nobody@127.0.0.1:1/none",
+        "--",
+        "true",
+    ]);
+    assert!(
+        by_id
+            .stderr
+            .contains("`--lock ADVISORY_LOCK_INVOICE_ROLLUP`"),
+        "{}",
+        by_id.stderr
+    );
+}
+
+#[test]
+fn an_empty_project_name_is_an_invalid_project_name() {
+    let project = TestProject::harbor();
+    project.edit("lockward.toml", "name = \"harbor\"", "name = \"\"");
+    let run = project.run(&["check", "--format", "json"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("\"code\": \"invalid-project-name\"")
+            && !run.stdout.contains("wrong-type"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn an_http_url_is_named_as_not_a_postgresql_url() {
+    let project = TestProject::harbor();
+    let run = project.run(&["live", "--database-url", "http://u:secret@127.0.0.1:5432/x"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("`http://` is not a PostgreSQL URL") && !run.stderr.contains("secret"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn check_outside_any_project_suggests_init() {
+    let empty = tempfile::tempdir().expect("temp dir");
+    let project = TestProject::harbor();
+    let run = project.run_in(empty.path(), &["check"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("run `lockward init`"), "{}", run.stderr);
+}
+
+#[test]
+fn run_help_does_not_show_an_unset_environment_variable_as_empty() {
+    let project = TestProject::harbor();
+    let run = project.run(&["run", "--help"]);
+    assert_eq!(run.code, 0);
+    assert!(
+        run.stdout.contains("[env: LOCKWARD_HOST]") && !run.stdout.contains("[env: LOCKWARD_HOST="),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn list_cuts_a_huge_cell_and_json_keeps_it_whole() {
+    let project = TestProject::harbor();
+    let huge = "w".repeat(10_000_000);
+    project.edit(
+        "lockward.toml",
+        "worker = \"invoice rollup\"",
+        &format!("worker = \"{huge}\""),
+    );
+    let table = project.run(&["list"]);
+    assert_eq!(table.code, 0, "{}", table.stderr);
+    assert!(table.stdout.len() < 100_000, "{} bytes", table.stdout.len());
+    assert!(table.stdout.contains('…'));
+    let json = project.run(&["list", "--format", "json"]);
+    assert!(json.stdout.contains(&huge));
+}
+
+#[test]
+fn take_refuses_a_go_predeclared_name_as_a_constant() {
+    let project = TestProject::harbor();
+    project.edit(
+        "lockward.toml",
+        "constants = \"crates/harbor-core/src/locks.rs\"",
+        "constants = \"internal/locks/locks.go\"",
+    );
+    project.write("internal/locks/locks.go", "package locks\n");
+    for name in ["nil", "true", "len"] {
+        let run = project.run(&["take", name, "--worker", "w"]);
+        assert_eq!(run.code, 2, "{name}: {}", run.stderr);
+        assert_eq!(project.read("internal/locks/locks.go"), "package locks\n");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_watch_into_a_pipe_writes_no_terminal_escapes() {
+    use std::io::Read as _;
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lockward"))
+        .args([
+            "live",
+            "--watch",
+            "--interval",
+            "0.1",
+            "--database-url",
+            &db.url(),
+        ])
+        .current_dir(project.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start live --watch");
+    let mut stdout = child.stdout.take().expect("piped");
+    let mut seen = vec![0_u8; 4096];
+    let mut read = 0;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while read < 200 && std::time::Instant::now() < deadline {
+        match stdout.read(&mut seen[read..]) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => read += n,
+        }
+    }
+    // The reader goes: `live --watch` stops by itself.
+    drop(stdout);
+    let stopped = std::time::Instant::now();
+    loop {
+        if child.try_wait().expect("try_wait").is_some() {
+            break;
+        }
+        assert!(
+            stopped.elapsed() < std::time::Duration::from_secs(20),
+            "live --watch went on after its reader left"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let text = String::from_utf8_lossy(&seen[..read]);
+    assert!(read > 0, "nothing was written");
+    assert!(!text.contains('\u{1b}'), "{text:?}");
 }

@@ -622,7 +622,7 @@ fn an_unknown_constant_a_bare_id_and_a_family_without_member_are_refused_with_ex
     );
     refuse(
         &["--lock", "1_001_001"],
-        "--lock takes the constant's name, not the id",
+        "`1_001_001` is the id of ADVISORY_LOCK_INVOICE_ROLLUP: --lock takes the constant's name",
     );
     refuse(
         &["--lock", "ADVISORY_LOCK_RELOAD_BASE"],
