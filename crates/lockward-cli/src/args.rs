@@ -339,6 +339,16 @@ pub(crate) struct TakeArgs {
     /// `pg_advisory_lock(id, n)`, so it must fit in an int4.
     #[arg(long)]
     pub(crate) family: bool,
+    /// Land the id this registry reserves (`reserved = "..."`), in any TOML integer form, for
+    /// CONSTANT instead of taking the next free one: the reservation's entry becomes the
+    /// constant's, in place, and the constant is written with that id.
+    #[arg(
+        long,
+        value_name = "ID",
+        allow_negative_numbers = true,
+        conflicts_with = "defined_in"
+    )]
+    pub(crate) reserved: Option<String>,
     /// Print the id and the changes to every file, and write nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,

@@ -37,6 +37,9 @@ pub struct Request {
     pub plugin: Option<String>,
     /// Exact bigint key or a family.
     pub key: KeyShape,
+    /// Land this registry's reserved id (in any TOML integer form) for the constant, instead of
+    /// taking the next free one: the reservation's entry becomes the constant's, in place.
+    pub reserved: Option<String>,
 }
 
 /// One `[[lock]]` entry to append to the registry.
@@ -178,6 +181,17 @@ pub enum EditError {
         /// The branch that reserves it.
         branch: String,
     },
+    /// `--reserved` named an id that is not reserved in this registry.
+    #[error(
+        "id {id} is not reserved (its entry is `{kind}`): --reserved lands only an id this \
+         registry reserves"
+    )]
+    NotReserved {
+        /// The id, as written.
+        id: String,
+        /// What its entry is.
+        kind: &'static str,
+    },
     /// The entry is already retired.
     #[error("id {id} is already retired: {reason}")]
     AlreadyRetired {
@@ -281,12 +295,20 @@ pub fn take(
     };
 
     let block = &registry.core().block;
-    let id = registry
-        .next_free_id(also_taken.iter().copied())
-        .ok_or_else(|| EditError::BlockUsedUp {
-            start: block.start.to_string(),
-            end: block.end.to_string(),
-        })?;
+    let landed = request
+        .reserved
+        .as_deref()
+        .map(|target| reservation(registry, target))
+        .transpose()?;
+    let id = match landed {
+        Some(id) => id,
+        None => registry
+            .next_free_id(also_taken.iter().copied())
+            .ok_or_else(|| EditError::BlockUsedUp {
+                start: block.start.to_string(),
+                end: block.end.to_string(),
+            })?,
+    };
     if request.key == KeyShape::Family && !id.fits_int4() {
         return Err(EditError::FamilyOutOfRange(id.to_string()));
     }
@@ -297,7 +319,11 @@ pub fn take(
         plugin: request.plugin.clone(),
         key: request.key,
     };
-    let registry_text = append_entry(registry.file().text(), &entry);
+    let registry_text = if request.reserved.is_some() {
+        land_entry(registry.file().text(), &entry)?
+    } else {
+        append_entry(registry.file().text(), &entry)
+    };
     let new_registry = reparse(registry, &registry_text)?;
     let constants_text = match constants {
         None => None,
@@ -322,6 +348,85 @@ pub fn take(
         constants_text,
         next_free,
     })
+}
+
+/// The id of the reservation `target` names, for `take --reserved`: an entry of this registry
+/// whose kind is `reserved` (another branch's reservation lands on that branch).
+fn reservation(registry: &Registry, target: &str) -> Result<Id, EditError> {
+    let lock = find_lock(registry, target)?;
+    if let Source::Branch(branch) = &lock.source {
+        return Err(EditError::OnOtherBranch {
+            id: lock.id.to_string(),
+            branch: branch.clone(),
+        });
+    }
+    if !matches!(lock.kind, Kind::Reserved { .. }) {
+        return Err(EditError::NotReserved {
+            id: lock.id.to_string(),
+            kind: lock.kind.as_str(),
+        });
+    }
+    Ok(lock.id.clone())
+}
+
+/// The registry's text with the reserved entry of `entry.id` made `entry`'s, in place: its
+/// `reserved` line becomes the `constant`, `worker` (and `plugin`, `key`) lines, and any such
+/// lines it had go. No other byte changes.
+pub fn land_entry(registry_text: &str, entry: &Entry) -> Result<String, EditError> {
+    let document = toml_edit::Document::parse(registry_text).map_err(|_| {
+        match parse("lockward.toml", registry_text) {
+            Err(findings) => EditError::Rejected(findings),
+            Ok(_) => unreachable!("text toml_edit cannot parse never validates"),
+        }
+    })?;
+    let id = entry.id.value();
+    let table = document
+        .as_table()
+        .get("lock")
+        .and_then(toml_edit::Item::as_array_of_tables)
+        .and_then(|locks| {
+            locks
+                .iter()
+                .find(|table| table.get("id").and_then(toml_edit::Item::as_integer) == Some(id))
+        })
+        .ok_or_else(|| EditError::NotRegistered(entry.id.to_string()))?;
+    let lines = |key: &str| {
+        let key_span = table.key(key).and_then(toml_edit::Key::span)?;
+        let value_span = table.get(key).and_then(toml_edit::Item::span)?;
+        Some(whole_lines(registry_text, key_span.start, value_span.end))
+    };
+    let reserved = lines("reserved").ok_or_else(|| EditError::NotReserved {
+        id: entry.id.to_string(),
+        kind: "another kind",
+    })?;
+    let nl = line_ending(registry_text);
+    let mut landed = format!(
+        "constant = {}{nl}worker = {}{nl}",
+        toml_string(&entry.constant),
+        toml_string(&entry.worker)
+    );
+    if let Some(plugin) = &entry.plugin {
+        landed.push_str(&format!("plugin = {}{nl}", toml_string(plugin)));
+    }
+    if entry.key == KeyShape::Family {
+        landed.push_str(&format!("key = \"family\"{nl}"));
+    }
+    let mut edits: Vec<(Range<usize>, String)> = vec![(reserved, landed)];
+    for key in ["constant", "worker", "plugin", "key"] {
+        if let Some(range) = lines(key) {
+            edits.push((range, String::new()));
+        }
+    }
+    edits.sort_by_key(|(range, _)| (range.start, range.end));
+    let mut out = String::with_capacity(registry_text.len() + 80);
+    let mut cursor = 0;
+    for (range, replacement) in edits {
+        out.push_str(&registry_text[cursor..range.start]);
+        out.push_str(&replacement);
+        cursor = range.end;
+    }
+    out.push_str(&registry_text[cursor..]);
+    Ok(out)
 }
 
 /// The entry `target` names: an id in any TOML integer form (`1_001_003`, `1001003`,
@@ -578,6 +683,7 @@ key = \"family\"
             worker: "dunning reminders".to_owned(),
             plugin: None,
             key: KeyShape::Exact,
+            reserved: None,
         }
     }
 

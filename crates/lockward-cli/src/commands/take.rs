@@ -38,6 +38,7 @@ pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
         } else {
             KeyShape::Exact
         },
+        reserved: args.reserved.clone(),
     };
     if let Some(plugin) = request
         .plugin

@@ -589,3 +589,52 @@ fn take_from_another_directory_with_registry_and_json_dry_run() {
     );
     assert_eq!(project.run(&["check"]).code, 0);
 }
+
+/// `take` could not land a `reserved` entry: the README's own reserved 1_001_005 got a new id.
+#[test]
+fn take_reserved_lands_the_reservation_in_place_for_its_worker() {
+    let project = TestProject::harbor();
+    let run = project.run(&[
+        "take",
+        "ADVISORY_LOCK_DUNNING",
+        "--worker",
+        "dunning reminders",
+        "--reserved",
+        "1_001_005",
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout.trim(), "1_001_005");
+    let registry = project.read("lockward.toml");
+    assert!(
+        registry.contains(
+            "[[lock]]\nid = 1_001_005\nconstant = \"ADVISORY_LOCK_DUNNING\"\nworker = \"dunning reminders\"\n"
+        ),
+        "{registry}"
+    );
+    assert!(
+        !registry.contains("reserved = \"dunning reminders"),
+        "{registry}"
+    );
+    assert!(
+        project
+            .read("crates/harbor-core/src/locks.rs")
+            .contains("pub const ADVISORY_LOCK_DUNNING: i64 = 1_001_005;")
+    );
+    assert_eq!(project.run(&["check"]).code, 0);
+    // Only a reservation of this registry lands.
+    let run = project.run(&[
+        "take",
+        "ADVISORY_LOCK_OTHER",
+        "--worker",
+        "other",
+        "--reserved",
+        "1_001_001",
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("id 1_001_001 is not reserved (its entry is `constant`)"),
+        "{}",
+        run.stderr
+    );
+}

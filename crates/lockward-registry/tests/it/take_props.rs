@@ -184,6 +184,7 @@ fn request(plugin: Option<&str>) -> Request {
         worker: "the \"new\" worker # not a comment".to_owned(),
         plugin: plugin.map(str::to_owned),
         key: KeyShape::Exact,
+        reserved: None,
     }
 }
 
