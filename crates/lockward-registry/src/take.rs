@@ -406,10 +406,13 @@ pub fn land_entry(registry_text: &str, entry: &Entry) -> Result<String, EditErro
         toml_string(&entry.worker)
     );
     if let Some(plugin) = &entry.plugin {
-        landed.push_str(&format!("plugin = {}{nl}", toml_string(plugin)));
+        landed.push_str("plugin = ");
+        landed.push_str(&toml_string(plugin));
+        landed.push_str(nl);
     }
     if entry.key == KeyShape::Family {
-        landed.push_str(&format!("key = \"family\"{nl}"));
+        landed.push_str("key = \"family\"");
+        landed.push_str(nl);
     }
     let mut edits: Vec<(Range<usize>, String)> = vec![(reserved, landed)];
     for key in ["constant", "worker", "plugin", "key"] {
