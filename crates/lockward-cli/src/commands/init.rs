@@ -145,6 +145,17 @@ pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
             args.plugins.join(", ")
         ));
     }
+    for (path, manifest) in unmatched_manifests(&location, &provisional, &manifests) {
+        let ids: Vec<String> = manifest.ids.iter().map(|(id, _)| id.to_string()).collect();
+        drafter.notes.push(format!(
+            "{path} reads as plugin `{}`'s manifest (advisory_lock_ids {}), but no --plugins \
+             pattern matches it, so its ids are drafted as core's: run init again with \
+             --plugins '{}' (as well as any other pattern)",
+            manifest.name,
+            ids.join(", "),
+            glob_for(&path)
+        ));
+    }
     drafter.core(&scan.sites);
     drafter.externals(&scan.sites);
     drafter.literals(&scan.sites);
@@ -388,6 +399,61 @@ fn plugin_dirs(manifests: &[Manifest]) -> Vec<PluginDir> {
 }
 
 /// The plugin whose directory holds `path`.
+/// The files under the project that read as plugin manifests with advisory lock ids (a `.toml`
+/// or `.json` file that names `advisory_lock_ids` and parses as a manifest) and that no
+/// `--plugins` pattern matched: `init --plugins 'plugins/*/plugin.toml'` drafted the shipping
+/// plugin's `plugin.json` ids as core externals without a word. Ignored files (`.gitignore`)
+/// are not read, nor files over 1 MiB.
+fn unmatched_manifests(
+    location: &Location,
+    registry: &lockward_registry::Registry,
+    matched: &[project::ManifestRead],
+) -> Vec<(String, Manifest)> {
+    let table = &registry.plugin_settings().table;
+    let mut found = Vec::new();
+    for entry in ignore::WalkBuilder::new(&location.root).build().flatten() {
+        let path = entry.path();
+        let is_manifest_like = entry.file_type().is_some_and(|kind| kind.is_file())
+            && path
+                .extension()
+                .is_some_and(|extension| extension == "toml" || extension == "json")
+            && path != location.file;
+        if !is_manifest_like {
+            continue;
+        }
+        let label = location.relative(path);
+        if matched.iter().any(|(read, _)| *read == label) {
+            continue;
+        }
+        let Ok(bytes) = lockward_registry::file::read_regular(path, 1024 * 1024) else {
+            continue;
+        };
+        let Ok(text) = String::from_utf8(bytes) else {
+            continue;
+        };
+        if !text.contains("advisory_lock_ids") {
+            continue;
+        }
+        if let Ok(manifest) = Manifest::parse(&label, &text, table)
+            && !manifest.ids.is_empty()
+        {
+            found.push((label, manifest));
+        }
+    }
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    found
+}
+
+/// A `--plugins` pattern for a manifest at `path`: its plugin's directory as `*`
+/// (`plugins/shipping/plugin.json` → `plugins/*/plugin.json`), else the path itself.
+fn glob_for(path: &str) -> String {
+    let parts: Vec<&str> = path.split('/').collect();
+    match parts.as_slice() {
+        [head @ .., _dir, file] if !head.is_empty() => format!("{}/*/{file}", head.join("/")),
+        _ => path.to_owned(),
+    }
+}
+
 fn plugin_of<'p>(plugins: &'p [PluginDir], path: &str) -> Option<&'p PluginDir> {
     plugins.iter().find(|plugin| {
         plugin.dir.is_empty()

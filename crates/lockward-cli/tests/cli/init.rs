@@ -409,3 +409,25 @@ fn init_names_an_uncommented_call_site_literal_after_what_the_call_is_assigned_t
     );
     assert_check_clean(&project, project.path());
 }
+
+/// `init --plugins 'plugins/*/plugin.toml'` (the README's walkthrough) missed the shipping
+/// plugin's `plugin.json` and drafted its ids as core externals without a hint.
+#[test]
+fn init_names_a_manifest_no_plugins_pattern_matched_and_the_pattern_that_would() {
+    let project = TestProject::harbor();
+    std::fs::remove_file(project.path().join("lockward.toml")).unwrap();
+    let run = project.run(&["init", "--plugins", "plugins/*/plugin.toml"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        said.contains(
+            "plugins/shipping/plugin.json reads as plugin `shipping`'s manifest \
+             (advisory_lock_ids 7300001, 7300002), but no --plugins pattern matches it"
+        ) && said.contains("--plugins 'plugins/*/plugin.json'"),
+        "{said}"
+    );
+    assert!(
+        !said.contains("plugins/billing/plugin.toml reads as"),
+        "{said}"
+    );
+}
