@@ -28,8 +28,9 @@ fn main() {
 }
 
 /// `abc1234` or `abc1234-dirty`, and the files whose change must run this script again; `None`
-/// when this is not a lockward checkout git can read.
-fn commit(dir: &Path) -> Option<String> {
+/// when this is not a lockward checkout git can read. (`pub(crate)` for the test that includes
+/// this file: `tests/cli/version.rs`.)
+pub(crate) fn commit(dir: &Path) -> Option<String> {
     // Watched before anything is decided, so that a build script git does not track yet (one
     // being added) runs again once the index says it does.
     watch(dir)?;

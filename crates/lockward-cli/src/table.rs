@@ -99,6 +99,15 @@ mod tests {
             "a\\u{9}b\\u{a}c\\u{9b}d\\u{7f}"
         );
         assert_eq!(escape("abc\u{202e}def"), "abc\\u{202e}def");
+        // The isolates too (a mutation that dropped them went unnoticed), and the marks.
+        for c in [
+            '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}', '\u{200e}', '\u{61c}',
+        ] {
+            assert_eq!(
+                escape(&format!("a{c}b")),
+                format!("a\\u{{{:x}}}b", u32::from(c))
+            );
+        }
     }
 
     #[test]

@@ -60,3 +60,52 @@ fn every_command_reports_the_same_version() {
         top.replacen("lockward ", "lockward-check ", 1)
     );
 }
+
+/// The build script itself, to drive its `commit` on a repository of the test's own.
+#[allow(dead_code)]
+#[path = "../../build.rs"]
+mod build_script;
+
+/// `--version` was never checked to say `-dirty`: the build script's `commit` on a repository
+/// holding a copy of it, clean, with a tracked file changed, and with only an untracked one.
+#[test]
+fn the_version_says_dirty_when_a_tracked_file_differs_from_the_commit() {
+    let repo = tempfile::tempdir().expect("temp dir");
+    let dir = repo.path();
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .status()
+            .expect("git");
+        assert!(status.success(), "git {args:?}");
+    };
+    std::fs::copy(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("build.rs"),
+        dir.join("build.rs"),
+    )
+    .expect("copy build.rs");
+    std::fs::write(dir.join("lib.rs"), "// a source\n").unwrap();
+    git(&["init", "-q"]);
+    git(&["add", "build.rs", "lib.rs"]);
+    git(&["commit", "-q", "-m", "first"]);
+    let clean = build_script::commit(dir).expect("a checkout git can read");
+    assert!(
+        clean.len() >= 7 && !clean.ends_with("-dirty"),
+        "clean: {clean}"
+    );
+    std::fs::write(dir.join("scratch.txt"), "not tracked\n").unwrap();
+    assert_eq!(
+        build_script::commit(dir).as_deref(),
+        Some(clean.as_str()),
+        "an untracked file leaves it clean"
+    );
+    std::fs::write(dir.join("lib.rs"), "// changed\n").unwrap();
+    assert_eq!(
+        build_script::commit(dir),
+        Some(format!("{clean}-dirty")),
+        "a changed tracked file makes it dirty"
+    );
+}

@@ -791,6 +791,30 @@ mod tests {
     }
 
     #[test]
+    fn a_previous_leader_is_judged_running_by_its_own_period_not_the_next_ones() {
+        // Every overlap test had one period: a mutation reading the current row's period for
+        // the previous row went unnoticed. A 2-minute leader still running a minute later is
+        // overlapped by a 30-second one that starts then.
+        let mut first = done(T0, "alpha");
+        first.outcome = None;
+        first.finished_at = None;
+        first.period_ms = Some(120_000);
+        let mut second = done(T0 + MINUTE, "beta");
+        second.period_ms = Some(30_000);
+        let window = Window {
+            from: T0,
+            to: T0 + 3 * MINUTE,
+            now: T0 + 3 * MINUTE,
+        };
+        let cycles = derive(&[first, second], None, Some(T0 + MINUTE), &window);
+        let second = cycles
+            .iter()
+            .find(|cycle| cycle.host.as_deref() == Some("beta"))
+            .expect("beta's cycle");
+        assert!(second.overlaps_previous, "{cycles:?}");
+    }
+
+    #[test]
     fn without_a_period_no_cycle_is_unled() {
         let mut first = done(T0, "alpha");
         first.period_ms = None;

@@ -51,6 +51,8 @@ fn each_rule_is_reported_with_its_code_and_location() {
         ("toml-syntax", Code::TomlSyntax),
         ("path-outside-project", Code::PathOutsideProject),
         ("path-outside-project-absolute", Code::PathOutsideProject),
+        // A `..` glob alone (it was caught only through an absolute one).
+        ("glob-outside-project-parent", Code::GlobOutsideProject),
     ];
     for (fixture, code) in cases {
         let findings = errors(fixture);

@@ -627,3 +627,25 @@ def get_session_lock(db, lock_type, lock_id):
         note.message
     );
 }
+
+/// `iota` under negation counts down: a mutation that dropped the sign went unnoticed.
+#[test]
+fn go_iota_under_negation_counts_down() {
+    let text = "\
+package locks
+
+const (
+\tAdvisoryLockDown int64 = -iota - 7_000_100
+\tAdvisoryLockDownNext
+\tAdvisoryLockDownLast
+)
+";
+    assert_eq!(
+        definitions(&scan("locks.go", text)),
+        defs(&[
+            (4, "AdvisoryLockDown", -7_000_100),
+            (5, "AdvisoryLockDownNext", -7_000_101),
+            (6, "AdvisoryLockDownLast", -7_000_102),
+        ])
+    );
+}

@@ -691,3 +691,23 @@ fn scan_source_reports_unknown_codes_but_not_unused_allows() {
         ["services/jobs/two.py:1 unknown-allow-code"]
     );
 }
+
+/// The largest safe JavaScript integer, 2^53 - 1, is exact: only beyond it is a literal
+/// `unsafe-js-integer` (a mutation flagging 2^53 - 1 itself went unnoticed).
+#[test]
+fn two_to_the_53_minus_one_is_safe_in_javascript_and_two_to_the_53_is_not() {
+    let project = Project::harbor();
+    project.write(
+        "services/api/edge.js",
+        "export const ADVISORY_LOCK_EDGE = 9007199254740991; // lockward: allow(unregistered-id)\n",
+    );
+    assert_eq!(brief(&project.scan().findings), Vec::<String>::new());
+    project.write(
+        "services/api/edge.js",
+        "export const ADVISORY_LOCK_EDGE = 9007199254740992; // lockward: allow(unregistered-id)\n",
+    );
+    assert_eq!(
+        brief(&project.scan().findings),
+        ["services/api/edge.js:1 unsafe-js-integer"]
+    );
+}

@@ -392,3 +392,35 @@ fn a_wrappers_lock_call_leaving_the_items_keeps_later_expressions_with_their_def
         brief(&report.findings)
     );
 }
+
+/// Wrapper inference that stopped after one round still found a helper of a helper; a chain of
+/// three helpers needs every round until nothing new is found.
+#[test]
+fn a_chain_of_three_helpers_is_followed_to_the_call_that_gives_the_key() {
+    let report = project(&[
+        (
+            "services/db/locking.py",
+            "def acquire(cur, key):\n    cur.execute(\"SELECT pg_try_advisory_lock(%s)\", (key,))\n",
+        ),
+        (
+            "services/db/guarded.py",
+            "from services.db import locking\n\ndef guarded(cur, guard_key):\n    return locking.acquire(cur, guard_key)\n",
+        ),
+        (
+            "services/jobs/exclusive.py",
+            "from services.db.guarded import guarded\n\ndef exclusive(cur, job_key):\n    return guarded(cur, job_key)\n",
+        ),
+        (
+            "services/reports/monthly.py",
+            "from services.jobs.exclusive import exclusive\n\ndef build(cur):\n    exclusive(cur, 4243)\n",
+        ),
+    ]);
+    assert_eq!(
+        wrapper_sites(&report),
+        ["services/reports/monthly.py:4:5 exclusive 4243"]
+    );
+    assert_eq!(
+        brief(&report.findings),
+        ["services/reports/monthly.py:4 unregistered-id"]
+    );
+}
