@@ -24,7 +24,7 @@ class RegistryError(Exception):
 
 
 class PluginRefused(RegistryError):
-    """A plugin that admission refuses (DESIGN §3): its ids collide with core's, are retired, were
+    """A plugin that admission refuses (the README's "Plugins" section): its ids collide with core's, are retired, were
     handed over to another plugin, are declared by a plugin loaded before, or lie in core's block
     without a handover; or its manifest is unreadable or malformed.
 

@@ -113,8 +113,9 @@ class Registry:
     def load(path: str | PathLike[str]) -> Registry:
         """Reads and validates the registry at ``path``.
 
-        Raises :class:`lockward.RegistryError` carrying every finding when the file cannot be
-        read or breaks a rule.
+        Raises :class:`lockward.RegistryError` carrying every finding when the file breaks a
+        rule, and the :class:`OSError` ``open`` would raise when it cannot be read
+        (:class:`FileNotFoundError` for a missing one).
         """
     @property
     def project(self) -> str:

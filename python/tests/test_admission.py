@@ -127,3 +127,40 @@ def test_a_plugin_name_with_quotes_reaches_the_messages_as_written(harbor: Path)
     with pytest.raises(lockward.PluginRefused) as raised:
         registry.admit_ids('odd "name"\n', [1_001_001])
     assert 'plugin `odd "name"\n`' in str(raised.value)
+
+
+def test_admit_ids_refuses_a_bool_and_names_an_id_beyond_bigint(harbor: Path) -> None:
+    registry = lockward.Registry.load(harbor / "lockward.toml")
+    # `True` was id 1 here while `lock(True)` was refused.
+    with pytest.raises(TypeError, match="ints, not bool"):
+        registry.admit_ids("flags", [True])
+    # `2**64` was a raw `OverflowError: ... C long`.
+    with pytest.raises(ValueError, match="18446744073709551616 does not fit PostgreSQL's bigint"):
+        registry.admit_ids("huge", [2**64])
+
+
+def test_help_shows_the_defaults_as_written() -> None:
+    # `help()` showed `loaded=Ellipsis`.
+    assert lockward.Registry.admit.__text_signature__ == "($self, path, loaded=())"
+    assert lockward.Registry.admit_ids.__text_signature__ == "($self, name, ids, loaded=(), source=None)"
+
+
+def test_a_refused_manifest_is_named_normalized_and_from_the_working_directory(
+    harbor: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    evil = harbor.parent / "evil" / "plugin.toml"
+    evil.parent.mkdir()
+    evil.write_text('[plugin]\nname = "evil"\nadvisory_lock_ids = [1_001_001]\n')
+    registry = lockward.Registry.load(harbor / "lockward.toml")
+    monkeypatch.chdir(harbor.parent)
+    with pytest.raises(lockward.PluginRefused) as raised:
+        registry.admit(harbor / ".." / "evil" / "plugin.toml")
+    message = str(raised.value)
+    # Both sides relative to the working directory, the `..` resolved.
+    assert "plugin `evil` (evil/plugin.toml)" in message, message
+    assert "harbor/lockward.toml:" in message, message
+    assert "/../" not in message, message
+    # The findings keep the paths `lockward plugins --format json` prints.
+    (finding,) = raised.value.findings
+    assert finding.path == str(evil)
+    assert [label.path for label in finding.labels] == ["lockward.toml"]

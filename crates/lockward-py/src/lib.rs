@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use lockward_registry as registry;
-use pyo3::exceptions::{PyKeyError, PyTypeError};
+use pyo3::exceptions::{PyKeyError, PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt, PyString};
 
@@ -110,9 +110,17 @@ impl Finding {
     /// `path:line:col: severity[code]: message`, then each label and the help on lines of their
     /// own: what the exceptions' `str()` shows.
     fn render(&self) -> String {
+        self.render_from(None)
+    }
+
+    /// [`Finding::render`], with every path made relative to the working directory when the
+    /// registry's directory `root` is given (see [`for_the_prompt`]).
+    fn render_from(&self, root: Option<&Path>) -> String {
+        let shown =
+            |path: &str| root.map_or_else(|| path.to_owned(), |root| for_the_prompt(root, path));
         let mut text = format!(
             "{}: {}[{}]: {}",
-            location(&self.path, self.line, self.column),
+            location(&shown(&self.path), self.line, self.column),
             self.severity,
             self.code,
             self.message
@@ -121,7 +129,7 @@ impl Finding {
             let _ = write!(
                 text,
                 "\n  {}: {}",
-                location(&label.path, label.line, label.column),
+                location(&shown(&label.path), label.line, label.column),
                 label.message
             );
         }
@@ -165,7 +173,8 @@ fn location(path: &str, line: Option<usize>, column: Option<usize>) -> String {
 }
 
 /// One registered id, as `lockward list --format json` shows it.
-#[pyclass(frozen, module = "lockward", name = "Lock")]
+#[pyclass(frozen, eq, hash, module = "lockward", name = "Lock")]
+#[derive(PartialEq, Eq, Hash)]
 struct Lock {
     /// The id's value.
     #[pyo3(get)]
@@ -320,28 +329,21 @@ impl Registry {
                 root,
                 warnings: loaded.warnings.iter().map(Finding::new).collect(),
             }),
-            Err(registry::LoadError::Io {
-                path: shown,
-                source,
-            }) => {
-                let finding = registry::Finding::file(
-                    registry::Code::Unreadable,
-                    registry::Severity::Error,
-                    label,
-                    format!("cannot read the registry: {source}"),
-                );
-                Err(raise(
-                    py,
-                    "RegistryError",
-                    format!("{shown}: cannot read the registry: {source}"),
-                    &[finding],
-                ))
-            }
+            // A file that cannot be read is the OSError Python's own `open` raises
+            // (`FileNotFoundError` for a missing one, with its errno and file name), not a
+            // RegistryError that says the reason twice.
+            Err(registry::LoadError::Io { source, .. }) => Err(os_error(&source, &file)),
             Err(error @ registry::LoadError::Invalid { .. }) => {
                 let registry::LoadError::Invalid { findings, .. } = &error else {
                     unreachable!("matched Invalid");
                 };
-                Err(raise(py, "RegistryError", error.to_string(), findings))
+                Err(raise(
+                    py,
+                    "RegistryError",
+                    error.to_string(),
+                    findings,
+                    None,
+                ))
             }
         }
     }
@@ -423,7 +425,10 @@ impl Registry {
     /// Admits the plugin whose manifest is at `path` (TOML, or JSON by extension; its table is
     /// the registry's `[plugins] table`), held to the registry and to the plugins in `loaded`.
     /// Raises `lockward.PluginRefused` with every reason when it is refused.
-    #[pyo3(signature = (path, loaded = Vec::new()))]
+    #[pyo3(
+        signature = (path, loaded = Vec::new()),
+        text_signature = "($self, path, loaded=())"
+    )]
     fn admit(
         &self,
         py: Python<'_>,
@@ -444,25 +449,40 @@ impl Registry {
         let text = match text {
             Ok(text) => text,
             Err(finding) => {
-                return Err(refused(py, &format!("`{label}`"), &[finding]));
+                return Err(refused(
+                    py,
+                    &self.root,
+                    &format!("`{}`", for_the_prompt(&self.root, &label)),
+                    &[finding],
+                ));
             }
         };
         let manifest =
             match registry::Manifest::parse(&label, &text, &self.inner.plugin_settings().table) {
                 Ok(manifest) => manifest,
-                Err(findings) => return Err(refused(py, &format!("`{label}`"), &findings)),
+                Err(findings) => {
+                    return Err(refused(
+                        py,
+                        &self.root,
+                        &format!("`{}`", for_the_prompt(&self.root, &label)),
+                        &findings,
+                    ));
+                }
             };
         self.admit_manifest(py, manifest, &loaded, false)
     }
 
     /// Admits a plugin from its name and ids, as a host that parsed the plugin's manifest itself
     /// holds them. `source` names where the host read them from, in findings and messages.
-    #[pyo3(signature = (name, ids, loaded = Vec::new(), source = None))]
+    #[pyo3(
+        signature = (name, ids, loaded = Vec::new(), source = None),
+        text_signature = "($self, name, ids, loaded=(), source=None)"
+    )]
     fn admit_ids(
         &self,
         py: Python<'_>,
         name: &str,
-        ids: Vec<i64>,
+        ids: Vec<Bound<'_, PyAny>>,
         loaded: Vec<PyRef<'_, AdmittedPlugin>>,
         source: Option<String>,
     ) -> PyResult<AdmittedPlugin> {
@@ -471,10 +491,27 @@ impl Registry {
         // refused here too. Its TOML text is this call's own, so positions in it mean nothing
         // to the host and are dropped from the findings.
         // The parser reads JSON when the path ends in `.json`, so a `source` named so gets JSON.
+        // An id is an int, never a bool (`True` was id 1 here while `lock(True)` was refused),
+        // and one PostgreSQL's bigint holds (`2**64` was a raw `OverflowError: ... C long`).
         let ids = ids
             .iter()
-            .map(i64::to_string)
-            .collect::<Vec<_>>()
+            .map(|id| {
+                if id.is_instance_of::<PyInt>() && !id.is_instance_of::<PyBool>() {
+                    id.extract::<i64>().map(|id| id.to_string()).map_err(|_| {
+                        PyValueError::new_err(format!(
+                            "advisory lock id {id} does not fit PostgreSQL's bigint (from -2**63 \
+                             to 2**63 - 1)"
+                        ))
+                    })
+                } else {
+                    Err(PyTypeError::new_err(format!(
+                        "advisory lock ids are ints, not {} ({})",
+                        id.get_type().name()?,
+                        id.repr()?
+                    )))
+                }
+            })
+            .collect::<PyResult<Vec<_>>>()?
             .join(", ");
         let quoted = serde_json::to_string(name).expect("a string serializes to JSON");
         let is_json = Path::new(&label)
@@ -490,7 +527,12 @@ impl Registry {
             Ok(manifest) => manifest,
             Err(findings) => {
                 let findings = without_positions(findings, &label);
-                return Err(refused(py, &format!("plugin `{name}`"), &findings));
+                return Err(refused(
+                    py,
+                    &self.root,
+                    &format!("plugin `{name}`"),
+                    &findings,
+                ));
             }
         };
         self.admit_manifest(py, manifest, &loaded, true)
@@ -528,28 +570,67 @@ impl Registry {
                 for plugin in loaded.iter().filter(|plugin| plugin.held_by_host) {
                     findings = without_positions(findings, plugin.manifest.path());
                 }
-                let who = format!("plugin `{}` ({})", manifest.name, manifest.path());
-                Err(refused(py, &who, &findings))
+                let who = format!(
+                    "plugin `{}` ({})",
+                    manifest.name,
+                    for_the_prompt(&self.root, manifest.path())
+                );
+                Err(refused(py, &self.root, &who, &findings))
             }
         }
     }
 
-    /// `path` as findings show it: relative to the registry's directory when it is under it.
+    /// `path` as findings show it: relative to the registry's directory when it is under it,
+    /// else absolute; its `.` and `..` resolved (`host/../evil/plugin.toml` was shown so).
     fn relative(&self, path: &Path) -> String {
-        let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let absolute = normalized(path);
         match absolute.strip_prefix(&self.root) {
             Ok(relative) => relative
                 .components()
                 .map(|part| part.as_os_str().to_string_lossy())
                 .collect::<Vec<_>>()
                 .join("/"),
-            Err(_) => path.display().to_string(),
+            Err(_) => absolute.display().to_string(),
         }
     }
 
     /// The registry file as messages name it.
     fn shown(&self) -> String {
         self.file.display().to_string()
+    }
+}
+
+/// `path` made absolute with its `.` and `..` resolved by name (what the file system would do
+/// too, but for symlinks, which a path to a manifest about to be refused need not follow).
+fn normalized(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut out = PathBuf::new();
+    for part in absolute.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// A finding's path (relative to the registry's directory) as a person at the prompt reads it:
+/// relative to the working directory when it is under it, else absolute. Pseudo-paths such as
+/// `<admit_ids billing>` stay as they are.
+fn for_the_prompt(root: &Path, path: &str) -> String {
+    if path.starts_with('<') {
+        return path.to_owned();
+    }
+    let full = normalized(&root.join(path));
+    let Ok(cwd) = std::env::current_dir() else {
+        return full.display().to_string();
+    };
+    match full.strip_prefix(&cwd) {
+        Ok(relative) if !relative.as_os_str().is_empty() => relative.display().to_string(),
+        _ => full.display().to_string(),
     }
 }
 
@@ -572,24 +653,52 @@ fn without_positions(findings: Vec<registry::Finding>, path: &str) -> Vec<regist
 }
 
 /// A `lockward.PluginRefused` naming `who` and every reason.
-fn refused(py: Python<'_>, who: &str, findings: &[registry::Finding]) -> PyErr {
+fn refused(py: Python<'_>, root: &Path, who: &str, findings: &[registry::Finding]) -> PyErr {
     let reasons = findings.iter().filter(|f| f.is_error()).count();
     let header = format!(
         "{who} is refused ({} {}):",
         reasons,
         if reasons == 1 { "reason" } else { "reasons" }
     );
-    raise(py, "PluginRefused", header, findings)
+    raise(py, "PluginRefused", header, findings, Some(root))
+}
+
+/// The `OSError` subclass Python raises for `error` on `path` (`FileNotFoundError`,
+/// `PermissionError`, `IsADirectoryError`, ...), with its errno, message and file name; a plain
+/// `OSError` for what has no errno (a FIFO or a file too large, which lockward refuses).
+fn os_error(error: &std::io::Error, path: &Path) -> PyErr {
+    let filename = path.display().to_string();
+    match error.raw_os_error() {
+        Some(errno) => {
+            let message = std::io::Error::from_raw_os_error(errno).to_string();
+            let message = message
+                .split(" (os error")
+                .next()
+                .unwrap_or(&message)
+                .to_owned();
+            PyOSError::new_err((errno, message, filename))
+        }
+        None => PyOSError::new_err(format!("{filename}: {error}")),
+    }
 }
 
 /// An instance of `lockward._errors.NAME(message, findings)`: the message, then each finding on
 /// lines of its own.
-fn raise(py: Python<'_>, name: &str, header: String, findings: &[registry::Finding]) -> PyErr {
+/// With the registry's directory `root`, the message names files relative to the working
+/// directory, as a person at the prompt reads them; the findings keep the paths
+/// `lockward plugins --format json` prints.
+fn raise(
+    py: Python<'_>,
+    name: &str,
+    header: String,
+    findings: &[registry::Finding],
+    root: Option<&Path>,
+) -> PyErr {
     let findings: Vec<Finding> = findings.iter().map(Finding::new).collect();
     let mut message = header;
     for finding in &findings {
         message.push('\n');
-        message.push_str(&finding.render());
+        message.push_str(&finding.render_from(root));
     }
     let instance = py
         .import("lockward._errors")
