@@ -270,6 +270,11 @@ pub(crate) struct CheckArgs {
         value_parser = clap::value_parser!(u16).range(0..=1024)
     )]
     pub(crate) threads: u16,
+    /// Check what is being committed: the files as git's index holds them (`git add`ed), not
+    /// the work tree, so that an untracked scratch file or an edit not staged does not decide a
+    /// commit. What a pre-commit hook runs.
+    #[arg(long)]
+    pub(crate) staged: bool,
 }
 
 #[derive(Debug, clap::Args)]

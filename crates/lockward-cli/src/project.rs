@@ -119,6 +119,16 @@ impl Project {
         Self::load_recovered(location, None)
     }
 
+    /// [`Project::load`] of a copy of the project (`check --staged`: the index's files), whose
+    /// other branches are read from the repository of the registry at `branches_from`.
+    pub(crate) fn load_reading_branches_from(
+        location: Location,
+        branches_from: &Path,
+    ) -> Result<Self, ProjectError> {
+        let loaded = location.load().map_err(ProjectError::Registry)?;
+        Self::assemble(location, loaded, branches_from)
+    }
+
     /// [`Project::load`] for a command that holds the project lock already.
     pub(crate) fn load_locked(
         location: Location,
@@ -142,11 +152,20 @@ impl Project {
         if atomic::recover(&location.file, &written, lock)? {
             loaded = location.load().map_err(ProjectError::Registry)?;
         }
+        let branches_from = location.file.clone();
+        Self::assemble(location, loaded, &branches_from)
+    }
+
+    fn assemble(
+        location: Location,
+        loaded: Loaded,
+        branches_from: &Path,
+    ) -> Result<Self, ProjectError> {
         let Loaded {
             mut registry,
             warnings,
         } = loaded;
-        let branches = lockward_branches::read(&location.file, &registry);
+        let branches = lockward_branches::read(branches_from, &registry);
         registry.add_reservations(branches.locks);
         let manifests = read_manifests(&location, &registry)?;
         Ok(Self {

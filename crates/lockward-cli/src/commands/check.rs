@@ -1,5 +1,7 @@
 //! `lockward check`: every check at once, merged into one report.
 
+mod staged;
+
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -27,7 +29,14 @@ struct Coverage {
 
 pub(crate) fn run(global: &Global, args: &CheckArgs) -> anyhow::Result<Outcome> {
     let location = Location::find(global.registry.as_deref())?;
-    let (mut findings, coverage, unreadable) = match Project::load(location) {
+    // `--staged`: the index's files in a directory of their own, checked as the project, with
+    // other branches still read from the repository itself.
+    let staged = args.staged.then(|| staged::export(&location)).transpose()?;
+    let loaded = match &staged {
+        Some(index) => Project::load_reading_branches_from(index.location(), &location.file),
+        None => Project::load(location),
+    };
+    let (mut findings, coverage, unreadable) = match loaded {
         Ok(project) => {
             let (findings, coverage) = checks(&project, args);
             (findings, coverage, false)

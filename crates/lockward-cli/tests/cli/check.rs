@@ -162,3 +162,63 @@ fn bad_usage_exits_2() {
     assert_eq!(project.run(&["list", "--format", "sarif"]).code, 2);
     assert_eq!(project.run(&["no-such-command"]).code, 2);
 }
+
+/// The pre-commit hook refused an unrelated commit because of an untracked scratch file: it
+/// checked the work tree. `check --staged` checks what git's index holds.
+#[test]
+fn check_staged_judges_what_is_being_committed_not_the_work_tree() {
+    let project = TestProject::harbor();
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(project.path())
+            .stdout(std::process::Stdio::null())
+            .status()
+            .expect("git");
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "harbor"]);
+    // An untracked scratch file with an id nobody registered.
+    project.write(
+        "scratch.py",
+        "ADVISORY_LOCK_SCRATCH = 4242\npg_advisory_lock(ADVISORY_LOCK_SCRATCH)\n",
+    );
+    assert_eq!(
+        project.run(&["check"]).code,
+        1,
+        "the work tree has the scratch file"
+    );
+    let staged = project.run(&["check", "--staged"]);
+    assert_eq!(staged.code, 0, "{}{}", staged.stdout, staged.stderr);
+    // A bad change staged fails, even once the work tree has it undone.
+    project.edit("crates/harbor-core/src/locks.rs", "1_001_001", "1_001_555");
+    git(&["add", "crates/harbor-core/src/locks.rs"]);
+    project.edit("crates/harbor-core/src/locks.rs", "1_001_555", "1_001_001");
+    std::fs::remove_file(project.path().join("scratch.py")).unwrap();
+    assert_eq!(project.run(&["check"]).code, 0, "the work tree is fine");
+    let staged = project.run(&["check", "--staged", "--format", "json"]);
+    assert_eq!(staged.code, 1, "{}{}", staged.stdout, staged.stderr);
+    assert!(
+        staged
+            .stdout
+            .contains("\"path\": \"crates/harbor-core/src/locks.rs\""),
+        "findings name the project's own paths: {}",
+        staged.stdout
+    );
+}
+
+#[test]
+fn check_staged_outside_git_says_it_needs_the_index() {
+    let project = TestProject::harbor();
+    let run = project.run(&["check", "--staged"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("--staged checks what git's index holds"),
+        "{}",
+        run.stderr
+    );
+}
