@@ -95,6 +95,7 @@ pub fn take_edits(bytes: &[u8]) {
         worker: worker.to_owned(),
         plugin: None,
         key: KeyShape::Exact,
+        reserved: None,
     };
     if let Ok(taken) = take::take(registry, &request, &[], Some("")) {
         assert!(
@@ -104,6 +105,27 @@ pub fn take_edits(bytes: &[u8]) {
         let again = lockward_registry::parse("lockward.toml", &taken.registry_text)
             .expect("the edited registry parses");
         assert!(again.registry.lock(taken.id.value()).is_some());
+    }
+    // `take --reserved`: a reservation landed in place parses again, as the constant's entry.
+    if let Some(reservation) = registry
+        .locks()
+        .iter()
+        .find(|lock| lock.kind().as_str() == "reserved")
+    {
+        let landing = Request {
+            reserved: Some(reservation.id().literal().to_owned()),
+            ..request
+        };
+        if let Ok(taken) = take::take(registry, &landing, &[], Some("")) {
+            let again = lockward_registry::parse("lockward.toml", &taken.registry_text)
+                .expect("the landed registry parses");
+            let landed = again
+                .registry
+                .lock(reservation.id().value())
+                .expect("still registered");
+            assert_eq!(landed.kind().as_str(), "constant");
+            assert_eq!(again.registry.locks().len(), registry.locks().len());
+        }
     }
     let Some(lock) = registry.locks().first() else {
         return;

@@ -168,19 +168,7 @@ fn bad_usage_exits_2() {
 #[test]
 fn check_staged_judges_what_is_being_committed_not_the_work_tree() {
     let project = TestProject::harbor();
-    let git = |args: &[&str]| {
-        let status = std::process::Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-            .args(args)
-            .current_dir(project.path())
-            .stdout(std::process::Stdio::null())
-            .status()
-            .expect("git");
-        assert!(status.success(), "git {args:?}");
-    };
-    git(&["init", "-q"]);
-    git(&["add", "-A"]);
-    git(&["commit", "-q", "-m", "harbor"]);
+    project.commit_all();
     // An untracked scratch file with an id nobody registered.
     project.write(
         "scratch.py",
@@ -195,7 +183,7 @@ fn check_staged_judges_what_is_being_committed_not_the_work_tree() {
     assert_eq!(staged.code, 0, "{}{}", staged.stdout, staged.stderr);
     // A bad change staged fails, even once the work tree has it undone.
     project.edit("crates/harbor-core/src/locks.rs", "1_001_001", "1_001_555");
-    git(&["add", "crates/harbor-core/src/locks.rs"]);
+    project.git(&["add", "crates/harbor-core/src/locks.rs"]);
     project.edit("crates/harbor-core/src/locks.rs", "1_001_555", "1_001_001");
     std::fs::remove_file(project.path().join("scratch.py")).unwrap();
     assert_eq!(project.run(&["check"]).code, 0, "the work tree is fine");

@@ -83,6 +83,26 @@ impl TestProject {
         self.write(relative, &text.replacen(from, to, 1))
     }
 
+    /// `git ARGS` in the project's directory (with an identity of its own), which must succeed.
+    pub(crate) fn git(&self, args: &[&str]) -> &Self {
+        let status = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(self.path())
+            .stdout(std::process::Stdio::null())
+            .status()
+            .expect("git");
+        assert!(status.success(), "git {args:?}");
+        self
+    }
+
+    /// Makes the project a git repository with everything committed.
+    pub(crate) fn commit_all(&self) -> &Self {
+        self.git(&["init", "-q"])
+            .git(&["add", "-A"])
+            .git(&["commit", "-q", "-m", "the project"])
+    }
+
     /// Runs `lockward ARGS` in the project's directory.
     pub(crate) fn run(&self, args: &[&str]) -> Run {
         self.run_in(self.path(), args)

@@ -93,20 +93,7 @@ fn lockward_commands<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<Lockwa
 fn problems_running(command: &LockwardCommand) -> Vec<String> {
     let project = TestProject::harbor();
     // Templates and hooks run in a git checkout (a hook's `check --staged` reads the index).
-    for args in [
-        &["init", "-q"][..],
-        &["add", "-A"],
-        &["commit", "-q", "-m", "harbor"],
-    ] {
-        let status = std::process::Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-            .args(args)
-            .current_dir(project.path())
-            .stdout(std::process::Stdio::null())
-            .status()
-            .expect("git");
-        assert!(status.success(), "git {args:?}");
-    }
+    project.commit_all();
     let args: Vec<&str> = command.args.iter().map(String::as_str).collect();
     let run = project.run(&args);
     if run.code != 0 {
