@@ -282,7 +282,7 @@ pub fn defined_ids(registry: &Registry, path: &str, text: &str) -> Vec<i64> {
     let Some(language) = Language::from_path(path) else {
         return Vec::new();
     };
-    let names = walk::names(registry.scan_settings());
+    let names = walk::names(registry);
     let mut files = [extract::extract(path, language, text, &names)];
     values::resolve_tree(&mut files, registry);
     let [sites] = files;
@@ -340,7 +340,7 @@ fn follow_wrappers(
     walked: &mut walk::Walked,
 ) {
     let declared = wrappers::Declared::new(registry.scan_settings());
-    let names = walk::names(registry.scan_settings());
+    let names = walk::names(registry);
     let mut searched: HashSet<(String, Language)> = HashSet::new();
     for _ in 0..MAX_WRAPPER_PASSES {
         let new: HashSet<(String, Language)> = wrappers::inferred_names(&walked.files, &declared)
@@ -375,7 +375,7 @@ pub fn scan_source(registry: &Registry, path: &str, text: &str) -> ScanReport {
     let Some(language) = Language::from_path(path) else {
         return ScanReport::default();
     };
-    let names = walk::names(registry.scan_settings());
+    let names = walk::names(registry);
     let declared = wrappers::Declared::new(registry.scan_settings());
     let mut files = [extract::extract(path, language, text, &names)];
     let inferred = wrappers::inferred_names(&files, &declared);

@@ -28,9 +28,13 @@ pub(crate) struct Walked {
     pub(crate) lexed: Vec<String>,
 }
 
-/// The constant patterns and keywords in force: the registry's, or the defaults.
-pub(crate) fn names(settings: &ScanSettings) -> Names {
-    let patterns: Vec<String> = if settings.constant_patterns.is_empty() {
+/// The constant patterns and keywords in force: the registry's, or the defaults, and every
+/// constant name the registry itself registers, whatever it looks like. (`lockward take
+/// NEW_LOCK` wrote `NEW_LOCK`, and `check` then said `constant-missing ... no definition of it
+/// was found`: no pattern matched the name the registry chose.)
+pub(crate) fn names(registry: &lockward_registry::Registry) -> Names {
+    let settings = registry.scan_settings();
+    let mut patterns: Vec<String> = if settings.constant_patterns.is_empty() {
         ScanSettings::DEFAULT_CONSTANT_PATTERNS
             .iter()
             .map(|&p| p.to_owned())
@@ -38,6 +42,16 @@ pub(crate) fn names(settings: &ScanSettings) -> Names {
     } else {
         settings.constant_patterns.clone()
     };
+    patterns.extend(
+        registry
+            .locks()
+            .iter()
+            .filter_map(|lock| lock.constant())
+            .filter(|name| lockward_registry::is_identifier(name))
+            .map(str::to_owned),
+    );
+    patterns.sort();
+    patterns.dedup();
     let keywords: Vec<String> = ScanSettings::DEFAULT_KEYWORDS
         .iter()
         .map(|&k| k.to_owned())
@@ -165,7 +179,7 @@ pub(crate) fn calls(
         };
         return walk_for(registry, root, options, mode).files;
     };
-    let names = names(registry.scan_settings());
+    let names = names(registry);
     let mut files = Vec::new();
     for relative in only {
         let Some(language) = Language::from_path(relative).filter(|&l| callable(l)) else {
@@ -220,7 +234,7 @@ fn walk_for(registry: &Registry, root: &Path, options: &ScanOptions, mode: Mode)
         )),
     }
     let include = include_globs(&settings.include, registry_path, &mut errors);
-    let names = names(settings);
+    let names = names(registry);
     let shared = Shared {
         root,
         canonical_root: std::fs::canonicalize(root).ok(),

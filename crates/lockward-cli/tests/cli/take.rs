@@ -638,3 +638,79 @@ fn take_reserved_lands_the_reservation_in_place_for_its_worker() {
         run.stderr
     );
 }
+
+/// `lockward take NEW_LOCK --worker x`, then `check`: `constant-missing ... no definition of it
+/// was found`, though `take` had just written it (no constant pattern matched the name). Any name
+/// `take` accepts, `check` then finds, in every language `take` writes.
+#[test]
+fn any_name_take_accepts_check_then_finds_in_every_constants_language() {
+    // A fixed sequence of names from a seed: upper, lower and mixed case, digits, underscores.
+    let mut seed: u64 = 0x7a6e_0001_d00d_5eed;
+    let mut next = |n: u64| {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) % n
+    };
+    let alphabet: Vec<char> = ('A'..='Z')
+        .chain('a'..='z')
+        .chain('0'..='9')
+        .chain(['_'])
+        .collect();
+    let mut names: Vec<String> = vec!["NEW_LOCK".into(), "x".into(), "Reaper2".into()];
+    while names.len() < 10 {
+        let length = 1 + next(14);
+        let name: String = (0..length)
+            .map(|_| alphabet[usize::try_from(next(alphabet.len() as u64)).unwrap()])
+            .collect();
+        if name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            names.push(name);
+        }
+    }
+    for (file, header) in [
+        ("crates/harbor-core/src/locks.rs", None),
+        ("services/locks.py", Some("# locks\n")),
+        ("internal/locks/locks.go", Some("package locks\n")),
+        ("web/locks.ts", Some("// locks\n")),
+    ] {
+        let project = TestProject::harbor();
+        if let Some(header) = header {
+            project.edit(
+                "lockward.toml",
+                "constants = \"crates/harbor-core/src/locks.rs\"",
+                &format!("constants = \"{file}\""),
+            );
+            // The earlier constants stay in the Rust file: `constant-missing` for them is not
+            // what this test looks at.
+            project.write(file, header);
+        }
+        let mut taken = Vec::new();
+        for name in &names {
+            let run = project.run(&["take", name, "--worker", "w"]);
+            if run.code == 0 {
+                taken.push(name.clone());
+            }
+        }
+        assert!(taken.len() >= 5, "{file}: take accepted only {taken:?}");
+        let check = project.run(&["check", "--format", "json"]);
+        let findings = check.json();
+        let missing: Vec<&serde_json::Value> = findings["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .filter(|finding| finding["code"] == "constant-missing")
+            .filter(|finding| {
+                taken.iter().any(|name| {
+                    finding["message"]
+                        .as_str()
+                        .unwrap_or("")
+                        .contains(&format!("`{name}`"))
+                })
+            })
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "{file}: taken {taken:?}, yet {missing:#?}"
+        );
+    }
+}
