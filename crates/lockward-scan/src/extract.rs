@@ -1576,6 +1576,27 @@ impl Extractor<'_> {
         }
     }
 
+    /// Whether the name at `i` is an exception class of a Ruby `rescue` clause (`rescue
+    /// LockError => e`, `rescue A, B::C => e`): the `=>` there names the exception, it binds no
+    /// value to the class. It was read as an assignment, an `unresolved-constant` note.
+    /// (No other language lockward reads has a `rescue` keyword.)
+    fn rescued(&self, tokens: &[Token], i: usize) -> bool {
+        let mut j = i;
+        while let Some(before) = j.checked_sub(1) {
+            let token = &tokens[before];
+            let word = self.text(token.span.clone());
+            if word == "rescue" {
+                return true;
+            }
+            let part_of_the_list = token.kind == TokenKind::Ident || matches!(word, "," | "::");
+            if !part_of_the_list || tokens[j].newline_before {
+                return false;
+            }
+            j = before;
+        }
+        false
+    }
+
     /// If token `i` is bound to a value, how, and the value's tokens (up to the end of the
     /// expression: a line break, `;`, `,` or a closing bracket).
     fn bound_value(&self, tokens: &[Token], i: usize) -> Option<(Binding, Range<usize>, bool)> {
@@ -1595,6 +1616,9 @@ impl Extractor<'_> {
                 _ => None,
             }
         };
+        if matches!(binding_at(i + 1), Some(Binding::Arrow)) && self.rescued(tokens, i) {
+            return None;
+        }
         let (binding, start, typed) = match binding_at(i + 1) {
             Some(Binding::Colon) if !self.starts_value(tokens, i + 2) => {
                 // `NAME: Type = value`.

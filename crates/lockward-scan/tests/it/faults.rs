@@ -711,3 +711,26 @@ fn two_to_the_53_minus_one_is_safe_in_javascript_and_two_to_the_53_is_not() {
         ["services/api/edge.js:1 unsafe-js-integer"]
     );
 }
+
+/// Ruby's `rescue LockError => e` names the exception: it was read as an assignment of `e` to a
+/// name matching the patterns, an `unresolved-constant` note on every rescue of a lock error.
+#[test]
+fn a_ruby_rescue_clause_binds_no_value_to_the_exception_class() {
+    let project = Project::harbor();
+    project.write(
+        "app/jobs/reaper.rb",
+        "class Reaper\n  def run\n    work\n  rescue AdvisoryLockError => e\n    log(e)\n  rescue Foo::AdvisoryLockTimeout, AdvisoryLockGone => e\n    log(e)\n  end\nend\n",
+    );
+    let report = project.scan();
+    assert_eq!(brief(&report.findings), Vec::<String>::new());
+    assert_eq!(report.unresolved_constants, 0);
+    // A hash entry with `=>` is still one.
+    project.write(
+        "app/jobs/locks.rb",
+        "LOCKS = { ADVISORY_LOCK_REAPER => 4244 }\n",
+    );
+    assert_eq!(
+        brief(&project.scan().findings),
+        ["app/jobs/locks.rb:1 unregistered-id"]
+    );
+}
