@@ -101,6 +101,7 @@ codes! {
     HandoverInCoreCode = "handover-in-core-code": "A plugin's id is used outside that plugin's directory.",
     DuplicateDefinition = "duplicate-definition": "One id is defined by two constants that are not one registry entry.",
     DynamicKey = "dynamic-key": "An advisory lock call whose key cannot be resolved to an id.",
+    KeyShapeMismatch = "key-shape-mismatch": "A lock call takes an id in the other key form than its entry's: a family's id as one bigint key, or an exact id as the first int4 of a pair.",
     // The page.
     StalePage = "stale-page": "The rendered page on disk differs from what the registry renders.",
     // Work that has not landed.

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
-use lockward_registry::{Code, Finding, Id, Kind, Lock, Registry, Severity, Source};
+use lockward_registry::{Code, Finding, Id, KeyShape, Kind, Lock, Registry, Severity, Source};
 
 use crate::extract::{FileSites, Item, ItemKind, Key, Location, Shape, last_part};
 use crate::{PluginDir, ScanReport, Site, SiteForm, SiteKey};
@@ -464,6 +464,10 @@ impl<'a> Checker<'a> {
         if lock.is_none() && self.plugin_id(path, at, &value) {
             return;
         }
+        if let (Some(lock), Some(function)) = (lock, function.filter(|_| is_lock_call(&form(None))))
+        {
+            self.key_shape(path, at, lock, shape, &value, function);
+        }
         let Some(lock) = lock else {
             if written == Written::Literal {
                 let shown = constant
@@ -484,6 +488,51 @@ impl<'a> Checker<'a> {
             return;
         }
         self.found.insert(lock.id().value());
+    }
+
+    /// `key-shape-mismatch`: a lock call that takes its entry's id in the other key form.
+    /// PostgreSQL keeps one-int and two-int keys apart (`pg_advisory_lock(4242)` and
+    /// `pg_advisory_lock(4242, n)` never exclude each other), so a family's id taken as one bigint,
+    /// or an exact id taken as the first half of a pair, is a lock no other holder of the entry
+    /// takes: it passed `check`.
+    fn key_shape(
+        &mut self,
+        path: &str,
+        at: &Location,
+        lock: &Lock,
+        shape: Shape,
+        value: &Id,
+        function: &str,
+    ) {
+        let message = match (shape, lock.key()) {
+            (Shape::Pair, KeyShape::Exact) => format!(
+                "`{function}` takes id {} as the first int4 of a pair, but it is registered as an \
+                 exact key (one bigint): `{function}({}, n)` and `{function}({})` are different locks",
+                lock.id(),
+                lock.id(),
+                lock.id()
+            ),
+            // A bigint whose high 32 bits are the family (`(id << 32) | n`) is the family's
+            // bigint form; the family's id itself as the whole key is not.
+            (Shape::Bigint, KeyShape::Family) if value.value() == lock.id().value() => format!(
+                "`{function}` takes family {} as one bigint key, but its members are \
+                 `{function}({}, n)`: `{function}({})` is a different lock",
+                lock.id(),
+                lock.id(),
+                lock.id()
+            ),
+            _ => return,
+        };
+        let help = match lock.key() {
+            KeyShape::Exact => {
+                "pass the id alone, or register a family (`key = \"family\"`) for pairs"
+            }
+            KeyShape::Family => {
+                "pass a member as the second argument, or register an exact id for the one-key lock"
+            }
+        };
+        let finding = finding(Code::KeyShapeMismatch, Severity::Error, path, at, message);
+        self.emit(at, finding.with_help(help));
     }
 
     fn defined_here(&self, path: &str, name: &str) -> bool {
@@ -845,6 +894,12 @@ fn directory(path: &str) -> &str {
 
 fn normalise(path: &str) -> &str {
     path.strip_prefix("./").unwrap_or(path)
+}
+
+/// Whether a site is a call of an advisory lock function itself, whose key form is known
+/// (a keyword or a wrapper is read as one bigint key whatever it passes on).
+fn is_lock_call(form: &SiteForm) -> bool {
+    matches!(form, SiteForm::Call { .. })
 }
 
 #[cfg(test)]

@@ -734,3 +734,22 @@ fn a_ruby_rescue_clause_binds_no_value_to_the_exception_class() {
         ["app/jobs/locks.rb:1 unregistered-id"]
     );
 }
+
+/// A family's id taken as one bigint key, or an exact id taken as the first int4 of a pair,
+/// passed `check`: PostgreSQL keeps the two forms apart, so these are locks no other holder of
+/// the entry takes. A family's members and its bigint form `(id << 32) | n` stay fine.
+#[test]
+fn a_lock_call_in_the_other_key_form_than_its_entry_is_a_key_shape_mismatch() {
+    let project = Project::harbor();
+    project.write(
+        "services/jobs/shapes.py",
+        "from harbor.locks import ADVISORY_LOCK_RELOAD_BASE, ADVISORY_LOCK_INVOICE_ROLLUP\n\ndef run(cur, member):\n    cur.execute(\"SELECT pg_advisory_lock(%s)\", (ADVISORY_LOCK_RELOAD_BASE,))\n    cur.execute(\"SELECT pg_advisory_lock(%s, %s)\", (ADVISORY_LOCK_INVOICE_ROLLUP, member))\n    cur.execute(\"SELECT pg_advisory_lock(%s, %s)\", (ADVISORY_LOCK_RELOAD_BASE, member))\n    cur.execute(\"SELECT pg_advisory_lock(%s)\", (ADVISORY_LOCK_INVOICE_ROLLUP,))\n",
+    );
+    assert_eq!(
+        brief(&project.scan().findings),
+        [
+            "services/jobs/shapes.py:4 key-shape-mismatch",
+            "services/jobs/shapes.py:5 key-shape-mismatch",
+        ]
+    );
+}

@@ -14,7 +14,7 @@ func Send(db *sql.DB, shard int) error {
 	_, err = db.Exec(fmt.Sprintf("SELECT pg_advisory_unlock(%d)", AdvisoryLockMailer)) // site(2000003)
 	_ = '\''
 	_, err = db.Exec("SELECT pg_advisory_xact_lock(-1)") // expect(unregistered-id) site(-1)
-	_, err = db.Exec("SELECT pg_advisory_lock($1, $2)", AdvisoryLockMailer, shard) // site(2000003)
+	_, err = db.Exec("SELECT pg_advisory_lock($1, $2)", AdvisoryLockMailer, shard) // expect(key-shape-mismatch) site(2000003)
 	_ = Job{AdvisoryLockID: 2_000_003, Name: "mailer"} // site(2000003)
 	return err
 }

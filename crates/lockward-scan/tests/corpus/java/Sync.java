@@ -11,7 +11,7 @@ public final class Sync {
     void run(Connection conn) throws SQLException {
         conn.prepareStatement("SELECT pg_try_advisory_lock(" + BILLING_SYNC_LOCK_ID + ")"); // expect(dynamic-key)
         jdbc.update("SELECT pg_advisory_unlock(?)", BILLING_SYNC_LOCK_ID); // site(2000007)
-        jdbc.update("SELECT pg_advisory_lock(?, ?)", BILLING_SYNC_LOCK_ID, shard); // site(2000007)
+        jdbc.update("SELECT pg_advisory_lock(?, ?)", BILLING_SYNC_LOCK_ID, shard); // expect(key-shape-mismatch) site(2000007)
         jdbc.update("SELECT pg_advisory_lock(?) " + "AS locked", BILLING_SYNC_LOCK_ID); // site(2000007)
         conn.prepareStatement("""
             SELECT pg_advisory_unlock(2000007) -- site(2000007)
