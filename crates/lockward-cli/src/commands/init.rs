@@ -156,6 +156,7 @@ pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
             glob_for(&path)
         ));
     }
+    drafter.notes.extend(mixed_key_forms(&scan.sites));
     drafter.core(&scan.sites);
     drafter.externals(&scan.sites);
     drafter.literals(&scan.sites);
@@ -793,16 +794,48 @@ fn allows(site: &Site, code: &str) -> bool {
     })
 }
 
-/// A family when some site uses the id as the first key of a pair and it fits in an int4.
+/// A family when the code takes the id only as the first key of a pair (and it fits in an
+/// int4); exact when any lock call takes it as one bigint key. `pg_advisory_xact_lock(4242)`
+/// and `pg_advisory_xact_lock(4242, job.id)` are two locks, which the draft merged into one
+/// family; now the id is exact, and [`mixed_key_forms`] says so.
 fn key_of(sites: &[Site], id: i64) -> KeyShape {
-    let pair = sites
-        .iter()
-        .any(|site| site.id == id && matches!(site.key, SiteKey::Pair(_)));
-    if pair && i32::try_from(id).is_ok() {
+    let (bigint, pair) = key_forms(sites, id);
+    if !pair.is_empty() && bigint.is_empty() && i32::try_from(id).is_ok() {
         KeyShape::Family
     } else {
         KeyShape::Exact
     }
+}
+
+/// The lock calls that take `id` as one bigint key, and those that take it as the first int4
+/// of a pair (a definition has no key form of its own).
+fn key_forms(sites: &[Site], id: i64) -> (Vec<&Site>, Vec<&Site>) {
+    let calls = sites
+        .iter()
+        .filter(|site| site.id == id && matches!(site.form, lockward_scan::SiteForm::Call { .. }));
+    let (pair, bigint): (Vec<&Site>, Vec<&Site>) =
+        calls.partition(|site| matches!(site.key, SiteKey::Pair(_)));
+    (bigint, pair)
+}
+
+/// A note for each id the code takes in both key forms: they are two locks to PostgreSQL, the
+/// draft registers the one-bigint form, and `check` reports the pair calls
+/// (`key-shape-mismatch`) until they get a family of their own.
+fn mixed_key_forms(sites: &[Site]) -> Vec<String> {
+    let ids: BTreeSet<i64> = sites.iter().map(|site| site.id).collect();
+    ids.into_iter()
+        .filter_map(|id| {
+            let (bigint, pair) = key_forms(sites, id);
+            let (one, two) = (bigint.first()?, pair.first()?);
+            Some(format!(
+                "id {id} is taken as one bigint key ({}:{}) and as the first int4 of a pair \
+                 ({}:{}): PostgreSQL keeps these apart, so they are two locks; the draft registers \
+                 the one-key lock, and `lockward check` reports the pair calls until they get a \
+                 family id of their own (`lockward take NAME --family`)",
+                one.path, one.line, two.path, two.line
+            ))
+        })
+        .collect()
 }
 
 fn dedup(paths: impl Iterator<Item = String>) -> Vec<String> {

@@ -431,3 +431,34 @@ fn init_names_a_manifest_no_plugins_pattern_matched_and_the_pattern_that_would()
         "{said}"
     );
 }
+
+/// `init` merged `pg_advisory_xact_lock(4242)` and `pg_advisory_xact_lock(4242, job.id)` into one
+/// family: they are two locks. The draft registers the one-key lock and says why; `check` then
+/// reports the pair call.
+#[test]
+fn init_keeps_one_key_and_pair_uses_of_an_id_apart_and_says_so() {
+    let project = TestProject::copy_of(&fixture_dir().join("empty"));
+    project.write("app/locks.py", "ADVISORY_LOCK_REAPER = 1_001_001\n");
+    project.write(
+        "app/jobs.py",
+        "def run(cur, job):\n    cur.execute(\"SELECT pg_advisory_xact_lock(4242)\")\n    cur.execute(\"SELECT pg_advisory_xact_lock(4242, %s)\", (job.id,))\n",
+    );
+    let run = project.run(&["init"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        said.contains(
+            "id 4242 is taken as one bigint key (app/jobs.py:2) and as the first int4 of a pair \
+             (app/jobs.py:3)"
+        ),
+        "{said}"
+    );
+    let registry = project.read("lockward.toml");
+    assert!(!registry.contains("key = \"family\""), "{registry}");
+    let check = project.run(&["check", "--format", "json"]);
+    assert!(
+        check.stdout.contains("key-shape-mismatch") && check.stdout.contains("\"line\": 3"),
+        "{}",
+        check.stdout
+    );
+}
