@@ -469,13 +469,22 @@ fn to_int32(value: i128) -> Option<i32> {
     Some(value as i32)
 }
 
-/// The value JavaScript holds for an integer literal it cannot hold exactly: the nearest
-/// double, ties to even, as the parser rounds it.
+/// The key PostgreSQL gets for a JavaScript number literal it cannot hold exactly. The parser
+/// rounds the literal to the nearest double (ties to even), and node-postgres sends a number
+/// parameter as `String(n)`: the shortest decimal that reads back as that double, which
+/// PostgreSQL then parses as the bigint. So `-7311104411650000123` reaches it as
+/// `-7311104411650000000` (`node -e 'console.log(String(-7311104411650000123))'`), not the
+/// double's exact value `-7311104411649999872` that was reported. Rust's `f64` `Display` is that
+/// same shortest round-trip decimal, written without an exponent, as `String` writes every
+/// number below 1e21.
 pub(crate) fn js_runtime_value(value: i64) -> i128 {
-    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
     // The rounding is the point: `as f64` rounds to nearest, ties to even, as JavaScript does.
-    let rounded = value as f64 as i128;
-    rounded
+    #[allow(clippy::cast_precision_loss)]
+    let double = value as f64;
+    double
+        .to_string()
+        .parse()
+        .expect("a finite double's decimal is an integer below 1e21")
 }
 
 /// `expr` with the names `lookup` knows replaced by their values.
@@ -788,6 +797,15 @@ mod tests {
             js_runtime_value(9_007_199_254_740_995),
             9_007_199_254_740_996
         );
-        assert_eq!(js_runtime_value(i64::MAX), 9_223_372_036_854_775_808);
+        // As node-postgres sends it, `String(n)`: checked with Node.js.
+        assert_eq!(
+            js_runtime_value(-7_311_104_411_650_000_123),
+            -7_311_104_411_650_000_000
+        );
+        assert_eq!(
+            js_runtime_value(1_152_921_504_606_846_977),
+            1_152_921_504_606_847_000
+        );
+        assert_eq!(js_runtime_value(i64::MAX), 9_223_372_036_854_776_000);
     }
 }

@@ -753,3 +753,28 @@ fn a_lock_call_in_the_other_key_form_than_its_entry_is_a_key_shape_mismatch() {
         ]
     );
 }
+
+/// A JavaScript number beyond 2^53 reaches PostgreSQL as node-postgres writes it, `String(n)`:
+/// `-7311104411650000123` is sent as `-7311104411650000000`, not as the double's exact value
+/// `-7311104411649999872` that the finding named (checked with Node.js).
+#[test]
+fn an_unsafe_javascript_integer_names_the_key_node_postgres_sends() {
+    let project = Project::harbor();
+    project.write(
+        "services/api/neg.js",
+        "export const ADVISORY_LOCK_NEG = -7311104411650000123; // lockward: allow(unregistered-id)\n",
+    );
+    let report = project.scan();
+    let finding = report
+        .findings
+        .iter()
+        .find(|finding| finding.code == lockward_registry::Code::UnsafeJsInteger)
+        .expect("unsafe-js-integer");
+    assert!(
+        finding
+            .message
+            .contains("the code runs with -7311104411650000000, not the id -7311104411650000123"),
+        "{}",
+        finding.message
+    );
+}
