@@ -373,32 +373,14 @@ fn reservation(registry: &Registry, target: &str) -> Result<Id, EditError> {
 /// `reserved` line becomes the `constant`, `worker` (and `plugin`, `key`) lines, and any such
 /// lines it had go. No other byte changes.
 pub fn land_entry(registry_text: &str, entry: &Entry) -> Result<String, EditError> {
-    let document = toml_edit::Document::parse(registry_text).map_err(|_| {
-        match parse("lockward.toml", registry_text) {
-            Err(findings) => EditError::Rejected(findings),
-            Ok(_) => unreachable!("text toml_edit cannot parse never validates"),
-        }
-    })?;
-    let id = entry.id.value();
-    let table = document
-        .as_table()
-        .get("lock")
-        .and_then(toml_edit::Item::as_array_of_tables)
-        .and_then(|locks| {
-            locks
-                .iter()
-                .find(|table| table.get("id").and_then(toml_edit::Item::as_integer) == Some(id))
-        })
+    let document = document(registry_text)?;
+    let table = lock_table(&document, entry.id.value())
         .ok_or_else(|| EditError::NotRegistered(entry.id.to_string()))?;
-    let lines = |key: &str| {
-        let key_span = table.key(key).and_then(toml_edit::Key::span)?;
-        let value_span = table.get(key).and_then(toml_edit::Item::span)?;
-        Some(whole_lines(registry_text, key_span.start, value_span.end))
-    };
-    let reserved = lines("reserved").ok_or_else(|| EditError::NotReserved {
-        id: entry.id.to_string(),
-        kind: "another kind",
-    })?;
+    let reserved =
+        key_lines(registry_text, table, "reserved").ok_or_else(|| EditError::NotReserved {
+            id: entry.id.to_string(),
+            kind: "another kind",
+        })?;
     let nl = line_ending(registry_text);
     let mut landed = format!(
         "constant = {}{nl}worker = {}{nl}",
@@ -416,20 +398,59 @@ pub fn land_entry(registry_text: &str, entry: &Entry) -> Result<String, EditErro
     }
     let mut edits: Vec<(Range<usize>, String)> = vec![(reserved, landed)];
     for key in ["constant", "worker", "plugin", "key"] {
-        if let Some(range) = lines(key) {
+        if let Some(range) = key_lines(registry_text, table, key) {
             edits.push((range, String::new()));
         }
     }
+    Ok(apply(registry_text, edits))
+}
+
+/// The registry's text as a TOML document, or the findings of the registry it does not parse as.
+fn document(registry_text: &str) -> Result<toml_edit::Document<&str>, EditError> {
+    toml_edit::Document::parse(registry_text).map_err(|_| {
+        match parse("lockward.toml", registry_text) {
+            Err(findings) => EditError::Rejected(findings),
+            Ok(_) => unreachable!("text toml_edit cannot parse never validates"),
+        }
+    })
+}
+
+/// The `[[lock]]` table of `id`.
+fn lock_table<'d>(
+    document: &'d toml_edit::Document<&str>,
+    id: i64,
+) -> Option<&'d toml_edit::Table> {
+    document
+        .as_table()
+        .get("lock")
+        .and_then(toml_edit::Item::as_array_of_tables)
+        .and_then(|locks| {
+            locks
+                .iter()
+                .find(|table| table.get("id").and_then(toml_edit::Item::as_integer) == Some(id))
+        })
+}
+
+/// The whole lines of `key`'s pair in `table` (see [`whole_lines`]), when it has one.
+fn key_lines(registry_text: &str, table: &toml_edit::Table, key: &str) -> Option<Range<usize>> {
+    let key_span = table.key(key).and_then(toml_edit::Key::span)?;
+    let value_span = table.get(key).and_then(toml_edit::Item::span)?;
+    Some(whole_lines(registry_text, key_span.start, value_span.end))
+}
+
+/// `text` with each range replaced by its text, in order; an insertion sorts before a removal
+/// starting at the same byte, so both keep their place.
+fn apply(text: &str, mut edits: Vec<(Range<usize>, String)>) -> String {
     edits.sort_by_key(|(range, _)| (range.start, range.end));
-    let mut out = String::with_capacity(registry_text.len() + 80);
+    let mut out = String::with_capacity(text.len() + 80);
     let mut cursor = 0;
     for (range, replacement) in edits {
-        out.push_str(&registry_text[cursor..range.start]);
+        out.push_str(&text[cursor..range.start]);
         out.push_str(&replacement);
         cursor = range.end;
     }
-    out.push_str(&registry_text[cursor..]);
-    Ok(out)
+    out.push_str(&text[cursor..]);
+    out
 }
 
 /// The entry `target` names: an id in any TOML integer form (`1_001_003`, `1001003`,
@@ -523,22 +544,9 @@ pub fn append_entry(registry_text: &str, entry: &Entry) -> String {
 /// line after its `id`, the lines of `plugin`, `reserved` and `defined_in` removed (with any
 /// comment on them). No other byte changes.
 pub fn retire_entry(registry_text: &str, id: i64, reason: &str) -> Result<String, EditError> {
-    let document = toml_edit::Document::parse(registry_text).map_err(|_| {
-        match parse("lockward.toml", registry_text) {
-            Err(findings) => EditError::Rejected(findings),
-            Ok(_) => unreachable!("text toml_edit cannot parse never validates"),
-        }
-    })?;
-    let table = document
-        .as_table()
-        .get("lock")
-        .and_then(toml_edit::Item::as_array_of_tables)
-        .and_then(|locks| {
-            locks
-                .iter()
-                .find(|table| table.get("id").and_then(toml_edit::Item::as_integer) == Some(id))
-        })
-        .ok_or_else(|| EditError::NotRegistered(id.to_string()))?;
+    let document = document(registry_text)?;
+    let table =
+        lock_table(&document, id).ok_or_else(|| EditError::NotRegistered(id.to_string()))?;
     if let Some(reason) = table.get("retired").and_then(toml_edit::Item::as_str) {
         return Err(EditError::AlreadyRetired {
             id: id.to_string(),
@@ -560,28 +568,11 @@ pub fn retire_entry(registry_text: &str, id: i64, reason: &str) -> Result<String
         edits.push((at..at, format!("{nl}{retired_line}")));
     }
     for key in ["plugin", "reserved", "defined_in"] {
-        let (Some(key_span), Some(value_span)) = (
-            table.key(key).and_then(toml_edit::Key::span),
-            table.get(key).and_then(toml_edit::Item::span),
-        ) else {
-            continue;
-        };
-        edits.push((
-            whole_lines(registry_text, key_span.start, value_span.end),
-            String::new(),
-        ));
+        if let Some(range) = key_lines(registry_text, table, key) {
+            edits.push((range, String::new()));
+        }
     }
-    // An insertion sorts before a removal starting at the same byte: both keep their place.
-    edits.sort_by_key(|(range, _)| (range.start, range.end));
-    let mut out = String::with_capacity(registry_text.len() + retired_line.len() + 2);
-    let mut cursor = 0;
-    for (range, replacement) in edits {
-        out.push_str(&registry_text[cursor..range.start]);
-        out.push_str(&replacement);
-        cursor = range.end;
-    }
-    out.push_str(&registry_text[cursor..]);
-    Ok(out)
+    Ok(apply(registry_text, edits))
 }
 
 /// The byte range of the whole lines from the one holding `start` to the one holding `end`,
