@@ -10,6 +10,7 @@ use lockward_registry::{Code, Excerpt, Finding, Id, Severity, Span};
 use crate::collections;
 use crate::lang::{Language, SQL};
 use crate::lexer::{KEYWORDS_BEFORE_EXPRESSION, Lexed, Token, TokenKind, lex};
+use crate::scope::{self, Scope};
 use crate::values::{self, Expr, Pending};
 use crate::words::{self, Pattern};
 use crate::wrappers::FileWrappers;
@@ -209,6 +210,11 @@ pub(crate) struct FileSites {
     pub(crate) unresolved: Vec<Unresolved>,
     /// Its functions that may be wrappers, and its calls of wrapper names.
     pub(crate) wrappers: FileWrappers,
+    /// Its package and imports: how its names are bound to other files' ([`crate::bind`]).
+    pub(crate) scope: Scope,
+    /// The names its outermost scope assigns one integer (any name, not only those the
+    /// constant patterns match), which other files may import or share by package.
+    pub(crate) exports: HashMap<String, Id>,
 }
 
 impl FileSites {
@@ -326,6 +332,8 @@ pub(crate) fn extract_calls(
         member_locals: HashMap::new(),
         allows: Vec::new(),
         unresolved: Vec::new(),
+        depths: scope::brace_depths(text, &code.tokens),
+        outer: HashSet::new(),
     };
     extractor.collect_directives(&code);
     extractor.walk(&code.tokens, language, true);
@@ -385,6 +393,7 @@ pub(crate) fn extract_calls(
         unresolved,
         mut expressions,
         member_locals,
+        outer,
         ..
     } = extractor;
     let (allows, unresolved) = place_allows_and_unresolved(text, allows, unresolved);
@@ -465,7 +474,20 @@ pub(crate) fn extract_calls(
             words,
             defined,
         },
+        exports: HashMap::new(),
+        scope: scope::read(text, &code.tokens, language),
     };
+    sites.exports = local_ids
+        .iter()
+        .filter(|(name, _)| outer.contains(name.as_str()))
+        .map(|(name, id)| (name.clone(), id.clone()))
+        .collect();
+    // `export { a as b }`: the file's own `a`, exported as `b`.
+    for export in sites.scope.reexports.iter().filter(|e| e.module.is_empty()) {
+        if let Some(value) = export.name.as_ref().and_then(|name| local_ids.get(name)) {
+            sites.exports.insert(export.local.clone(), value.clone());
+        }
+    }
     let local_value = |name: &str| local_ids.get(name).map(Id::value);
     for (span, mut kind, later) in raw {
         resolve_local(&mut kind, &local_ids, &aliases, &member_names);
@@ -793,6 +815,10 @@ struct Extractor<'a> {
     /// Names assigned a member (`family = LOCK_TYPES["mine-topic"]`): a use of the name is a
     /// use of the member (`None` when the name is assigned something else too).
     member_locals: HashMap<String, Option<Key>>,
+    /// The number of braces open before each code token.
+    depths: Vec<usize>,
+    /// The names assigned at the file's outermost scope ([`scope::outermost`]).
+    outer: HashSet<String>,
 }
 
 /// The code values bound to the placeholders of the SQL string being walked.
@@ -1388,6 +1414,10 @@ impl Extractor<'_> {
             };
             (Binding::Assign, literal, expr, None, false)
         } else {
+            // In `const name lockKind = 1`, `lockKind` is the type, not a second name.
+            if code && language == Language::Go && self.is_go_type(tokens, i) {
+                return;
+            }
             let Some((binding, value, typed)) = self.bound_value(tokens, i) else {
                 return;
             };
@@ -1422,6 +1452,9 @@ impl Extractor<'_> {
                 None => {
                     self.locals.insert(name.clone(), local);
                 }
+            }
+            if scope::outermost(self.file, tokens, i, self.depths[i], language) {
+                self.outer.insert(name.clone());
             }
             let member = match (&literal, &expr, &value) {
                 (None, None, Some(value)) => {
@@ -1664,6 +1697,17 @@ impl Extractor<'_> {
             end += 1;
         }
         Some((binding, start..end, typed))
+    }
+
+    /// Whether the Go name at `i` is the type of a declaration (`const reapLock lockKind = 1`,
+    /// `var n int64 = 2`): a name right before it on its line that is no keyword.
+    fn is_go_type(&self, tokens: &[Token], i: usize) -> bool {
+        let Some(previous) = i.checked_sub(1).map(|p| &tokens[p]) else {
+            return false;
+        };
+        !tokens[i].newline_before
+            && previous.kind == TokenKind::Ident
+            && !matches!(self.text(previous.span.clone()), "const" | "var")
     }
 
     fn starts_value(&self, tokens: &[Token], j: usize) -> bool {

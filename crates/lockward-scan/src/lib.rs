@@ -25,7 +25,10 @@
 //!   `undeclared-site`: a copied number is exactly how two workers come to share an id. A line
 //!   that is the same worker's lock says so with a trailing `-- lockward: allow(undeclared-site)`.
 //! - A call's key that is a name resolves to a definition in the same file first (any
-//!   `NAME = <integer>`, if the file assigns NAME nothing else), then to a constant matching the
+//!   `NAME = <integer>`, if the file assigns NAME nothing else), then to the outermost-scope
+//!   integer of the file the language binds it to (the same Go package, an imported Python,
+//!   JavaScript, Java or Kotlin module or class: see `bind` and `scope`, which read those files
+//!   alone when the first walk did not lex them), then to a constant matching the
 //!   patterns anywhere in the tree (when several values share the name: the registry entry
 //!   listing the file, else the definition in the same directory), then to the registry's entry
 //!   of that name; otherwise the call is a `dynamic-key` note. A placeholder in SQL (`$1`, `%s`,
@@ -70,10 +73,12 @@
 //! exact two-way expectations, and `scripts/corpus-measure` to score a scan against the labels.
 #![deny(missing_docs)]
 
+mod bind;
 mod check;
 mod collections;
 mod extract;
 mod plugins;
+mod scope;
 mod values;
 mod walk;
 mod words;
@@ -307,10 +312,24 @@ pub fn defined_ids(registry: &Registry, path: &str, text: &str) -> Vec<i64> {
 /// When the walk infers wrappers whose names hold no trigger word, one more pass per round of
 /// inference (at most four) reads the files of the languages that may call them and lexes those
 /// that hold a name as a word; when every new name holds a trigger word, it re-reads only the
-/// files the walk lexed. Neither keeps a file's text.
+/// files the walk lexed. Then the files that keys' names are bound to by package or import are
+/// read, and only those (at most four rounds). None keeps a file's text.
 pub fn scan(registry: &Registry, root: &Path, options: &ScanOptions) -> ScanReport {
     let mut walked = walk::walk(registry, root, options);
-    follow_wrappers(registry, root, options, &mut walked);
+    let declared = wrappers::Declared::new(registry.scan_settings());
+    let names = walk::names(registry);
+    let mut calls = follow_wrappers(registry, root, options, &mut walked, &declared);
+    calls.extend(declared.names().map(str::to_owned));
+    bind::load(
+        root,
+        options.max_file_size,
+        &walked.sources,
+        &names,
+        &calls,
+        &mut walked.files,
+    );
+    wrappers::resolve(&mut walked.files, &declared);
+    bind::rewrite(&walked.sources, &names, &mut walked.files);
     values::resolve_tree(&mut walked.files, registry);
     let plugins = options
         .plugins
@@ -330,20 +349,20 @@ pub fn scan(registry: &Registry, root: &Path, options: &ScanOptions) -> ScanRepo
 const MAX_WRAPPER_PASSES: usize = 4;
 
 /// Finds the calls of the wrappers the walk inferred (and the wrappers of those, across files),
-/// then turns every wrapper call into a site. A pass reads only the files the first walk lexed
-/// when every new name holds a trigger word, and walks the tree again (lexing only files that
-/// hold a new name) otherwise.
+/// and returns their names. A pass reads only the files the first walk lexed when every new name
+/// holds a trigger word, and walks the tree again (lexing only files that hold a new name)
+/// otherwise.
 fn follow_wrappers(
     registry: &Registry,
     root: &Path,
     options: &ScanOptions,
     walked: &mut walk::Walked,
-) {
-    let declared = wrappers::Declared::new(registry.scan_settings());
+    declared: &wrappers::Declared,
+) -> HashSet<String> {
     let names = walk::names(registry);
     let mut searched: HashSet<(String, Language)> = HashSet::new();
     for _ in 0..MAX_WRAPPER_PASSES {
-        let new: HashSet<(String, Language)> = wrappers::inferred_names(&walked.files, &declared)
+        let new: HashSet<(String, Language)> = wrappers::inferred_names(&walked.files, declared)
             .into_iter()
             .filter(|found| !searched.contains(found) && !declared.contains(&found.0))
             .collect();
@@ -364,7 +383,7 @@ fn follow_wrappers(
             }
         }
     }
-    wrappers::resolve(&mut walked.files, &declared);
+    searched.into_iter().map(|(name, _)| name).collect()
 }
 
 /// Checks one source text as [`scan`] would check it at `path` (relative to the registry's

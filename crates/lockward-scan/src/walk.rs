@@ -26,6 +26,9 @@ pub(crate) struct Walked {
     pub(crate) not_read: NotRead,
     /// Every file lexed (whatever it held), for a later pass that needs only those.
     pub(crate) lexed: Vec<String>,
+    /// Every source file the walk read (lexed or not), sorted: where a later pass looks for
+    /// the file a name is bound in ([`crate::bind`]).
+    pub(crate) sources: Vec<String>,
 }
 
 /// The constant patterns and keywords in force: the registry's, or the defaults, and every
@@ -117,6 +120,7 @@ struct Shared<'a> {
     canonical_root: Option<std::path::PathBuf>,
     mode: Mode,
     lexed: Mutex<Vec<String>>,
+    sources: Mutex<Vec<String>>,
     include: Option<globset::GlobSet>,
     names: Names,
     prefilter: Option<Regex>,
@@ -240,6 +244,7 @@ fn walk_for(registry: &Registry, root: &Path, options: &ScanOptions, mode: Mode)
         canonical_root: std::fs::canonicalize(root).ok(),
         mode,
         lexed: Mutex::default(),
+        sources: Mutex::default(),
         include,
         prefilter: prefilter(&names),
         names,
@@ -301,7 +306,37 @@ fn walk_for(registry: &Registry, root: &Path, options: &ScanOptions, mode: Mode)
             .lexed
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner),
+        sources: {
+            let mut sources = shared
+                .sources
+                .into_inner()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            sources.sort_unstable();
+            sources
+        },
     }
+}
+
+/// Reads and extracts one source file of the tree (a path the walk listed in
+/// [`Walked::sources`]), looking for the calls of `wanted` too; `None` if it cannot be read, is
+/// too large or is not text (the walk reported each of those already).
+pub(crate) fn load(
+    root: &Path,
+    relative: &str,
+    max_file_size: u64,
+    names: &Names,
+    wanted: &HashSet<String>,
+) -> Option<FileSites> {
+    let language = Language::from_path(relative)?;
+    let mut buffer = Vec::new();
+    std::fs::File::open(root.join(relative))
+        .and_then(|file| file.take(max_file_size + 1).read_to_end(&mut buffer))
+        .ok()?;
+    if buffer.len() as u64 > max_file_size || looks_binary(&buffer) {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&buffer);
+    Some(extract_calls(relative, language, &text, names, wanted))
 }
 
 /// Where a walk error happened, relative to `root` like every finding's path (`.` for the root
@@ -455,6 +490,7 @@ impl Shared<'_> {
             return;
         }
         self.progress.add(buffer.len() as u64);
+        lock(&self.sources).push(relative.to_owned());
         if self
             .prefilter
             .as_ref()
@@ -474,7 +510,12 @@ impl Shared<'_> {
         let text = String::from_utf8_lossy(buffer);
         let sites = extract(relative, language, &text, &self.names);
         lock(&self.lexed).push(relative.to_owned());
-        if !sites.items.is_empty() || !sites.allows.is_empty() || !sites.wrappers.is_empty() {
+        if !sites.items.is_empty()
+            || !sites.allows.is_empty()
+            || !sites.wrappers.is_empty()
+            || !sites.exports.is_empty()
+            || !sites.members.is_empty()
+        {
             lock(&self.files).push(sites);
         }
     }
@@ -655,6 +696,7 @@ mod tests {
             root: root.path(),
             mode: Mode::Sites,
             lexed: Mutex::default(),
+            sources: Mutex::default(),
             canonical_root: None,
             include: None,
             prefilter: prefilter(&names),

@@ -1,0 +1,749 @@
+//! Names followed across files, as each language binds them (see [`crate::scope`]).
+//!
+//! The first walk lexes only the files that hold a trigger word, so a lock key written as a name
+//! no pattern matches (`reapLock`, `JobLock.REAP`) is defined, most often, in a file it never
+//! read: a Go file of the same package, the Python module it is imported from. This pass finds
+//! where each such name is bound (the same package's files, the imported module, a re-export),
+//! reads those files alone (no second walk of the tree), and repeats for names those files import
+//! in turn, at most [`MAX_ROUNDS`] times. [`rewrite`] then gives each key its value: a name bound
+//! to an outermost-scope integer of another file becomes a [`Key::Local`] of that value, as a name
+//! defined in the same file is; a member of an enum imported under another name
+//! (`from .locks import JobLock as Kind`) is written as the enum's own.
+//!
+//! Names that match the constant patterns are not rebound: they are definitions of their own,
+//! resolved across the tree by the checker.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::Path;
+
+use lockward_lang::Language;
+use lockward_registry::Id;
+
+use crate::extract::{FileSites, ItemKind, Key, Names};
+use crate::walk;
+use crate::words;
+
+/// How many times names are followed to the files that define them: a constant imported from a
+/// module that imports it from another is found, and a cycle of imports still ends.
+pub(crate) const MAX_ROUNDS: usize = 4;
+
+/// The extensions a JavaScript or TypeScript specifier without one may stand for.
+const EXTENSIONS: &[&str] = &[".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"];
+
+/// How deep one lookup follows imports and re-exports.
+const MAX_DEPTH: usize = 6;
+
+/// The source files of the tree, by directory, for finding a module's file.
+pub(crate) struct Index<'a> {
+    by_dir: HashMap<&'a str, Vec<&'a str>>,
+    all: HashSet<&'a str>,
+}
+
+impl<'a> Index<'a> {
+    pub(crate) fn new(sources: &'a [String]) -> Self {
+        let mut by_dir: HashMap<&str, Vec<&str>> = HashMap::new();
+        for path in sources {
+            by_dir.entry(directory(path)).or_default().push(path);
+        }
+        Self {
+            by_dir,
+            all: sources.iter().map(String::as_str).collect(),
+        }
+    }
+
+    fn in_dir(&self, dir: &str) -> impl Iterator<Item = &'a str> + '_ {
+        self.by_dir.get(dir).into_iter().flatten().copied()
+    }
+
+    fn has(&self, path: &str) -> bool {
+        self.all.contains(path)
+    }
+
+    /// The files whose path ends with `suffix` (after a `/` or at the root), nearest to `from`
+    /// first (the longest shared directory prefix).
+    fn ending_with(&self, suffix: &str, from: &str) -> Vec<&'a str> {
+        let mut found: Vec<&str> = self
+            .all
+            .iter()
+            .copied()
+            .filter(|path| {
+                path.strip_suffix(suffix)
+                    .is_some_and(|head| head.is_empty() || head.ends_with('/'))
+            })
+            .collect();
+        found.sort_by_key(|path| (std::cmp::Reverse(shared_prefix(path, from)), *path));
+        found
+    }
+
+    /// The directories holding files of `language` whose path ends with `suffix`, longest match
+    /// first: a Go import path's package (`github.com/acme/app/internal/locks` is the directory
+    /// `internal/locks` of the module).
+    fn go_package_dir(&self, import: &str) -> Option<&'a str> {
+        let mut best: Option<&str> = None;
+        for &dir in self.by_dir.keys() {
+            let go = self.in_dir(dir).any(|p| is(p, Language::Go));
+            let matches = !dir.is_empty()
+                && import
+                    .strip_suffix(dir)
+                    .is_some_and(|head| head.is_empty() || head.ends_with('/'));
+            if go && matches && best.is_none_or(|b| dir.len() > b.len()) {
+                best = Some(dir);
+            }
+        }
+        best
+    }
+}
+
+/// The loaded files by path, and what is still to load.
+pub(crate) struct Binder<'a, 'f> {
+    index: &'a Index<'a>,
+    files: HashMap<&'f str, &'f FileSites>,
+    /// Files a lookup needed that are not loaded (yet).
+    pub(crate) missing: BTreeSet<String>,
+}
+
+impl<'a, 'f> Binder<'a, 'f> {
+    pub(crate) fn new(index: &'a Index<'a>, files: &'f [FileSites]) -> Self {
+        Self {
+            index,
+            files: files.iter().map(|f| (f.path.as_str(), f)).collect(),
+            missing: BTreeSet::new(),
+        }
+    }
+
+    fn file(&mut self, path: &str) -> Option<&'f FileSites> {
+        let found = self.files.get(path).copied();
+        if found.is_none() {
+            self.missing.insert(path.to_owned());
+        }
+        found
+    }
+
+    /// The value of `written` (a name as a key writes it: `reapLock`, `locks.ReapLock`) in
+    /// `file`, through its imports and its package.
+    pub(crate) fn value(&mut self, file: &FileSites, written: &str) -> Option<Id> {
+        self.lookup(file, written, 0)
+    }
+
+    fn lookup(&mut self, file: &FileSites, written: &str, depth: usize) -> Option<Id> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        if depth > 0
+            && let Some(value) = file.exports.get(written)
+        {
+            return Some(value.clone());
+        }
+        let mut values: Vec<Id> = Vec::new();
+        for (path, name) in self.origins(file, written) {
+            let Some(target) = self.file(&path) else {
+                continue;
+            };
+            if target.path == file.path && name == written {
+                continue;
+            }
+            if let Some(value) = self.lookup(target, &name, depth + 1) {
+                values.push(value);
+            }
+        }
+        one(values)
+    }
+
+    /// Where `written` is bound, seen from `file`: the files to look in, and the name to look up
+    /// there.
+    pub(crate) fn origins(&self, file: &FileSites, written: &str) -> Vec<(String, String)> {
+        let parts: Vec<&str> = written.split('.').collect();
+        match file.language {
+            Language::Go => self.go(file, &parts),
+            Language::Python => self.python(file, &parts),
+            Language::JavaScript => self.javascript(file, &parts),
+            Language::Java | Language::Kotlin => self.jvm(file, &parts),
+            Language::Rust | Language::Ruby | Language::Sql => Vec::new(),
+        }
+    }
+
+    fn go(&self, file: &FileSites, parts: &[&str]) -> Vec<(String, String)> {
+        match parts {
+            // A package-level name of another file of the same package.
+            [name] => self
+                .index
+                .in_dir(directory(&file.path))
+                .filter(|path| is(path, Language::Go) && *path != file.path)
+                .filter(|path| {
+                    self.files.get(path).is_none_or(|other| {
+                        other.scope.package == file.scope.package || file.scope.package.is_none()
+                    })
+                })
+                .map(|path| (path.to_owned(), (*name).to_owned()))
+                .collect(),
+            // An exported name of an imported package.
+            [package, name] if name.starts_with(|c: char| c.is_uppercase()) => {
+                let Some(import) = file
+                    .scope
+                    .imports
+                    .iter()
+                    .find(|import| import.local == *package)
+                else {
+                    return Vec::new();
+                };
+                let Some(dir) = self.index.go_package_dir(&import.module) else {
+                    return Vec::new();
+                };
+                self.index
+                    .in_dir(dir)
+                    .filter(|path| is(path, Language::Go) && !path.ends_with("_test.go"))
+                    .map(|path| (path.to_owned(), (*name).to_owned()))
+                    .collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn python(&self, file: &FileSites, parts: &[&str]) -> Vec<(String, String)> {
+        let mut found = Vec::new();
+        for import in &file.scope.imports {
+            // `from M import *`: any name may come from M.
+            if import.local == "*" {
+                for module in self.python_module(&file.path, &import.module) {
+                    found.push((module, parts.join(".")));
+                }
+                continue;
+            }
+            let local: Vec<&str> = import.local.split('.').collect();
+            if parts.len() < local.len() || parts[..local.len()] != local[..] {
+                continue;
+            }
+            let rest = &parts[local.len()..];
+            match &import.name {
+                // `import a.b.c`: the rest is a name of module a.b.c.
+                None => {
+                    if let [name] = rest {
+                        for module in self.python_module(&file.path, &import.module) {
+                            found.push((module, (*name).to_owned()));
+                        }
+                    }
+                }
+                Some(name) => {
+                    // `from P import m` where m is a module of its own: the rest is m's.
+                    let submodule = join_module(&import.module, name);
+                    let modules = self.python_module(&file.path, &submodule);
+                    if let ([inner], false) = (rest, modules.is_empty()) {
+                        for module in modules {
+                            found.push((module, (*inner).to_owned()));
+                        }
+                    } else if rest.is_empty() {
+                        for module in self.python_module(&file.path, &import.module) {
+                            found.push((module, name.clone()));
+                        }
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    /// The file of a Python module seen from `from`: `.locks` beside it, `..db` one package up,
+    /// `jobs.locks` anywhere in the tree (nearest first), as `m.py` or `m/__init__.py`.
+    fn python_module(&self, from: &str, module: &str) -> Vec<String> {
+        let dots = module.len() - module.trim_start_matches('.').len();
+        let dotted = &module[dots..];
+        let relative = dotted.replace('.', "/");
+        let candidates = |base: &str| -> Vec<String> {
+            let joined = |tail: &str| {
+                if base.is_empty() {
+                    tail.to_owned()
+                } else {
+                    format!("{base}/{tail}")
+                }
+            };
+            if relative.is_empty() {
+                return vec![joined("__init__.py")];
+            }
+            vec![
+                joined(&format!("{relative}.py")),
+                joined(&format!("{relative}/__init__.py")),
+            ]
+        };
+        if dots > 0 {
+            let mut base = directory(from);
+            for _ in 1..dots {
+                base = directory(base);
+            }
+            return candidates(base)
+                .into_iter()
+                .filter(|path| self.index.has(path))
+                .collect();
+        }
+        if relative.is_empty() {
+            return Vec::new();
+        }
+        let suffixes = [format!("{relative}.py"), format!("{relative}/__init__.py")];
+        suffixes
+            .iter()
+            .flat_map(|suffix| self.index.ending_with(suffix, from))
+            .take(1)
+            .map(str::to_owned)
+            .collect()
+    }
+
+    fn javascript(&self, file: &FileSites, parts: &[&str]) -> Vec<(String, String)> {
+        let mut found = Vec::new();
+        let (first, rest) = match parts {
+            [first, rest @ ..] => (*first, rest),
+            [] => return found,
+        };
+        // A module asked for a name it exports: its own definition (the lookup checks), or a
+        // re-export.
+        for export in file.scope.reexports.iter().filter(|e| !e.module.is_empty()) {
+            let wanted = if export.local == "*" {
+                parts.join(".")
+            } else if export.local == first && rest.is_empty() {
+                export.name.clone().unwrap_or_default()
+            } else {
+                continue;
+            };
+            for module in self.javascript_module(&file.path, &export.module) {
+                found.push((module, wanted.clone()));
+            }
+        }
+        for import in file.scope.imports.iter().filter(|i| i.local == first) {
+            let wanted = match (&import.name, rest) {
+                (Some(name), []) if name != "default" => name.clone(),
+                (None, [name]) => (*name).to_owned(),
+                _ => continue,
+            };
+            for module in self.javascript_module(&file.path, &import.module) {
+                found.push((module, wanted.clone()));
+            }
+        }
+        found
+    }
+
+    /// The file of a relative JavaScript specifier (`./locks`, `../locks/index.js`): as written,
+    /// with each extension, or its directory's index; a package name is not followed.
+    fn javascript_module(&self, from: &str, specifier: &str) -> Vec<String> {
+        if !specifier.starts_with("./") && !specifier.starts_with("../") {
+            return Vec::new();
+        }
+        let Some(joined) = join_path(directory(from), specifier) else {
+            return Vec::new();
+        };
+        // TypeScript imports `./locks.js` for the file `locks.ts`.
+        let stem = [".js", ".mjs", ".cjs", ".jsx"]
+            .iter()
+            .find_map(|ext| joined.strip_suffix(ext))
+            .unwrap_or(&joined);
+        let mut candidates = vec![joined.clone()];
+        for base in [stem, joined.as_str()] {
+            candidates.extend(EXTENSIONS.iter().map(|ext| format!("{base}{ext}")));
+            candidates.extend(EXTENSIONS.iter().map(|ext| format!("{base}/index{ext}")));
+        }
+        candidates
+            .into_iter()
+            .find(|path| self.index.has(path))
+            .into_iter()
+            .collect()
+    }
+
+    fn jvm(&self, file: &FileSites, parts: &[&str]) -> Vec<(String, String)> {
+        let mut found = Vec::new();
+        let dir = directory(&file.path);
+        let class_files = |class_path: &str| -> Vec<String> {
+            [".java", ".kt"]
+                .iter()
+                .flat_map(|ext| {
+                    self.index
+                        .ending_with(&format!("{class_path}{ext}"), &file.path)
+                })
+                .take(1)
+                .map(str::to_owned)
+                .collect()
+        };
+        let same_package = |only: Option<&str>| -> Vec<String> {
+            self.index
+                .in_dir(dir)
+                .filter(|path| {
+                    *path != file.path && (is(path, Language::Java) || is(path, Language::Kotlin))
+                })
+                .filter(|path| only.is_none_or(|class| file_stem(path) == class))
+                .filter(|path| {
+                    self.files
+                        .get(path)
+                        .is_none_or(|other| other.scope.package == file.scope.package)
+                })
+                .map(str::to_owned)
+                .collect()
+        };
+        match parts {
+            // `Class.NAME`: the class's file, imported or of the same package.
+            [class, name] => {
+                for import in file.scope.imports.iter().filter(|i| i.local == *class) {
+                    let imported = import.name.as_deref().unwrap_or(class);
+                    let class_path = format!("{}/{imported}", import.module.replace('.', "/"));
+                    for path in class_files(&class_path) {
+                        found.push((path, (*name).to_owned()));
+                    }
+                }
+                // The same package: the class's own file, else any file of it (a Kotlin
+                // `object` need not live in a file of its name).
+                if found.is_empty() {
+                    let mut paths = same_package(Some(class));
+                    if paths.is_empty() {
+                        paths = same_package(None);
+                    }
+                    for path in paths {
+                        found.push((path, (*name).to_owned()));
+                    }
+                }
+            }
+            // `NAME`: a static import (Java), a top-level import (Kotlin), a wildcard, or a
+            // top-level constant of the same package (Kotlin).
+            [name] => {
+                for import in &file.scope.imports {
+                    let wildcard = import.local == "*";
+                    if import.local != *name && !wildcard {
+                        continue;
+                    }
+                    let module_path = import.module.replace('.', "/");
+                    let mut paths = class_files(&module_path);
+                    if file.language == Language::Kotlin && paths.is_empty() {
+                        paths = self
+                            .index
+                            .ending_with(&format!("{module_path}/"), &file.path)
+                            .into_iter()
+                            .map(str::to_owned)
+                            .collect();
+                        if let Some(package_dir) = self.kotlin_package_dir(&module_path, &file.path)
+                        {
+                            paths.extend(
+                                self.index
+                                    .in_dir(package_dir)
+                                    .filter(|p| is(p, Language::Kotlin))
+                                    .map(str::to_owned),
+                            );
+                        }
+                    }
+                    let wanted = import.name.as_deref().filter(|n| *n != "*").unwrap_or(name);
+                    for path in paths {
+                        found.push((path, wanted.to_owned()));
+                    }
+                }
+                if file.language == Language::Kotlin && found.is_empty() {
+                    for path in same_package(None) {
+                        found.push((path, (*name).to_owned()));
+                    }
+                }
+            }
+            _ => {}
+        }
+        found
+    }
+
+    /// The directory of a Kotlin package (`com/acme/locks`), nearest to `from`.
+    fn kotlin_package_dir(&self, package_path: &str, from: &str) -> Option<&'a str> {
+        let mut dirs: Vec<&str> = self
+            .index
+            .by_dir
+            .keys()
+            .copied()
+            .filter(|dir| {
+                dir.strip_suffix(package_path)
+                    .is_some_and(|head| head.is_empty() || head.ends_with('/'))
+            })
+            .collect();
+        dirs.sort_by_key(|dir| (std::cmp::Reverse(shared_prefix(dir, from)), *dir));
+        dirs.first().copied()
+    }
+}
+
+/// The names a file's keys are written as that may be bound in another file: each key's name
+/// (not a pattern constant's) and the container of each member (`JobLock` of `JobLock.REAP`).
+pub(crate) fn wanted(file: &FileSites, names: &Names) -> Vec<String> {
+    let mut wanted = Vec::new();
+    let mut key = |key: &Key| match key {
+        Key::Name(written) if !is_pattern_name(names, written) => wanted.push(written.clone()),
+        Key::Member { shown, members, .. } => {
+            if let Some(container) = members.first().map(|m| container(m)) {
+                wanted.push(container.to_owned());
+            }
+            // `locks.JobLock.VACUUM`: the module it is read from.
+            if let Some((first, _)) = shown.split_once('.') {
+                wanted.push(first.to_owned());
+            }
+        }
+        _ => {}
+    };
+    for item in &file.items {
+        if let ItemKind::Call { key: k, .. }
+        | ItemKind::Keyword { key: k, .. }
+        | ItemKind::Wrapper { key: k, .. } = &item.kind
+        {
+            key(k);
+        }
+    }
+    for call in &file.wrappers.calls {
+        for arg in &call.args {
+            key(&arg.key);
+        }
+    }
+    wanted.sort();
+    wanted.dedup();
+    wanted
+}
+
+/// Reads the files the keys of `files` are bound in, round after round (see the module's
+/// documentation), and adds them to `files`, kept sorted by path.
+pub(crate) fn load(
+    root: &Path,
+    max_file_size: u64,
+    sources: &[String],
+    names: &Names,
+    wanted_calls: &HashSet<String>,
+    files: &mut Vec<FileSites>,
+) {
+    let index = Index::new(sources);
+    let mut tried: HashSet<String> = HashSet::new();
+    for _ in 0..MAX_ROUNDS {
+        let missing = {
+            let mut binder = Binder::new(&index, files);
+            for file in files.iter() {
+                for written in wanted(file, names) {
+                    binder.value(file, &written);
+                }
+            }
+            binder.missing
+        };
+        let new: Vec<String> = missing
+            .into_iter()
+            .filter(|path| tried.insert(path.clone()))
+            .collect();
+        if new.is_empty() {
+            break;
+        }
+        for path in new {
+            let Some(sites) = walk::load(root, &path, max_file_size, names, wanted_calls) else {
+                continue;
+            };
+            if let Err(at) = files.binary_search_by(|file| file.path.as_str().cmp(&path)) {
+                files.insert(at, sites);
+            }
+        }
+    }
+}
+
+/// Gives each key bound in another file its value (see the module's documentation).
+pub(crate) fn rewrite(sources: &[String], names: &Names, files: &mut [FileSites]) {
+    let index = Index::new(sources);
+    let mut keys: Vec<(usize, usize, Key)> = Vec::new();
+    {
+        let mut binder = Binder::new(&index, files);
+        for (f, file) in files.iter().enumerate() {
+            for (i, item) in file.items.iter().enumerate() {
+                let (ItemKind::Call { key, .. }
+                | ItemKind::Keyword { key, .. }
+                | ItemKind::Wrapper { key, .. }) = &item.kind
+                else {
+                    continue;
+                };
+                if let Some(bound) = bound_key(&mut binder, file, key, names) {
+                    keys.push((f, i, bound));
+                }
+            }
+        }
+    }
+    for (f, i, bound) in keys {
+        if let ItemKind::Call { key, .. }
+        | ItemKind::Keyword { key, .. }
+        | ItemKind::Wrapper { key, .. } = &mut files[f].items[i].kind
+        {
+            *key = bound;
+        }
+    }
+}
+
+/// The key `key` stands for once its names are bound, if that differs.
+fn bound_key(binder: &mut Binder, file: &FileSites, key: &Key, names: &Names) -> Option<Key> {
+    match key {
+        Key::Name(written) if !is_pattern_name(names, written) => {
+            let value = binder.value(file, written)?;
+            Some(Key::Local {
+                name: written.clone(),
+                value,
+            })
+        }
+        // A member read through an alias of its enum is the enum's member.
+        Key::Member {
+            members,
+            name,
+            shown,
+        } => {
+            // `locks.vacuumLock`, `LockIds.REAP`: an imported module's or class's constant.
+            if let Some(value) = members
+                .iter()
+                .filter(|m| !m.contains(['[', ':']) && !is_pattern_name(names, m))
+                .find_map(|m| binder.value(file, m))
+            {
+                return Some(Key::Local {
+                    name: members[0].clone(),
+                    value,
+                });
+            }
+            let local = container(members.first()?);
+            let import = file
+                .scope
+                .imports
+                .iter()
+                .find(|import| import.local == local && import.name.is_some())?;
+            let original = import
+                .name
+                .as_deref()
+                .filter(|n| *n != local && *n != "*")?;
+            let members = members
+                .iter()
+                .map(|m| format!("{original}{}", &m[local.len()..]))
+                .collect();
+            Some(Key::Member {
+                members,
+                name: name.clone(),
+                shown: shown.clone(),
+            })
+        }
+        _ => None,
+    }
+}
+
+fn is_pattern_name(names: &Names, written: &str) -> bool {
+    names.is_constant(&words::split(crate::extract::last_part(written)))
+}
+
+/// The collection or enum of a member name (`JobLock` of `JobLock.REAP`, `LOCKS` of
+/// `LOCKS["x"]`).
+fn container(member: &str) -> &str {
+    member
+        .find(['[', '.', ':'])
+        .map_or(member, |at| &member[..at])
+}
+
+/// The one value the lookups agree on.
+fn one(mut values: Vec<Id>) -> Option<Id> {
+    values.dedup_by(|a, b| a.value() == b.value());
+    let first = values.first()?;
+    values
+        .iter()
+        .all(|v| v.value() == first.value())
+        .then(|| first.clone())
+}
+
+fn join_module(module: &str, name: &str) -> String {
+    if module.ends_with('.') {
+        format!("{module}{name}")
+    } else {
+        format!("{module}.{name}")
+    }
+}
+
+/// `dir` joined with a relative path (`./a`, `../b/c`), normalised; `None` when it leaves the
+/// tree.
+fn join_path(dir: &str, relative: &str) -> Option<String> {
+    let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+    for part in relative.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            other => parts.push(other),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+fn is(path: &str, language: Language) -> bool {
+    Language::from_path(path) == Some(language)
+}
+
+/// The directory part of a `/`-separated path (`""` at the root).
+fn directory(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(dir, _)| dir)
+}
+
+fn file_stem(path: &str) -> &str {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.split_once('.').map_or(name, |(stem, _)| stem)
+}
+
+fn shared_prefix(a: &str, b: &str) -> usize {
+    a.split('/')
+        .zip(b.split('/'))
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths_join_and_never_leave_the_tree() {
+        assert_eq!(
+            join_path("src/jobs", "./locks").as_deref(),
+            Some("src/jobs/locks")
+        );
+        assert_eq!(
+            join_path("src/jobs", "../locks/index.js").as_deref(),
+            Some("src/locks/index.js")
+        );
+        assert_eq!(join_path("", "../x"), None);
+    }
+
+    #[test]
+    fn a_go_import_path_is_the_directory_it_ends_with() {
+        let sources = vec![
+            "internal/locks/locks.go".to_owned(),
+            "locks/other.go".to_owned(),
+            "internal/locks/README.py".to_owned(),
+        ];
+        let index = Index::new(&sources);
+        assert_eq!(
+            index.go_package_dir("github.com/acme/app/internal/locks"),
+            Some("internal/locks")
+        );
+        assert_eq!(
+            index.go_package_dir("github.com/acme/app/locks"),
+            Some("locks")
+        );
+        assert_eq!(index.go_package_dir("github.com/acme/app/nothing"), None);
+    }
+
+    #[test]
+    fn a_python_module_is_found_relative_by_its_dots_or_anywhere_nearest_first() {
+        let sources = vec![
+            "app/jobs/locks.py".to_owned(),
+            "app/db/__init__.py".to_owned(),
+            "other/jobs/locks.py".to_owned(),
+        ];
+        let index = Index::new(&sources);
+        let binder = Binder::new(&index, &[]);
+        assert_eq!(
+            binder.python_module("app/jobs/reaper.py", ".locks"),
+            ["app/jobs/locks.py"]
+        );
+        assert_eq!(
+            binder.python_module("app/jobs/reaper.py", "..db"),
+            ["app/db/__init__.py"]
+        );
+        assert_eq!(
+            binder.python_module("app/jobs/reaper.py", "jobs.locks"),
+            ["app/jobs/locks.py"]
+        );
+        assert_eq!(
+            binder.python_module("other/x.py", "jobs.locks"),
+            ["other/jobs/locks.py"]
+        );
+        assert!(
+            binder
+                .python_module("app/jobs/reaper.py", ".missing")
+                .is_empty()
+        );
+    }
+}
