@@ -334,6 +334,7 @@ pub(crate) fn extract_calls(
         unresolved: Vec::new(),
         depths: scope::brace_depths(text, &code.tokens),
         outer: HashSet::new(),
+        sql_literals: HashSet::new(),
     };
     extractor.collect_directives(&code);
     extractor.walk(&code.tokens, language, true);
@@ -394,6 +395,7 @@ pub(crate) fn extract_calls(
         mut expressions,
         member_locals,
         outer,
+        sql_literals,
         ..
     } = extractor;
     let (allows, unresolved) = place_allows_and_unresolved(text, allows, unresolved);
@@ -457,6 +459,7 @@ pub(crate) fn extract_calls(
     raw.sort_by_key(|(span, _, _)| span.start);
     let mut locator = Locator::new(text, directives.clone());
     let mut reach_sites = Vec::new();
+    let mut sql_exact = HashSet::new();
     let mut sites = FileSites {
         path: path.to_owned(),
         items: Vec::new(),
@@ -499,6 +502,9 @@ pub(crate) fn extract_calls(
         }
         let start = span.start;
         let at = locator.locate(span);
+        if sql_literals.contains(&start) {
+            sql_exact.insert((at.span.line, at.span.column));
+        }
         if reach_offsets.contains(&start) {
             reach_sites.push((start, at.span.line, at.span.column));
         }
@@ -545,17 +551,26 @@ pub(crate) fn extract_calls(
         .collect();
     sites.wrappers.reach_sites = reach_sites;
     if language == Language::JavaScript {
-        sites.findings = unsafe_js_integers(path, &mut sites.items);
+        sites.findings = unsafe_js_integers(path, &mut sites.items, &sql_exact);
     }
     sites.assigned = local_ids.into_values().map(|id| id.value()).collect();
     sites
 }
 
 /// `unsafe-js-integer` for every id written as a JavaScript number literal beyond 2^53 - 1. The
-/// site's id becomes the number the code runs with: that is the lock it takes.
-fn unsafe_js_integers(path: &str, items: &mut [Item]) -> Vec<(Location, Finding)> {
+/// site's id becomes the number the code runs with: that is the lock it takes. A literal of SQL
+/// text (the calls at `sql_exact`, by line and column) is no JavaScript number: PostgreSQL parses
+/// it, exactly.
+fn unsafe_js_integers(
+    path: &str,
+    items: &mut [Item],
+    sql_exact: &HashSet<(usize, usize)>,
+) -> Vec<(Location, Finding)> {
     let mut findings = Vec::new();
     for item in items {
+        if sql_exact.contains(&(item.at.span.line, item.at.span.column)) {
+            continue;
+        }
         let id = match &mut item.kind {
             ItemKind::Definition {
                 value: Some(value), ..
@@ -819,6 +834,8 @@ struct Extractor<'a> {
     depths: Vec<usize>,
     /// The names assigned at the file's outermost scope ([`scope::outermost`]).
     outer: HashSet<String>,
+    /// The offsets of the calls whose key is a literal of their SQL text.
+    sql_literals: HashSet<usize>,
 }
 
 /// The code values bound to the placeholders of the SQL string being walked.
@@ -1792,6 +1809,14 @@ impl Extractor<'_> {
             Key::Dynamic(text) => self.bound_key(first).unwrap_or(Key::Dynamic(text)),
             key => key,
         };
+        // A literal of the SQL text is PostgreSQL's to parse, exactly; one in an interpolation
+        // (`${-7311104411650000123}`) is the host language's value first.
+        let interpolated = first
+            .first()
+            .is_some_and(|t| matches!(self.text(t.span.clone()), "$" | "#" | "{"));
+        if language == Language::Sql && !interpolated && matches!(key, Key::Literal(_)) {
+            self.sql_literals.insert(span.start);
+        }
         self.raw.push((
             span,
             ItemKind::Call {
