@@ -36,17 +36,21 @@ const MAX_DEPTH: usize = 6;
 /// The source files of the tree, by directory, for finding a module's file.
 pub(crate) struct Index<'a> {
     by_dir: HashMap<&'a str, Vec<&'a str>>,
+    by_name: HashMap<&'a str, Vec<&'a str>>,
     all: HashSet<&'a str>,
 }
 
 impl<'a> Index<'a> {
     pub(crate) fn new(sources: &'a [String]) -> Self {
         let mut by_dir: HashMap<&str, Vec<&str>> = HashMap::new();
+        let mut by_name: HashMap<&str, Vec<&str>> = HashMap::new();
         for path in sources {
             by_dir.entry(directory(path)).or_default().push(path);
+            by_name.entry(file_name(path)).or_default().push(path);
         }
         Self {
             by_dir,
+            by_name,
             all: sources.iter().map(String::as_str).collect(),
         }
     }
@@ -63,8 +67,10 @@ impl<'a> Index<'a> {
     /// first (the longest shared directory prefix).
     fn ending_with(&self, suffix: &str, from: &str) -> Vec<&'a str> {
         let mut found: Vec<&str> = self
-            .all
-            .iter()
+            .by_name
+            .get(file_name(suffix))
+            .into_iter()
+            .flatten()
             .copied()
             .filter(|path| {
                 path.strip_suffix(suffix)
@@ -100,6 +106,27 @@ pub(crate) struct Binder<'a, 'f> {
     files: HashMap<&'f str, &'f FileSites>,
     /// Files a lookup needed that are not loaded (yet).
     pub(crate) missing: BTreeSet<String>,
+    /// Each (file, name) looked up, and what it is bound to.
+    known: HashMap<(String, String), Option<Id>>,
+    /// How many bindings were followed: each (file, name) once at most.
+    followed: usize,
+}
+
+/// Where a name is bound: a file, the name there, and whether that file may bind it in turn
+/// (a Python module or a JavaScript module that imports or re-exports it) or must define it
+/// (another file of a Go package, a Java class).
+pub(crate) struct Origin {
+    path: String,
+    name: String,
+    further: bool,
+}
+
+fn origin(path: impl Into<String>, name: impl Into<String>, further: bool) -> Origin {
+    Origin {
+        path: path.into(),
+        name: name.into(),
+        further,
+    }
 }
 
 impl<'a, 'f> Binder<'a, 'f> {
@@ -108,6 +135,8 @@ impl<'a, 'f> Binder<'a, 'f> {
             index,
             files: files.iter().map(|f| (f.path.as_str(), f)).collect(),
             missing: BTreeSet::new(),
+            known: HashMap::new(),
+            followed: 0,
         }
     }
 
@@ -122,36 +151,53 @@ impl<'a, 'f> Binder<'a, 'f> {
     /// The value of `written` (a name as a key writes it: `reapLock`, `locks.ReapLock`) in
     /// `file`, through its imports and its package.
     pub(crate) fn value(&mut self, file: &FileSites, written: &str) -> Option<Id> {
-        self.lookup(file, written, 0)
+        self.lookup(file, written, 0, true)
     }
 
-    fn lookup(&mut self, file: &FileSites, written: &str, depth: usize) -> Option<Id> {
+    /// `written` in `file`: at `depth` 0 through the file's bindings; deeper, the file's own
+    /// export, and (when `further`: a module that may import the name in turn) its bindings.
+    fn lookup(
+        &mut self,
+        file: &FileSites,
+        written: &str,
+        depth: usize,
+        further: bool,
+    ) -> Option<Id> {
+        if depth > 0 {
+            if let Some(value) = file.exports.get(written) {
+                return Some(value.clone());
+            }
+            if !further {
+                return None;
+            }
+        }
         if depth > MAX_DEPTH {
             return None;
         }
-        if depth > 0
-            && let Some(value) = file.exports.get(written)
-        {
-            return Some(value.clone());
+        let key = (file.path.clone(), written.to_owned());
+        if let Some(known) = self.known.get(&key) {
+            return known.clone();
         }
+        // A cycle of imports ends here.
+        self.known.insert(key.clone(), None);
+        self.followed += 1;
         let mut values: Vec<Id> = Vec::new();
-        for (path, name) in self.origins(file, written) {
-            let Some(target) = self.file(&path) else {
+        for origin in self.origins(file, written) {
+            let Some(target) = self.file(&origin.path) else {
                 continue;
             };
-            if target.path == file.path && name == written {
-                continue;
-            }
-            if let Some(value) = self.lookup(target, &name, depth + 1) {
+            if let Some(value) = self.lookup(target, &origin.name, depth + 1, origin.further) {
                 values.push(value);
             }
         }
-        one(values)
+        let value = one(values);
+        self.known.insert(key, value.clone());
+        value
     }
 
     /// Where `written` is bound, seen from `file`: the files to look in, and the name to look up
     /// there.
-    pub(crate) fn origins(&self, file: &FileSites, written: &str) -> Vec<(String, String)> {
+    pub(crate) fn origins(&self, file: &FileSites, written: &str) -> Vec<Origin> {
         let parts: Vec<&str> = written.split('.').collect();
         match file.language {
             Language::Go => self.go(file, &parts),
@@ -162,7 +208,7 @@ impl<'a, 'f> Binder<'a, 'f> {
         }
     }
 
-    fn go(&self, file: &FileSites, parts: &[&str]) -> Vec<(String, String)> {
+    fn go(&self, file: &FileSites, parts: &[&str]) -> Vec<Origin> {
         match parts {
             // A package-level name of another file of the same package.
             [name] => self
@@ -174,7 +220,7 @@ impl<'a, 'f> Binder<'a, 'f> {
                         other.scope.package == file.scope.package || file.scope.package.is_none()
                     })
                 })
-                .map(|path| (path.to_owned(), (*name).to_owned()))
+                .map(|path| origin(path, *name, false))
                 .collect(),
             // An exported name of an imported package.
             [package, name] if name.starts_with(|c: char| c.is_uppercase()) => {
@@ -192,20 +238,20 @@ impl<'a, 'f> Binder<'a, 'f> {
                 self.index
                     .in_dir(dir)
                     .filter(|path| is(path, Language::Go) && !path.ends_with("_test.go"))
-                    .map(|path| (path.to_owned(), (*name).to_owned()))
+                    .map(|path| origin(path, *name, false))
                     .collect()
             }
             _ => Vec::new(),
         }
     }
 
-    fn python(&self, file: &FileSites, parts: &[&str]) -> Vec<(String, String)> {
+    fn python(&self, file: &FileSites, parts: &[&str]) -> Vec<Origin> {
         let mut found = Vec::new();
         for import in &file.scope.imports {
             // `from M import *`: any name may come from M.
             if import.local == "*" {
                 for module in self.python_module(&file.path, &import.module) {
-                    found.push((module, parts.join(".")));
+                    found.push(origin(module, parts.join("."), true));
                 }
                 continue;
             }
@@ -219,7 +265,7 @@ impl<'a, 'f> Binder<'a, 'f> {
                 None => {
                     if let [name] = rest {
                         for module in self.python_module(&file.path, &import.module) {
-                            found.push((module, (*name).to_owned()));
+                            found.push(origin(module, *name, true));
                         }
                     }
                 }
@@ -229,11 +275,11 @@ impl<'a, 'f> Binder<'a, 'f> {
                     let modules = self.python_module(&file.path, &submodule);
                     if let ([inner], false) = (rest, modules.is_empty()) {
                         for module in modules {
-                            found.push((module, (*inner).to_owned()));
+                            found.push(origin(module, *inner, true));
                         }
                     } else if rest.is_empty() {
                         for module in self.python_module(&file.path, &import.module) {
-                            found.push((module, name.clone()));
+                            found.push(origin(module, name.clone(), true));
                         }
                     }
                 }
@@ -286,7 +332,7 @@ impl<'a, 'f> Binder<'a, 'f> {
             .collect()
     }
 
-    fn javascript(&self, file: &FileSites, parts: &[&str]) -> Vec<(String, String)> {
+    fn javascript(&self, file: &FileSites, parts: &[&str]) -> Vec<Origin> {
         let mut found = Vec::new();
         let (first, rest) = match parts {
             [first, rest @ ..] => (*first, rest),
@@ -303,7 +349,7 @@ impl<'a, 'f> Binder<'a, 'f> {
                 continue;
             };
             for module in self.javascript_module(&file.path, &export.module) {
-                found.push((module, wanted.clone()));
+                found.push(origin(module, wanted.clone(), true));
             }
         }
         for import in file.scope.imports.iter().filter(|i| i.local == first) {
@@ -313,7 +359,7 @@ impl<'a, 'f> Binder<'a, 'f> {
                 _ => continue,
             };
             for module in self.javascript_module(&file.path, &import.module) {
-                found.push((module, wanted.clone()));
+                found.push(origin(module, wanted.clone(), true));
             }
         }
         found
@@ -345,7 +391,7 @@ impl<'a, 'f> Binder<'a, 'f> {
             .collect()
     }
 
-    fn jvm(&self, file: &FileSites, parts: &[&str]) -> Vec<(String, String)> {
+    fn jvm(&self, file: &FileSites, parts: &[&str]) -> Vec<Origin> {
         let mut found = Vec::new();
         let dir = directory(&file.path);
         let class_files = |class_path: &str| -> Vec<String> {
@@ -381,7 +427,7 @@ impl<'a, 'f> Binder<'a, 'f> {
                     let imported = import.name.as_deref().unwrap_or(class);
                     let class_path = format!("{}/{imported}", import.module.replace('.', "/"));
                     for path in class_files(&class_path) {
-                        found.push((path, (*name).to_owned()));
+                        found.push(origin(path, *name, false));
                     }
                 }
                 // The same package: the class's own file, else any file of it (a Kotlin
@@ -392,7 +438,7 @@ impl<'a, 'f> Binder<'a, 'f> {
                         paths = same_package(None);
                     }
                     for path in paths {
-                        found.push((path, (*name).to_owned()));
+                        found.push(origin(path, *name, false));
                     }
                 }
             }
@@ -406,31 +452,26 @@ impl<'a, 'f> Binder<'a, 'f> {
                     }
                     let module_path = import.module.replace('.', "/");
                     let mut paths = class_files(&module_path);
-                    if file.language == Language::Kotlin && paths.is_empty() {
-                        paths = self
-                            .index
-                            .ending_with(&format!("{module_path}/"), &file.path)
-                            .into_iter()
-                            .map(str::to_owned)
-                            .collect();
-                        if let Some(package_dir) = self.kotlin_package_dir(&module_path, &file.path)
-                        {
-                            paths.extend(
-                                self.index
-                                    .in_dir(package_dir)
-                                    .filter(|p| is(p, Language::Kotlin))
-                                    .map(str::to_owned),
-                            );
-                        }
+                    // Kotlin's `import a.b.NAME` of a top-level constant: the package's files.
+                    if file.language == Language::Kotlin
+                        && paths.is_empty()
+                        && let Some(package_dir) = self.kotlin_package_dir(&module_path, &file.path)
+                    {
+                        paths.extend(
+                            self.index
+                                .in_dir(package_dir)
+                                .filter(|p| is(p, Language::Kotlin))
+                                .map(str::to_owned),
+                        );
                     }
                     let wanted = import.name.as_deref().filter(|n| *n != "*").unwrap_or(name);
                     for path in paths {
-                        found.push((path, wanted.to_owned()));
+                        found.push(origin(path, wanted, false));
                     }
                 }
                 if file.language == Language::Kotlin && found.is_empty() {
                     for path in same_package(None) {
-                        found.push((path, (*name).to_owned()));
+                        found.push(origin(path, *name, false));
                     }
                 }
             }
@@ -667,8 +708,12 @@ fn directory(path: &str) -> &str {
     path.rsplit_once('/').map_or("", |(dir, _)| dir)
 }
 
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
 fn file_stem(path: &str) -> &str {
-    let name = path.rsplit('/').next().unwrap_or(path);
+    let name = file_name(path);
     name.split_once('.').map_or(name, |(stem, _)| stem)
 }
 
@@ -682,6 +727,41 @@ fn shared_prefix(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A package of many files whose name is defined in none of them: each file is looked in
+    /// once. (Following each sibling's own package again made the scan of migadu/sora, whose
+    /// packages hold dozens of files, run for minutes without end: files^depth lookups.)
+    #[test]
+    fn a_name_no_file_of_a_large_package_defines_is_looked_for_once_per_file() {
+        let names = Names::new(&["ADVISORY_LOCK*".into()], &[]);
+        let mut files: Vec<FileSites> = (0..12)
+            .map(|n| {
+                let text = format!("package jobs\n\nconst other{n} = {n}\n");
+                crate::extract::extract(&format!("jobs/f{n:02}.go"), Language::Go, &text, &names)
+            })
+            .collect();
+        let using =
+            "package jobs\n\nfunc run(c Conn) { c.Exec(`SELECT pg_advisory_lock($1)`, missing) }\n";
+        files.push(crate::extract::extract(
+            "jobs/run.go",
+            Language::Go,
+            using,
+            &names,
+        ));
+        let sources: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
+        let index = Index::new(&sources);
+        let mut binder = Binder::new(&index, &files);
+        assert_eq!(binder.value(&files[12], "missing"), None);
+        assert!(
+            binder.followed <= files.len(),
+            "followed {}",
+            binder.followed
+        );
+        assert_eq!(
+            binder.value(&files[12], "other7").map(|id| id.value()),
+            Some(7)
+        );
+    }
 
     #[test]
     fn relative_paths_join_and_never_leave_the_tree() {

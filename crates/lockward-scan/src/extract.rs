@@ -925,6 +925,7 @@ impl Extractor<'_> {
             let bytes = &self.file.as_bytes()[content.clone()];
             if !contains_ignore_case(bytes, b"advisory")
                 || !reads_as_sql(bytes)
+                || self.is_pattern_operand(tokens, index)
                 || (language == Language::Python
                     && brackets == 0
                     && self.is_docstring(tokens, index))
@@ -976,6 +977,23 @@ impl Extractor<'_> {
     /// Where the string at `first` is passed as an argument, when it is the value of a name
     /// (`NAME = "..."`, `const NAME string = \`...\``) that the file then passes to a call with
     /// arguments after it.
+    /// Whether the string at `index` is the pattern of a SQL `LIKE`, `ILIKE` or `SIMILAR TO`
+    /// (`pg_get_functiondef(p.oid) LIKE '%pg_try_advisory_lock(42)%'`): text matched against,
+    /// not SQL that runs.
+    fn is_pattern_operand(&self, tokens: &[Token], index: usize) -> bool {
+        let word = |j: usize| {
+            tokens
+                .get(j)
+                .map(|t| self.text(t.span.clone()).to_ascii_lowercase())
+                .unwrap_or_default()
+        };
+        let Some(previous) = index.checked_sub(1) else {
+            return false;
+        };
+        matches!(word(previous).as_str(), "like" | "ilike" | "~~" | "~~*")
+            || word(previous) == "to" && previous > 0 && word(previous - 1) == "similar"
+    }
+
     fn named_use(&self, tokens: &[Token], first: usize) -> Option<usize> {
         let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
         if !matches!(text(first.checked_sub(1)?), "=" | ":=") {
