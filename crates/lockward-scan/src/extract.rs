@@ -1100,6 +1100,9 @@ impl Extractor<'_> {
             (",", _, _) if !self.in_call(tokens, first) => return Vec::new(),
             ("," | "%", _, _) => index + 2,
             (")", ".", "bind") => return self.bind_chain(tokens, index + 2),
+            // The SQL wrapped in a call, its values passed beside it: SQLAlchemy's
+            // `session.execute(text("... :id"), {"id": KEY})`.
+            (")", ",", _) if self.in_call(tokens, first) => index + 3,
             _ => return self.jdbc_sets(tokens, index + 1),
         };
         let single_operand = text(index + 1) == "%" && text(start) != "(";
@@ -1277,7 +1280,7 @@ impl Extractor<'_> {
                 let start = argument[0].span.start;
                 binds.offset + binds.placeholders.iter().position(|&p| p == start)?
             }
-            ["%", "(", name, ")", "s" | "d"] => return self.named_bind(binds, name),
+            ["%", "(", name, ")", "s" | "d"] | [":", name] => return self.named_bind(binds, name),
             _ => return None,
         };
         let value = binds.values.get(position)?;
@@ -1285,8 +1288,10 @@ impl Extractor<'_> {
         (!matches!(key, Key::Dynamic(_))).then_some(key)
     }
 
-    /// psycopg's `%(name)s`: the value of the entry `"name": value` in the dict the code
-    /// passes.
+    /// A named placeholder (psycopg's `%(name)s`, `:name` of SQLAlchemy, kotliquery, JDBI and
+    /// Spring's templates): the value of the entry for `name` among the values the code passes:
+    /// a dict's `"name": value`, Kotlin's `mapOf("name" to value)`, a Ruby hash's
+    /// `"name" => value` or `name: value`, an object's `name: value`, a keyword `name=value`.
     fn named_bind(&self, binds: &Binds, name: &str) -> Option<Key> {
         binds.values.iter().find_map(|value| {
             let text = |t: &Token| self.text(t.span.clone());
@@ -1298,14 +1303,20 @@ impl Extractor<'_> {
                 [inner @ .., close] if text(close) == "}" => inner,
                 all => all,
             };
-            let [key, colon, rest @ ..] = value else {
+            let [key, separator, rest @ ..] = value else {
                 return None;
             };
-            let named = key.kind == TokenKind::Str
-                && self.text(key.content.clone()) == name
-                && text(colon) == ":";
+            let key_name = match key.kind {
+                TokenKind::Str => self.text(key.content.clone()),
+                TokenKind::Ident => text(key),
+                _ => return None,
+            };
+            let separates = match key.kind {
+                TokenKind::Str => matches!(text(separator), ":" | "to" | "=>"),
+                _ => matches!(text(separator), ":" | "="),
+            };
             let key = self.key(rest, binds.language);
-            (named && !matches!(key, Key::Dynamic(_))).then_some(key)
+            (key_name == name && separates && !matches!(key, Key::Dynamic(_))).then_some(key)
         })
     }
 

@@ -33,8 +33,10 @@
 //!   listing the file, else the definition in the same directory), then to the registry's entry
 //!   of that name; otherwise the call is a `dynamic-key` note. A placeholder in SQL (`$1`, `%s`,
 //!   `?`, `{}`) resolves to the value the code binds to it: the call's next arguments (sqlx's
-//!   `.bind(..)` chain included), or the operand of Python's `%`; psycopg's `%(name)s` to the
-//!   entry `"name": value` of the dict passed. An interpolation is its name: `{NAME}` (Python),
+//!   `.bind(..)` chain included, and the values beside a call that wraps the SQL:
+//!   `execute(text(sql), params)`), or the operand of Python's `%`; a named one (psycopg's
+//!   `%(name)s`, `:name`) to the entry of that name among the values passed (`"name": value`,
+//!   `mapOf("name" to value)`, `"name" => value`, `name: value`, `name=value`). An interpolation is its name: `{NAME}` (Python),
 //!   `${NAME}` (JavaScript, Kotlin), `$NAME` (Kotlin), `#{NAME}` (Ruby); so is a key under a
 //!   cast, `::bigint` or `CAST(.. AS bigint)`.
 //! - A wrapper (a function, method or decorator whose parameter reaches a lock call's key,
