@@ -538,7 +538,7 @@ pub(crate) fn extract_calls(
             }
         }
     }
-    let mut locator = Locator::new(text, directives);
+    let mut locator = Locator::new(text, directives.clone());
     sites.wrappers.calls = calls
         .into_iter()
         .map(|(span, mut call)| {
@@ -549,6 +549,25 @@ pub(crate) fn extract_calls(
             call
         })
         .collect();
+    // The arguments' own places, located in order of their offsets (calls nest).
+    let mut args: Vec<(usize, usize, usize)> = sites
+        .wrappers
+        .calls
+        .iter()
+        .enumerate()
+        .flat_map(|(c, call)| {
+            call.args
+                .iter()
+                .enumerate()
+                .map(move |(a, arg)| (arg.offset, c, a))
+        })
+        .collect();
+    args.sort_unstable();
+    let mut locator = Locator::new(text, directives);
+    for (offset, c, a) in args {
+        let at = locator.locate(offset..offset + 1);
+        sites.wrappers.calls[c].args[a].at = Some(at);
+    }
     sites.wrappers.reach_sites = reach_sites;
     if language == Language::JavaScript {
         sites.findings = unsafe_js_integers(path, &mut sites.items, &sql_exact);

@@ -97,6 +97,10 @@ pub(crate) struct Arg {
     /// The parameter of a definition around the call (its body start, and which) that this
     /// argument is, if it is one.
     pub(crate) param: Option<(usize, usize)>,
+    /// Its byte offset, and where that is once located: a call over several lines is a site
+    /// where its key is written.
+    pub(crate) offset: usize,
+    pub(crate) at: Option<Location>,
 }
 
 /// One file's definitions and calls.
@@ -521,6 +525,12 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                 {
                     continue;
                 }
+                // A call over several lines is a site where its key is written.
+                let at = arg
+                    .at
+                    .as_ref()
+                    .filter(|arg_at| arg_at.span.line != at.span.line)
+                    .unwrap_or(at);
                 items.push(Item {
                     at: at.clone(),
                     kind: ItemKind::Wrapper {

@@ -207,6 +207,8 @@ impl Extractor<'_> {
                     string: matches!(value, [only] if only.kind == TokenKind::Str),
                     key,
                     param: param.map(|(d, p)| (definitions[d].body_start, p)),
+                    offset: value.first().map_or(token.span.start, |t| t.span.start),
+                    at: None,
                 });
             }
             if wanted.contains(name) {
