@@ -475,10 +475,18 @@ impl Extractor<'_> {
                 self.braced(tokens, i, language, true, owner)
             }
             Language::Rust if before(1) == "fn" => self.braced(tokens, i, language, false, None),
+            // `fun name(`, `fun Receiver.name(`, `fun <T> Receiver<T>.name(`.
             Language::Kotlin
                 if before(1) == "fun"
-                    || (before(1) == "." && (before(3) == "fun" || before(4) == "fun"))
-                    || (before(1) == ">" && (2..8).any(|b| before(b) == "fun")) =>
+                    || (matches!(before(1), "." | ">")
+                        && (2..12)
+                            .take_while(|&b| b <= i && !tokens[i + 1 - b].newline_before)
+                            .take_while(|&b| {
+                                before(b) == "fun"
+                                    || tokens[i - b].kind == TokenKind::Ident
+                                    || matches!(before(b), "." | "<" | ">" | "," | "?" | "*")
+                            })
+                            .any(|b| before(b) == "fun")) =>
             {
                 let method = self.indent_of(tokens[i].span.start) > 0;
                 self.braced(tokens, i, language, method, None)
@@ -586,9 +594,32 @@ impl Extractor<'_> {
                     if language != Language::Kotlin {
                         return None;
                     }
-                    let end = (at + 1..tokens.len())
-                        .find(|&k| tokens[k].newline_before)
-                        .unwrap_or(tokens.len());
+                    // It runs on over the lines indented under the header (a formatter puts
+                    // a long one on the next line), and over any bracket left open.
+                    let indent = self.indent_of(tokens[i].span.start);
+                    let mut depth = 0usize;
+                    let mut end = at + 1;
+                    while let Some(token) = tokens.get(end) {
+                        if end > at + 1
+                            && token.newline_before
+                            && depth == 0
+                            && self.indent_of(token.span.start) <= indent
+                        {
+                            break;
+                        }
+                        match text(end) {
+                            "(" | "[" | "{" => depth += 1,
+                            ")" | "]" | "}" => {
+                                // The brace that closes the class around the function.
+                                if depth == 0 {
+                                    break;
+                                }
+                                depth -= 1;
+                            }
+                            _ => {}
+                        }
+                        end += 1;
+                    }
                     let (params, receiver) = strip_receiver(params);
                     return Some(Header {
                         name_at: i,
