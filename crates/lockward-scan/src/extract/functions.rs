@@ -57,6 +57,21 @@ const CONTROL: &[&str] = &[
     "def",
 ];
 
+/// The fields through which a parameter that is an enum's member gives its id
+/// (`kind.value`, `lock.lockId`): a helper taking the member is a wrapper of its value. A row's
+/// `id` is not among them: `lock(job.id)` locks a row, and its callers pass no fixed key.
+const MEMBER_VALUE_FIELDS: &[&str] = &[
+    "value", "key", "code", "lockId", "lock_id", "lockKey", "lock_key", "family",
+];
+
+/// Whether `written` reads a member-value field of the parameter `param` (`kind.value`).
+fn reads_member_value(written: &str, param: &str) -> bool {
+    written
+        .strip_prefix(param)
+        .and_then(|rest| rest.strip_prefix('.'))
+        .is_some_and(|field| MEMBER_VALUE_FIELDS.contains(&field))
+}
+
 /// Parameter names that are the receiver, not an argument.
 const RECEIVERS: &[&str] = &["self", "cls", "this"];
 
@@ -257,7 +272,7 @@ impl Extractor<'_> {
                     ..
                 } => params
                     .iter()
-                    .position(|p| p.name == *name)
+                    .position(|p| p.name == *name || reads_member_value(name, &p.name))
                     .map(|p| (p, span.start)),
                 _ => None,
             })
