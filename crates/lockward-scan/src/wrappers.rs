@@ -43,6 +43,8 @@ pub(crate) struct Param {
     pub(crate) keyword: bool,
     /// Its default value, when that is a literal or a name (`lockValue = MIGRATE_LOCK_ID`).
     pub(crate) default: Option<Key>,
+    /// The name a query binds it by, from its annotation (`@Param("lockId")`, `@Bind("key")`).
+    pub(crate) bound_as: Option<String>,
 }
 
 /// A function definition whose parameters reach a lock call or another call.
@@ -586,7 +588,7 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                 !(matches!(
                     item.kind,
                     ItemKind::Call {
-                        key: Key::Name(_),
+                        key: Key::Name(_) | Key::Dynamic(_),
                         ..
                     }
                 ) && silenced.contains(&(item.at.span.line, item.at.span.column)))

@@ -100,6 +100,9 @@ struct Header {
     params: Vec<Param>,
     /// Token range of the body.
     body: Range<usize>,
+    /// A method declared without a body (an interface's): a definition only when a query
+    /// annotation gives it lock calls ([`Extractor::annotated_query`]).
+    declaration: bool,
 }
 
 impl Extractor<'_> {
@@ -118,6 +121,8 @@ impl Extractor<'_> {
         for i in 0..tokens.len() {
             if tokens[i].kind == TokenKind::Ident
                 && let Some(header) = self.header(tokens, i, language)
+                && (!header.declaration
+                    || !self.annotated_query(tokens, &header, language).is_empty())
             {
                 headers.push(header);
             }
@@ -136,7 +141,11 @@ impl Extractor<'_> {
                 owner: header.owner.clone(),
                 params: header.params.clone(),
                 body_start: body.start,
-                reaches: self.reaches(&header.params, body),
+                reaches: {
+                    let mut reaches = self.reaches(&header.params, body);
+                    reaches.extend(self.annotated_query(tokens, header, language));
+                    reaches
+                },
                 forwards: Vec::new(),
                 stores: self.stores(tokens, &header.body, &header.params),
             })
@@ -275,6 +284,55 @@ impl Extractor<'_> {
                     .position(|p| p.name == *name || reads_member_value(name, &p.name))
                     .map(|p| (p, span.start)),
                 _ => None,
+            })
+            .collect()
+    }
+
+    /// Java and Kotlin: the lock calls of a query annotation on the method (Spring Data's
+    /// `@Query("SELECT pg_advisory_xact_lock(:lockId)")`, JDBI's `@SqlQuery`), whose named
+    /// (`:lockId`, by the parameter's name or its `@Param`) or numbered (`?1`) placeholders are
+    /// the method's parameters.
+    fn annotated_query(
+        &self,
+        tokens: &[Token],
+        header: &Header,
+        language: Language,
+    ) -> Vec<(usize, usize)> {
+        if !matches!(language, Language::Java | Language::Kotlin) {
+            return Vec::new();
+        }
+        // The annotations lie between the statement before the method and its name.
+        let start = (0..header.name_at)
+            .rev()
+            .take(MAX_HEADER_TOKENS * 4)
+            .find(|&k| matches!(self.text(tokens[k].span.clone()), ";" | "{" | "}"))
+            .map_or(0, |k| tokens[k].span.end);
+        let end = tokens[header.name_at].span.start;
+        self.raw
+            .iter()
+            .filter(|(span, _)| (start..end).contains(&span.start))
+            .filter_map(|(span, kind)| {
+                let ItemKind::Call {
+                    shape: Shape::Bigint,
+                    key: Key::Dynamic(text),
+                    ..
+                } = kind
+                else {
+                    return None;
+                };
+                let param = if let Some(name) = text.strip_prefix(':') {
+                    header
+                        .params
+                        .iter()
+                        .position(|p| p.bound_as.as_deref().unwrap_or(&p.name) == name)?
+                } else {
+                    let number: usize = text.strip_prefix('?')?.parse().ok()?;
+                    header
+                        .params
+                        .iter()
+                        .position(|p| p.position == Some(number))?
+                };
+                Some((param, span.start))
             })
             .collect()
     }
@@ -568,6 +626,7 @@ impl Extractor<'_> {
             owner: None,
             params,
             body: after..end,
+            declaration: false,
         })
     }
 
@@ -603,6 +662,20 @@ impl Extractor<'_> {
                 "{" if depth == 0 => break,
                 "(" | "[" | "<" => depth += 1,
                 ")" | "]" | ">" => depth = depth.saturating_sub(1),
+                // An interface's method: `boolean tryLock(int key);`, Kotlin's `fun f(k: Long)`
+                // with nothing after it on its line.
+                ";" | "}"
+                    if depth == 0 && matches!(language, Language::Java | Language::Kotlin) =>
+                {
+                    return Some(Self::declaration(i, method, owner, params));
+                }
+                _ if depth == 0
+                    && language == Language::Kotlin
+                    && tokens[at].newline_before
+                    && at > close + 1 =>
+                {
+                    return Some(Self::declaration(i, method, owner, params));
+                }
                 ";" | "=>" | "," | "}" if depth == 0 => return None,
                 "=" if depth == 0 => {
                     // Kotlin's expression body: `fun f(x: Long) = lock(x)`.
@@ -642,6 +715,7 @@ impl Extractor<'_> {
                         owner,
                         params,
                         body: at + 1..end,
+                        declaration: false,
                     });
                 }
                 _ => {}
@@ -663,7 +737,25 @@ impl Extractor<'_> {
             owner,
             params,
             body: at + 1..end,
+            declaration: false,
         })
+    }
+
+    fn declaration(
+        name_at: usize,
+        method: bool,
+        owner: Option<String>,
+        params: Vec<Param>,
+    ) -> Header {
+        let (params, receiver) = strip_receiver(params);
+        Header {
+            name_at,
+            method: method || receiver,
+            owner,
+            params,
+            body: name_at..name_at,
+            declaration: true,
+        }
     }
 
     /// `name = (a, b) => ..`, `name: async key => ..`, `name = function (a) {..}`.
@@ -727,6 +819,7 @@ impl Extractor<'_> {
             owner: None,
             params,
             body,
+            declaration: false,
         })
     }
 
@@ -776,12 +869,57 @@ impl Extractor<'_> {
 
     /// The names of a parameter list, with their positions (1-based) and whether a call may
     /// pass them by keyword.
+    /// A parameter's tokens without its leading annotations (`@Param("lockId")`, `@NonNull`,
+    /// `@a.b.C(..)`), and the name the first string of one gives it (what a query binds it by).
+    fn without_annotations<'t>(&self, mut part: &'t [Token]) -> (Option<String>, &'t [Token]) {
+        let mut bound_as = None;
+        while part
+            .first()
+            .is_some_and(|t| self.text(t.span.clone()) == "@")
+        {
+            let mut k = 1;
+            while part.get(k).is_some_and(|t| t.kind == TokenKind::Ident)
+                && part
+                    .get(k + 1)
+                    .is_some_and(|t| self.text(t.span.clone()) == ".")
+            {
+                k += 2;
+            }
+            k += 1;
+            if part
+                .get(k)
+                .is_some_and(|t| self.text(t.span.clone()) == "(")
+            {
+                let mut depth = 0usize;
+                while let Some(token) = part.get(k) {
+                    match self.text(token.span.clone()) {
+                        "(" => depth += 1,
+                        ")" => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        _ if token.kind == TokenKind::Str && bound_as.is_none() => {
+                            bound_as = Some(self.text(token.content.clone()).to_owned());
+                        }
+                        _ => {}
+                    }
+                    k += 1;
+                }
+                k += 1;
+            }
+            part = part.get(k..).unwrap_or_default();
+        }
+        (bound_as, part)
+    }
+
     fn params(&self, tokens: &[Token], parts: &[Range<usize>], language: Language) -> Vec<Param> {
         let mut params = Vec::new();
         let mut position = 0usize;
         let mut keyword_only = false;
         for part in parts {
-            let part = &tokens[part.clone()];
+            let (bound_as, part) = self.without_annotations(&tokens[part.clone()]);
             let texts: Vec<&str> = part.iter().map(|t| self.text(t.span.clone())).collect();
             if language == Language::Python && matches!(texts.as_slice(), ["*" | "/"]) {
                 keyword_only |= texts == ["*"];
@@ -850,6 +988,7 @@ impl Extractor<'_> {
                 position: (!star && !keyword_only && !ruby_keyword).then_some(position),
                 keyword,
                 default,
+                bound_as,
             });
             if language == Language::Python && texts.first() == Some(&"*") {
                 keyword_only = true;
