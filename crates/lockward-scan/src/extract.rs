@@ -1110,6 +1110,17 @@ impl Extractor<'_> {
     /// `first..=index` are the string's parts (see [`Self::string_run`]).
     fn bound_arguments(&self, tokens: &[Token], first: usize, index: usize) -> Vec<Vec<Token>> {
         let text = |i: usize| tokens.get(i).map_or("", |t| self.text(t.span.clone()));
+        // The string's own methods that take nothing (Kotlin's `"""...""".trimIndent()`,
+        // `.strip()`) leave it the same SQL.
+        let mut index = index;
+        while text(index + 1) == "."
+            && tokens
+                .get(index + 2)
+                .is_some_and(|t| t.kind == TokenKind::Ident)
+            && (text(index + 3), text(index + 4)) == ("(", ")")
+        {
+            index += 4;
+        }
         let start = match (text(index + 1), text(index + 2), text(index + 3)) {
             // `sql.format(a)`; node-postgres' query config, often with the values on the line
             // after the text: `{ text: "SELECT pg_advisory_lock($1)", values: [key] }`.
