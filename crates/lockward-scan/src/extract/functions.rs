@@ -505,6 +505,16 @@ impl Extractor<'_> {
             [prefix, rest @ ..] if matches!(self.text(prefix.span.clone()), "&" | "*") => rest,
             all => all,
         };
+        // `lockKey.lockId`: the member's value, passed on (see [`MEMBER_VALUE_FIELDS`]).
+        let value = match value {
+            [name, dot, field]
+                if self.text(dot.span.clone()) == "."
+                    && MEMBER_VALUE_FIELDS.contains(&self.text(field.span.clone())) =>
+            {
+                std::slice::from_ref(name)
+            }
+            all => all,
+        };
         let [name] = value else {
             return None;
         };
