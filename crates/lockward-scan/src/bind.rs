@@ -606,10 +606,26 @@ pub(crate) fn rewrite(sources: &[String], names: &Names, files: &mut [FileSites]
 fn bound_key(binder: &mut Binder, file: &FileSites, key: &Key, names: &Names) -> Option<Key> {
     match key {
         Key::Name(written) if !is_pattern_name(names, written) => {
-            let value = binder.value(file, written)?;
-            Some(Key::Local {
-                name: written.clone(),
-                value,
+            if let Some(value) = binder.value(file, written) {
+                return Some(Key::Local {
+                    name: written.clone(),
+                    value,
+                });
+            }
+            // Java's and Kotlin's import of an enum's entry (`import a.b.JobLock.EXPORT`): the
+            // name is the member `JobLock.EXPORT`.
+            let class = file
+                .scope
+                .imports
+                .iter()
+                .filter(|_| matches!(file.language, Language::Java | Language::Kotlin))
+                .find(|import| import.local == *written)
+                .and_then(|import| import.module.rsplit('.').next())
+                .filter(|class| class.starts_with(|c: char| c.is_uppercase()))?;
+            Some(Key::Member {
+                members: vec![format!("{class}.{written}")],
+                name: None,
+                shown: written.clone(),
             })
         }
         // A member read through an alias of its enum is the enum's member.
