@@ -198,13 +198,18 @@ impl<'a, 'f> Binder<'a, 'f> {
     /// Where `written` is bound, seen from `file`: the files to look in, and the name to look up
     /// there.
     pub(crate) fn origins(&self, file: &FileSites, written: &str) -> Vec<Origin> {
-        let parts: Vec<&str> = written.split('.').collect();
+        let parts: Vec<&str> = match file.language {
+            Language::Rust | Language::Ruby => written.split("::").collect(),
+            _ => written.split('.').collect(),
+        };
         match file.language {
             Language::Go => self.go(file, &parts),
             Language::Python => self.python(file, &parts),
             Language::JavaScript => self.javascript(file, &parts),
             Language::Java | Language::Kotlin => self.jvm(file, &parts),
-            Language::Rust | Language::Ruby | Language::Sql => Vec::new(),
+            Language::Rust => self.rust(file, &parts),
+            Language::Ruby => self.ruby(&parts),
+            Language::Sql => Vec::new(),
         }
     }
 
@@ -480,6 +485,138 @@ impl<'a, 'f> Binder<'a, 'f> {
         found
     }
 
+    fn rust(&self, file: &FileSites, parts: &[&str]) -> Vec<Origin> {
+        let Some((name, path)) = parts.split_last() else {
+            return Vec::new();
+        };
+        // The module path as this file writes it: its `use` of the first part, or the path.
+        let mut module: Vec<String> = path.iter().map(|p| (*p).to_owned()).collect();
+        let mut name = (*name).to_owned();
+        let first = module.first().cloned().unwrap_or_else(|| name.clone());
+        if let Some(import) = file.scope.imports.iter().find(|i| i.local == first) {
+            let mut full: Vec<String> = import.module.split("::").map(str::to_owned).collect();
+            match import.name.as_deref() {
+                Some("self") | None => {}
+                Some(original) => full.push(original.to_owned()),
+            }
+            if module.is_empty() {
+                // `use crate::locks::REAP;` then `REAP`.
+                name = full.pop().unwrap_or(name);
+            } else {
+                module.remove(0);
+            }
+            full.extend(module);
+            module = full;
+        }
+        if module.is_empty() {
+            return Vec::new();
+        }
+        self.rust_module(&file.path, &module)
+            .into_iter()
+            .map(|path| origin(path, name.clone(), true))
+            .collect()
+    }
+
+    /// The file of a Rust module path seen from `from`: `crate::a::b` from its crate's `src/`,
+    /// `self::`/`super::` from the file's own module, a first part that is neither another
+    /// crate of the tree (`other_crate::a`, its directory `other_crate` or `other-crate`) or a
+    /// child module of the file's.
+    fn rust_module(&self, from: &str, module: &[String]) -> Vec<String> {
+        let src = from.rfind("src/").map(|at| &from[..at + 3]);
+        // The directory holding this file's child modules (`src/jobs.rs` -> `src/jobs`).
+        let own = {
+            let stem = from.strip_suffix(".rs").unwrap_or(from);
+            match file_name(from) {
+                "mod.rs" | "lib.rs" | "main.rs" => directory(from).to_owned(),
+                _ => stem.to_owned(),
+            }
+        };
+        let (mut base, rest): (String, &[String]) = match module.first().map(String::as_str) {
+            Some("crate") => match src {
+                Some(src) => (src.to_owned(), &module[1..]),
+                None => return Vec::new(),
+            },
+            Some("self") => (own.clone(), &module[1..]),
+            Some("super") => {
+                let mut base = directory(&own).to_owned();
+                let mut rest = &module[1..];
+                while rest.first().map(String::as_str) == Some("super") {
+                    base = directory(&base).to_owned();
+                    rest = &rest[1..];
+                }
+                (base, rest)
+            }
+            Some(first) => {
+                let other = [first.to_owned(), first.replace('_', "-")]
+                    .into_iter()
+                    .map(|dir| format!("{dir}/src"))
+                    .find(|dir| {
+                        self.index.by_dir.contains_key(dir.as_str())
+                            || self
+                                .index
+                                .by_dir
+                                .keys()
+                                .any(|d| d.ends_with(&format!("/{dir}")))
+                    });
+                match other {
+                    Some(dir) => {
+                        let found = self
+                            .index
+                            .by_dir
+                            .keys()
+                            .copied()
+                            .filter(|d| *d == dir || d.ends_with(&format!("/{dir}")))
+                            .min_by_key(|d| (std::cmp::Reverse(shared_prefix(d, from)), *d))
+                            .unwrap_or(&dir)
+                            .to_owned();
+                        (found, &module[1..])
+                    }
+                    None => (own.clone(), module),
+                }
+            }
+            None => return Vec::new(),
+        };
+        for part in rest {
+            base = if base.is_empty() {
+                part.clone()
+            } else {
+                format!("{base}/{part}")
+            };
+        }
+        if rest.is_empty() {
+            // The crate root itself.
+            return ["lib.rs", "main.rs"]
+                .iter()
+                .map(|f| format!("{base}/{f}"))
+                .filter(|p| self.index.has(p))
+                .take(1)
+                .collect();
+        }
+        [format!("{base}.rs"), format!("{base}/mod.rs")]
+            .into_iter()
+            .filter(|p| self.index.has(p))
+            .take(1)
+            .collect()
+    }
+
+    /// A Ruby constant path (`Locks::REAP`, `Jobs::Locks::REAP`): the file Rails' autoloader
+    /// would load for its namespace (`locks.rb`, `jobs/locks.rb`, under any directory).
+    fn ruby(&self, parts: &[&str]) -> Vec<Origin> {
+        let Some((name, namespace)) = parts.split_last() else {
+            return Vec::new();
+        };
+        if namespace.is_empty() {
+            return Vec::new();
+        }
+        let path: Vec<String> = namespace.iter().map(|p| snake_case(p)).collect();
+        let suffix = format!("{}.rb", path.join("/"));
+        self.index
+            .ending_with(&suffix, "")
+            .into_iter()
+            .map(|path| origin(path, *name, false))
+            .collect()
+    }
+
     /// The directory of a Kotlin package (`com/acme/locks`), nearest to `from`.
     fn kotlin_package_dir(&self, package_path: &str, from: &str) -> Option<&'a str> {
         let mut dirs: Vec<&str> = self
@@ -507,6 +644,9 @@ pub(crate) fn wanted(file: &FileSites, names: &Names) -> Vec<String> {
             if let Some(container) = members.first().map(|m| container(m)) {
                 wanted.push(container.to_owned());
             }
+            // `locks::REAP`, `LockIds.REAP`: a module's or class's constant.
+            wanted.extend(members.iter().filter(|m| !m.contains('[')).cloned());
+            wanted.push(shown.clone());
             // `locks.JobLock.VACUUM`: the module it is read from.
             if let Some((first, _)) = shown.split_once('.') {
                 wanted.push(first.to_owned());
@@ -635,9 +775,10 @@ fn bound_key(binder: &mut Binder, file: &FileSites, key: &Key, names: &Names) ->
             shown,
         } => {
             // `locks.vacuumLock`, `LockIds.REAP`: an imported module's or class's constant.
-            if let Some(value) = members
-                .iter()
-                .filter(|m| !m.contains(['[', ':']) && !is_pattern_name(names, m))
+            // The path as written first: `crate::locks::VACUUM` is the member `locks::VACUUM`.
+            if let Some(value) = std::iter::once(shown)
+                .chain(members)
+                .filter(|m| !m.contains('[') && !is_pattern_name(names, m))
                 .find_map(|m| binder.value(file, m))
             {
                 return Some(Key::Local {
@@ -722,6 +863,22 @@ fn is(path: &str, language: Language) -> bool {
 /// The directory part of a `/`-separated path (`""` at the root).
 fn directory(path: &str) -> &str {
     path.rsplit_once('/').map_or("", |(dir, _)| dir)
+}
+
+/// `AdvisoryLocks` as Rails names its file: `advisory_locks`.
+fn snake_case(name: &str) -> String {
+    let mut snake = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_uppercase() {
+            if i > 0 {
+                snake.push('_');
+            }
+            snake.extend(c.to_lowercase());
+        } else {
+            snake.push(c);
+        }
+    }
+    snake
 }
 
 fn file_name(path: &str) -> &str {

@@ -10,6 +10,10 @@
 //!   re-exports (`export { a } from './m'`, `export * from './m'`), for relative specifiers.
 //! - Java: `import a.b.C;`, `import static a.b.C.NAME;` (and `.*`), and the file's own package.
 //! - Kotlin: `import a.b.C`, `import a.b.NAME`, `as` aliases, and the file's own package.
+//! - Rust: `use crate::a::NAME;`, `use super::a::{X, Y as Z};`, `use other_crate::a::NAME`, and
+//!   module paths (`locks::NAME`, `crate::locks::NAME`) to the module's file.
+//! - Ruby: constants are global: `Locks::REAP` is the constant of the file Rails (Zeitwerk)
+//!   would load for `Locks` (`locks.rb`, `jobs/locks.rb` for `Jobs::Locks`).
 //!
 //! The outermost scope is where a name is visible to other files: package level in Go, module
 //! level in Python and JavaScript (no indentation; outside any brace), a `static final` (or
@@ -56,7 +60,8 @@ pub(crate) fn read(text: &str, tokens: &[Token], language: Language) -> Scope {
         Language::Python => reader.python(&mut scope),
         Language::JavaScript => reader.javascript(&mut scope),
         Language::Java | Language::Kotlin => reader.jvm(&mut scope),
-        Language::Rust | Language::Ruby | Language::Sql => {}
+        Language::Rust => reader.rust(&mut scope),
+        Language::Ruby | Language::Sql => {}
     }
     scope
 }
@@ -414,6 +419,68 @@ impl Reader<'_> {
         k + 1
     }
 
+    /// `use a::b::NAME;`, `use a::b::{X, Y as Z, c::W};`: each name with its module path as
+    /// written (`crate::locks`), `::`-separated.
+    fn rust(&self, scope: &mut Scope) {
+        for j in 0..self.tokens.len() {
+            if self.ident(j) != Some("use") {
+                continue;
+            }
+            self.rust_tree(j + 1, String::new(), scope, 0);
+        }
+    }
+
+    /// One `use` tree from `k` under the path `prefix`; returns the index after it.
+    fn rust_tree(
+        &self,
+        mut k: usize,
+        mut prefix: String,
+        scope: &mut Scope,
+        depth: usize,
+    ) -> usize {
+        if depth > 4 {
+            return k;
+        }
+        loop {
+            match (self.ident(k), self.at(k)) {
+                (Some(part), _) if self.at(k + 1) == "::" => {
+                    if !prefix.is_empty() {
+                        prefix.push_str("::");
+                    }
+                    prefix.push_str(part);
+                    k += 2;
+                }
+                (_, "{") => {
+                    k += 1;
+                    while k < self.tokens.len() && self.at(k) != "}" && self.at(k) != ";" {
+                        k = self.rust_tree(k, prefix.clone(), scope, depth + 1);
+                        if self.at(k) == "," {
+                            k += 1;
+                        }
+                    }
+                    return k + 1;
+                }
+                (Some(name), _) => {
+                    let local = if self.ident(k + 1) == Some("as") {
+                        k += 2;
+                        self.ident(k).unwrap_or(name)
+                    } else {
+                        name
+                    };
+                    if local != "_" && !prefix.is_empty() {
+                        scope.imports.push(Import {
+                            local: local.to_owned(),
+                            module: prefix.clone(),
+                            name: Some(name.to_owned()),
+                        });
+                    }
+                    return k + 1;
+                }
+                _ => return k + 1,
+            }
+        }
+    }
+
     fn jvm(&self, scope: &mut Scope) {
         for j in 0..self.tokens.len() {
             if !self.starts_line(j) {
@@ -572,6 +639,24 @@ mod tests {
             [
                 import("REAP_KEY", "com.acme.locks", Some("REAP_KEY")),
                 import("L", "com.acme.locks", Some("Locks")),
+            ]
+        );
+    }
+
+    #[test]
+    fn rust_reads_use_trees_with_groups_and_aliases() {
+        let read = scope(
+            Language::Rust,
+            "use crate::locks::REAP;\nuse super::db::{self as store, locks::{VACUUM, PURGE as P}};\nuse std::io;\n",
+        );
+        assert_eq!(
+            read.imports,
+            [
+                import("REAP", "crate::locks", Some("REAP")),
+                import("store", "super::db", Some("self")),
+                import("VACUUM", "super::db::locks", Some("VACUUM")),
+                import("P", "super::db::locks", Some("PURGE")),
+                import("io", "std", Some("io")),
             ]
         );
     }
