@@ -27,8 +27,9 @@
 //! - A call's key that is a name resolves to a definition in the same file first (any
 //!   `NAME = <integer>`, if the file assigns NAME nothing else), then to the outermost-scope
 //!   integer of the file the language binds it to (the same Go package, an imported Python,
-//!   JavaScript, Java, Kotlin or Rust module or class, a Ruby namespace: see `bind` and `scope`, which read those files
-//!   alone when the first walk did not lex them), then to a constant matching the
+//!   JavaScript, Java, Kotlin or Rust module or class, a Ruby namespace: see `bind` and
+//!   `scope`, which read those files alone when the first walk did not lex them), then to a
+//!   constant matching the
 //!   patterns anywhere in the tree (when several values share the name: the registry entry
 //!   listing the file, else the definition in the same directory), then to the registry's entry
 //!   of that name; otherwise the call is a `dynamic-key` note. A placeholder in SQL (`$1`, `%s`,
