@@ -33,76 +33,121 @@ const EXTENSIONS: &[&str] = &[".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mj
 /// How deep one lookup follows imports and re-exports.
 const MAX_DEPTH: usize = 6;
 
-/// The source files of the tree, by directory, for finding a module's file.
-pub(crate) struct Index<'a> {
-    by_dir: HashMap<&'a str, Vec<&'a str>>,
-    by_name: HashMap<&'a str, Vec<&'a str>>,
-    all: HashSet<&'a str>,
+/// The source files of the tree, for finding a module's file. It keeps a hash of each path the
+/// walk read (8 bytes a file: the scan's memory stays flat with the tree), and asks the file
+/// system for the rest: a directory's files are its entries whose path the walk read, so a
+/// file the walk skipped (ignored, excluded) is never bound to.
+pub(crate) struct Index<'r> {
+    root: &'r Path,
+    /// The hashes of the paths the walk read, sorted.
+    read: Vec<u64>,
 }
 
-impl<'a> Index<'a> {
-    pub(crate) fn new(sources: &'a [String]) -> Self {
-        let mut by_dir: HashMap<&str, Vec<&str>> = HashMap::new();
-        let mut by_name: HashMap<&str, Vec<&str>> = HashMap::new();
-        for path in sources {
-            by_dir.entry(directory(path)).or_default().push(path);
-            by_name.entry(file_name(path)).or_default().push(path);
-        }
-        Self {
-            by_dir,
-            by_name,
-            all: sources.iter().map(String::as_str).collect(),
-        }
-    }
+/// A path's hash for [`Index`].
+pub(crate) fn path_hash(path: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    path.hash(&mut hasher);
+    hasher.finish()
+}
 
-    fn in_dir(&self, dir: &str) -> impl Iterator<Item = &'a str> + '_ {
-        self.by_dir.get(dir).into_iter().flatten().copied()
+impl<'r> Index<'r> {
+    pub(crate) fn new(root: &'r Path, mut read: Vec<u64>) -> Self {
+        read.sort_unstable();
+        Self { root, read }
     }
 
     fn has(&self, path: &str) -> bool {
-        self.all.contains(path)
+        self.read.binary_search(&path_hash(path)).is_ok()
     }
 
-    /// The files whose path ends with `suffix` (after a `/` or at the root), nearest to `from`
-    /// first (the longest shared directory prefix).
-    fn ending_with(&self, suffix: &str, from: &str) -> Vec<&'a str> {
-        let mut found: Vec<&str> = self
-            .by_name
-            .get(file_name(suffix))
-            .into_iter()
-            .flatten()
-            .copied()
-            .filter(|path| {
-                path.strip_suffix(suffix)
-                    .is_some_and(|head| head.is_empty() || head.ends_with('/'))
+    /// The files directly in `dir` (`""` is the root) that the walk read, sorted.
+    fn in_dir(&self, dir: &str) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(self.root.join(dir)) else {
+            return Vec::new();
+        };
+        let mut files: Vec<String> = entries
+            .filter_map(Result::ok)
+            .filter_map(|entry| entry.file_name().into_string().ok())
+            .map(|name| {
+                if dir.is_empty() {
+                    name
+                } else {
+                    format!("{dir}/{name}")
+                }
             })
+            .filter(|path| self.has(path))
             .collect();
-        found.sort_by_key(|path| (std::cmp::Reverse(shared_prefix(path, from)), *path));
-        found
+        files.sort_unstable();
+        files
     }
 
-    /// The directories holding files of `language` whose path ends with `suffix`, longest match
-    /// first: a Go import path's package (`github.com/acme/app/internal/locks` is the directory
-    /// `internal/locks` of the module).
-    fn go_package_dir(&self, import: &str) -> Option<&'a str> {
-        let mut best: Option<&str> = None;
-        for &dir in self.by_dir.keys() {
-            let go = self.in_dir(dir).any(|p| is(p, Language::Go));
-            let matches = !dir.is_empty()
-                && import
-                    .strip_suffix(dir)
-                    .is_some_and(|head| head.is_empty() || head.ends_with('/'));
-            if go && matches && best.is_none_or(|b| dir.len() > b.len()) {
-                best = Some(dir);
-            }
-        }
-        best
+    /// The directories directly in `dir`.
+    fn subdirs(&self, dir: &str) -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(self.root.join(dir)) else {
+            return Vec::new();
+        };
+        let mut dirs: Vec<String> = entries
+            .filter_map(Result::ok)
+            .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir()))
+            .filter_map(|entry| entry.file_name().into_string().ok())
+            .map(|name| join(dir, &name))
+            .collect();
+        dirs.sort_unstable();
+        dirs
+    }
+
+    /// `from`'s directory and each one above it, nearest first (`""` last).
+    fn ancestors(from: &str) -> impl Iterator<Item = &str> {
+        std::iter::successors(Some(directory(from)), |dir| {
+            (!dir.is_empty()).then(|| directory(dir))
+        })
+    }
+
+    /// The files the walk read at `suffix` under `from`'s directory or one above it, nearest
+    /// first: a module's file seen from an importing file (Python's `jobs/locks.py` under its
+    /// source root).
+    fn ending_with(&self, suffix: &str, from: &str) -> Vec<String> {
+        Self::ancestors(from)
+            .map(|dir| join(dir, suffix))
+            .filter(|path| self.has(path))
+            .collect()
+    }
+
+    /// The directories at `suffix` under `from`'s directory or one above it that hold a file
+    /// the walk read, nearest first.
+    fn dirs_ending_with(&self, suffix: &str, from: &str) -> Vec<String> {
+        Self::ancestors(from)
+            .map(|dir| join(dir, suffix))
+            .filter(|dir| !self.in_dir(dir).is_empty())
+            .collect()
+    }
+
+    /// The directory of a Go import path's package, holding Go files the walk read: the longest
+    /// tail of the path (`internal/locks` of `github.com/acme/app/internal/locks`) under the
+    /// importing file's directory or one above it (the module's root).
+    fn go_package_dir(&self, import: &str, from: &str) -> Option<String> {
+        let parts: Vec<&str> = import.split('/').collect();
+        (0..parts.len()).find_map(|skip| {
+            let tail = parts[skip..].join("/");
+            Self::ancestors(from)
+                .map(|dir| join(dir, &tail))
+                .find(|dir| self.in_dir(dir).iter().any(|p| is(p, Language::Go)))
+        })
+    }
+}
+
+fn join(dir: &str, path: &str) -> String {
+    if dir.is_empty() {
+        path.to_owned()
+    } else {
+        format!("{dir}/{path}")
     }
 }
 
 /// The loaded files by path, and what is still to load.
-pub(crate) struct Binder<'a, 'f> {
-    index: &'a Index<'a>,
+pub(crate) struct Binder<'a, 'r, 'f> {
+    index: &'a Index<'r>,
     files: HashMap<&'f str, &'f FileSites>,
     /// Files a lookup needed that are not loaded (yet).
     pub(crate) missing: BTreeSet<String>,
@@ -129,8 +174,8 @@ fn origin(path: impl Into<String>, name: impl Into<String>, further: bool) -> Or
     }
 }
 
-impl<'a, 'f> Binder<'a, 'f> {
-    pub(crate) fn new(index: &'a Index<'a>, files: &'f [FileSites]) -> Self {
+impl<'a, 'r, 'f> Binder<'a, 'r, 'f> {
+    pub(crate) fn new(index: &'a Index<'r>, files: &'f [FileSites]) -> Self {
         Self {
             index,
             files: files.iter().map(|f| (f.path.as_str(), f)).collect(),
@@ -208,7 +253,7 @@ impl<'a, 'f> Binder<'a, 'f> {
             Language::JavaScript => self.javascript(file, &parts),
             Language::Java | Language::Kotlin => self.jvm(file, &parts),
             Language::Rust => self.rust(file, &parts),
-            Language::Ruby => self.ruby(&parts),
+            Language::Ruby => self.ruby(&file.path, &parts),
             Language::Sql => Vec::new(),
         }
     }
@@ -219,9 +264,10 @@ impl<'a, 'f> Binder<'a, 'f> {
             [name] => self
                 .index
                 .in_dir(directory(&file.path))
+                .into_iter()
                 .filter(|path| is(path, Language::Go) && *path != file.path)
                 .filter(|path| {
-                    self.files.get(path).is_none_or(|other| {
+                    self.files.get(path.as_str()).is_none_or(|other| {
                         other.scope.package == file.scope.package || file.scope.package.is_none()
                     })
                 })
@@ -237,11 +283,12 @@ impl<'a, 'f> Binder<'a, 'f> {
                 else {
                     return Vec::new();
                 };
-                let Some(dir) = self.index.go_package_dir(&import.module) else {
+                let Some(dir) = self.index.go_package_dir(&import.module, &file.path) else {
                     return Vec::new();
                 };
                 self.index
-                    .in_dir(dir)
+                    .in_dir(&dir)
+                    .into_iter()
                     .filter(|path| is(path, Language::Go) && !path.ends_with("_test.go"))
                     .map(|path| origin(path, *name, false))
                     .collect()
@@ -333,7 +380,6 @@ impl<'a, 'f> Binder<'a, 'f> {
             .iter()
             .flat_map(|suffix| self.index.ending_with(suffix, from))
             .take(1)
-            .map(str::to_owned)
             .collect()
     }
 
@@ -407,22 +453,21 @@ impl<'a, 'f> Binder<'a, 'f> {
                         .ending_with(&format!("{class_path}{ext}"), &file.path)
                 })
                 .take(1)
-                .map(str::to_owned)
                 .collect()
         };
         let same_package = |only: Option<&str>| -> Vec<String> {
             self.index
                 .in_dir(dir)
+                .into_iter()
                 .filter(|path| {
                     *path != file.path && (is(path, Language::Java) || is(path, Language::Kotlin))
                 })
                 .filter(|path| only.is_none_or(|class| file_stem(path) == class))
                 .filter(|path| {
                     self.files
-                        .get(path)
+                        .get(path.as_str())
                         .is_none_or(|other| other.scope.package == file.scope.package)
                 })
-                .map(str::to_owned)
                 .collect()
         };
         match parts {
@@ -464,9 +509,9 @@ impl<'a, 'f> Binder<'a, 'f> {
                     {
                         paths.extend(
                             self.index
-                                .in_dir(package_dir)
-                                .filter(|p| is(p, Language::Kotlin))
-                                .map(str::to_owned),
+                                .in_dir(&package_dir)
+                                .into_iter()
+                                .filter(|p| is(p, Language::Kotlin)),
                         );
                     }
                     let wanted = import.name.as_deref().filter(|n| *n != "*").unwrap_or(name);
@@ -549,28 +594,15 @@ impl<'a, 'f> Binder<'a, 'f> {
             Some(first) => {
                 let other = [first.to_owned(), first.replace('_', "-")]
                     .into_iter()
-                    .map(|dir| format!("{dir}/src"))
-                    .find(|dir| {
-                        self.index.by_dir.contains_key(dir.as_str())
-                            || self
-                                .index
-                                .by_dir
-                                .keys()
-                                .any(|d| d.ends_with(&format!("/{dir}")))
+                    .find_map(|dir| {
+                        let src = format!("{dir}/src");
+                        let crates = format!("crates/{dir}/src");
+                        let mut found = self.index.dirs_ending_with(&src, from);
+                        found.extend(self.index.dirs_ending_with(&crates, from));
+                        found.into_iter().next()
                     });
                 match other {
-                    Some(dir) => {
-                        let found = self
-                            .index
-                            .by_dir
-                            .keys()
-                            .copied()
-                            .filter(|d| *d == dir || d.ends_with(&format!("/{dir}")))
-                            .min_by_key(|d| (std::cmp::Reverse(shared_prefix(d, from)), *d))
-                            .unwrap_or(&dir)
-                            .to_owned();
-                        (found, &module[1..])
-                    }
+                    Some(dir) => (dir, &module[1..]),
                     None => (own.clone(), module),
                 }
             }
@@ -601,7 +633,7 @@ impl<'a, 'f> Binder<'a, 'f> {
 
     /// A Ruby constant path (`Locks::REAP`, `Jobs::Locks::REAP`): the file Rails' autoloader
     /// would load for its namespace (`locks.rb`, `jobs/locks.rb`, under any directory).
-    fn ruby(&self, parts: &[&str]) -> Vec<Origin> {
+    fn ruby(&self, from: &str, parts: &[&str]) -> Vec<Origin> {
         let Some((name, namespace)) = parts.split_last() else {
             return Vec::new();
         };
@@ -610,27 +642,28 @@ impl<'a, 'f> Binder<'a, 'f> {
         }
         let path: Vec<String> = namespace.iter().map(|p| snake_case(p)).collect();
         let suffix = format!("{}.rb", path.join("/"));
-        self.index
-            .ending_with(&suffix, "")
+        // Rails autoloads `app/*/` and `lib/` of its root, and its engines' alike.
+        let mut found = self.index.ending_with(&suffix, from);
+        for root in Index::ancestors(from) {
+            found.extend(self.index.ending_with(&suffix, &join(root, "lib/x")));
+            let app = join(root, "app");
+            for dir in self.index.subdirs(&app) {
+                found.extend(self.index.ending_with(&suffix, &join(&dir, "x")));
+            }
+        }
+        found.dedup();
+        found
             .into_iter()
             .map(|path| origin(path, *name, false))
             .collect()
     }
 
     /// The directory of a Kotlin package (`com/acme/locks`), nearest to `from`.
-    fn kotlin_package_dir(&self, package_path: &str, from: &str) -> Option<&'a str> {
-        let mut dirs: Vec<&str> = self
-            .index
-            .by_dir
-            .keys()
-            .copied()
-            .filter(|dir| {
-                dir.strip_suffix(package_path)
-                    .is_some_and(|head| head.is_empty() || head.ends_with('/'))
-            })
-            .collect();
-        dirs.sort_by_key(|dir| (std::cmp::Reverse(shared_prefix(dir, from)), *dir));
-        dirs.first().copied()
+    fn kotlin_package_dir(&self, package_path: &str, from: &str) -> Option<String> {
+        self.index
+            .dirs_ending_with(package_path, from)
+            .into_iter()
+            .next()
     }
 }
 
@@ -677,16 +710,15 @@ pub(crate) fn wanted(file: &FileSites, names: &Names) -> Vec<String> {
 pub(crate) fn load(
     root: &Path,
     max_file_size: u64,
-    sources: &[String],
+    index: &Index,
     names: &Names,
     wanted_calls: &HashSet<String>,
     files: &mut Vec<FileSites>,
 ) {
-    let index = Index::new(sources);
     let mut tried: HashSet<String> = HashSet::new();
     for _ in 0..MAX_ROUNDS {
         let missing = {
-            let mut binder = Binder::new(&index, files);
+            let mut binder = Binder::new(index, files);
             for file in files.iter() {
                 for written in wanted(file, names) {
                     binder.value(file, &written);
@@ -713,11 +745,10 @@ pub(crate) fn load(
 }
 
 /// Gives each key bound in another file its value (see the module's documentation).
-pub(crate) fn rewrite(sources: &[String], names: &Names, files: &mut [FileSites]) {
-    let index = Index::new(sources);
+pub(crate) fn rewrite(index: &Index, names: &Names, files: &mut [FileSites]) {
     let mut keys: Vec<(usize, usize, Key)> = Vec::new();
     {
-        let mut binder = Binder::new(&index, files);
+        let mut binder = Binder::new(index, files);
         for (f, file) in files.iter().enumerate() {
             for (i, item) in file.items.iter().enumerate() {
                 let (ItemKind::Call { key, .. }
@@ -743,7 +774,12 @@ pub(crate) fn rewrite(sources: &[String], names: &Names, files: &mut [FileSites]
 }
 
 /// The key `key` stands for once its names are bound, if that differs.
-fn bound_key(binder: &mut Binder, file: &FileSites, key: &Key, names: &Names) -> Option<Key> {
+fn bound_key(
+    binder: &mut Binder<'_, '_, '_>,
+    file: &FileSites,
+    key: &Key,
+    names: &Names,
+) -> Option<Key> {
     match key {
         Key::Name(written) if !is_pattern_name(names, written) => {
             if let Some(value) = binder.value(file, written) {
@@ -890,16 +926,20 @@ fn file_stem(path: &str) -> &str {
     name.split_once('.').map_or(name, |(stem, _)| stem)
 }
 
-fn shared_prefix(a: &str, b: &str) -> usize {
-    a.split('/')
-        .zip(b.split('/'))
-        .take_while(|(x, y)| x == y)
-        .count()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A tree of empty files at `paths`, and the hashes the walk would have kept of them.
+    fn tree(paths: &[&str]) -> (tempfile::TempDir, Vec<u64>) {
+        let root = tempfile::tempdir().expect("a temporary directory");
+        for path in paths {
+            let file = root.path().join(path);
+            std::fs::create_dir_all(file.parent().expect("a parent")).expect("mkdir");
+            std::fs::write(file, "").expect("write");
+        }
+        (root, paths.iter().map(|p| path_hash(p)).collect())
+    }
 
     /// A package of many files whose name is defined in none of them: each file is looked in
     /// once. (Following each sibling's own package again made the scan of migadu/sora, whose
@@ -921,8 +961,9 @@ mod tests {
             using,
             &names,
         ));
-        let sources: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
-        let index = Index::new(&sources);
+        let paths: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+        let (root, read) = tree(&paths);
+        let index = Index::new(root.path(), read);
         let mut binder = Binder::new(&index, &files);
         assert_eq!(binder.value(&files[12], "missing"), None);
         assert!(
@@ -951,31 +992,44 @@ mod tests {
 
     #[test]
     fn a_go_import_path_is_the_directory_it_ends_with() {
-        let sources = vec![
-            "internal/locks/locks.go".to_owned(),
-            "locks/other.go".to_owned(),
-            "internal/locks/README.py".to_owned(),
-        ];
-        let index = Index::new(&sources);
+        let (root, mut read) = tree(&[
+            "internal/locks/README.py",
+            "internal/locks/locks.go",
+            "locks/other.go",
+            "backend/store/store.go",
+            "backend/cmd/main.go",
+            "ignored/skipped.go",
+        ]);
+        // A file the walk did not read (git-ignored) makes no package.
+        read.retain(|&h| h != path_hash("ignored/skipped.go"));
+        let index = Index::new(root.path(), read);
+        let from = "cmd/main.go";
+        let dir = |import: &str, from: &str| index.go_package_dir(import, from);
         assert_eq!(
-            index.go_package_dir("github.com/acme/app/internal/locks"),
+            dir("github.com/acme/app/internal/locks", from).as_deref(),
             Some("internal/locks")
         );
         assert_eq!(
-            index.go_package_dir("github.com/acme/app/locks"),
+            dir("github.com/acme/app/locks", from).as_deref(),
             Some("locks")
         );
-        assert_eq!(index.go_package_dir("github.com/acme/app/nothing"), None);
+        assert_eq!(dir("github.com/acme/app/nothing", from), None);
+        assert_eq!(dir("github.com/acme/app/ignored", from), None);
+        // A module in a subdirectory: the import path's tail under the importing file's root.
+        assert_eq!(
+            dir("github.com/acme/backend/store", "backend/cmd/main.go").as_deref(),
+            Some("backend/store")
+        );
     }
 
     #[test]
     fn a_python_module_is_found_relative_by_its_dots_or_anywhere_nearest_first() {
-        let sources = vec![
-            "app/jobs/locks.py".to_owned(),
-            "app/db/__init__.py".to_owned(),
-            "other/jobs/locks.py".to_owned(),
-        ];
-        let index = Index::new(&sources);
+        let (root, read) = tree(&[
+            "app/db/__init__.py",
+            "app/jobs/locks.py",
+            "other/jobs/locks.py",
+        ]);
+        let index = Index::new(root.path(), read);
         let binder = Binder::new(&index, &[]);
         assert_eq!(
             binder.python_module("app/jobs/reaper.py", ".locks"),

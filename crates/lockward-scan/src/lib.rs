@@ -323,16 +323,17 @@ pub fn scan(registry: &Registry, root: &Path, options: &ScanOptions) -> ScanRepo
     let names = walk::names(registry);
     let mut calls = follow_wrappers(registry, root, options, &mut walked, &declared);
     calls.extend(declared.names().map(str::to_owned));
+    let index = bind::Index::new(root, std::mem::take(&mut walked.sources));
     bind::load(
         root,
         options.max_file_size,
-        &walked.sources,
+        &index,
         &names,
         &calls,
         &mut walked.files,
     );
     wrappers::resolve(&mut walked.files, &declared);
-    bind::rewrite(&walked.sources, &names, &mut walked.files);
+    bind::rewrite(&index, &names, &mut walked.files);
     values::resolve_tree(&mut walked.files, registry);
     let plugins = options
         .plugins

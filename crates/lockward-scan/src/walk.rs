@@ -26,9 +26,10 @@ pub(crate) struct Walked {
     pub(crate) not_read: NotRead,
     /// Every file lexed (whatever it held), for a later pass that needs only those.
     pub(crate) lexed: Vec<String>,
-    /// Every source file the walk read (lexed or not), sorted: where a later pass looks for
-    /// the file a name is bound in ([`crate::bind`]).
-    pub(crate) sources: Vec<String>,
+    /// A hash of the path of every source file the walk read (lexed or not), in no order: where
+    /// a later pass may look for the file a name is bound in ([`crate::bind::Index`]). Eight
+    /// bytes a file, the one thing the walk keeps of every file.
+    pub(crate) sources: Vec<u64>,
 }
 
 /// The constant patterns and keywords in force: the registry's, or the defaults, and every
@@ -120,7 +121,7 @@ struct Shared<'a> {
     canonical_root: Option<std::path::PathBuf>,
     mode: Mode,
     lexed: Mutex<Vec<String>>,
-    sources: Mutex<Vec<String>>,
+    sources: Mutex<Vec<u64>>,
     include: Option<globset::GlobSet>,
     names: Names,
     prefilter: Option<Regex>,
@@ -306,14 +307,10 @@ fn walk_for(registry: &Registry, root: &Path, options: &ScanOptions, mode: Mode)
             .lexed
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner),
-        sources: {
-            let mut sources = shared
-                .sources
-                .into_inner()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            sources.sort_unstable();
-            sources
-        },
+        sources: shared
+            .sources
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
     }
 }
 
@@ -490,7 +487,7 @@ impl Shared<'_> {
             return;
         }
         self.progress.add(buffer.len() as u64);
-        lock(&self.sources).push(relative.to_owned());
+        lock(&self.sources).push(crate::bind::path_hash(relative));
         if self
             .prefilter
             .as_ref()
