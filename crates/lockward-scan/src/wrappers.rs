@@ -498,6 +498,7 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                 // A wrapper the tree defines is the one called; a declared one of the same name
                 // comes after it.
                 let mut slots = Vec::new();
+                let mut targets = Vec::new();
                 for target in by_name.get(call.callee.as_str()).into_iter().flatten() {
                     if call.within == Some(target.definition.body_start) && target.path == file.path
                     {
@@ -505,7 +506,7 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                         continue;
                     }
                     if target.callable_from(&file.path, language, qualifier, &file.wrappers) {
-                        called.insert((target.path.to_owned(), target.definition.body_start));
+                        targets.push((target.path.to_owned(), target.definition.body_start));
                         slots.extend(
                             target
                                 .keys
@@ -515,9 +516,14 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                     }
                 }
                 slots.extend(declared.slots(&call.callee, qualifier, language));
+                // A call that passes nothing where the key goes (`super().__init__(message)` of
+                // another class, a call leaving a keyword out) is no call of the wrapper's key:
+                // it must not silence the wrapper's own lock call (that made AntaREST's scan
+                // report nothing at all).
                 let Some(arg) = slots.iter().find_map(|slot| slot.pick(&call.args)) else {
                     continue;
                 };
+                called.extend(targets);
                 if arg.string {
                     continue;
                 }
