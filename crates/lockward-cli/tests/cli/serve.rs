@@ -301,13 +301,16 @@ async fn session_locking(
     (pid, handle)
 }
 
-/// The pids of the sessions that hold or wait for advisory key 1001001 (bigint form).
+/// The pids of the sessions of this test's database that hold or wait for advisory key 1001001
+/// (bigint form). The tests share one cluster: another test's harbor worker holds the same key
+/// in its own database (unscoped, that holder's pid was `held[0]` once, and the test failed).
 async fn rollup_sessions(db: &TestDb) -> (Vec<i32>, Vec<i32>) {
     let client = db.connect().await;
     let rows = client
         .query(
             "SELECT pid, granted FROM pg_locks WHERE locktype = 'advisory' AND objid = 1001001 \
-             AND objsubid = 1",
+             AND objsubid = 1 \
+             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
             &[],
         )
         .await
