@@ -942,6 +942,21 @@ impl Extractor<'_> {
             }
             let content = token.content.clone();
             let bytes = &self.file.as_bytes()[content.clone()];
+            // A lock function whose name the code builds (Sequel's `"pg_advisory#{x}_lock"`):
+            // its calls and keys are out of sight, which is said, never passed over.
+            if language != Language::Sql
+                && let Some(name) = built_lock_function(&self.file[content.clone()])
+            {
+                self.raw.push((
+                    token.span.clone(),
+                    ItemKind::Call {
+                        function: name,
+                        shape: Shape::Bigint,
+                        key: Key::Dynamic(String::new()),
+                    },
+                ));
+                continue;
+            }
             if !contains_ignore_case(bytes, b"advisory")
                 || !reads_as_sql(bytes)
                 || self.is_pattern_operand(tokens, index)
@@ -2192,6 +2207,26 @@ fn reads_as_sql(text: &[u8]) -> bool {
         index += 1;
     }
     !prose
+}
+
+/// The name of an advisory lock function that a string builds at run time: `pg_advisory`
+/// or `pg_try_advisory` followed, within the name, by an interpolation or a format placeholder
+/// (`#{`, `${`, `{`, `%s`, `%(`), as in `"pg_advisory#{xstr}_lock#{sharestr}"`. A whole name
+/// followed by its parenthesis (`pg_advisory_lock(${KEY})`) is a call, read as SQL.
+fn built_lock_function(content: &str) -> Option<String> {
+    let lower = content.to_ascii_lowercase();
+    let start = lower
+        .find("pg_advisory")
+        .or_else(|| lower.find("pg_try_advisory"))?;
+    let rest = &content[start..];
+    let end = rest
+        .find(|c: char| c == '(' || c.is_whitespace() || c == '\'' || c == '"')
+        .unwrap_or(rest.len());
+    let name = &rest[..end];
+    let built = ["#{", "${", "{", "%s", "%("]
+        .iter()
+        .any(|m| name.contains(m));
+    built.then(|| excerpt(name))
 }
 
 fn contains_ignore_case(haystack: &[u8], needle: &[u8]) -> bool {
