@@ -782,6 +782,9 @@ fn bound_key(
 ) -> Option<Key> {
     match key {
         Key::Name(written) if !is_pattern_name(names, written) => {
+            if shadowed(file, written) {
+                return None;
+            }
             if let Some(value) = binder.value(file, written) {
                 return Some(Key::Local {
                     name: written.clone(),
@@ -844,6 +847,19 @@ fn bound_key(
         }
         _ => None,
     }
+}
+
+/// Whether the first name of `written` is the file's own: a variable its code assigns, or a
+/// parameter of one of its functions (`func lock(ctx, id int64)`: `id` is no other file's
+/// package-level `id`, whatever a sibling file assigns it).
+fn shadowed(file: &FileSites, written: &str) -> bool {
+    let first = written.split(['.', ':']).next().unwrap_or(written);
+    file.assigned_names.contains(first)
+        || file
+            .wrappers
+            .definitions
+            .iter()
+            .any(|definition| definition.params.iter().any(|p| p.name == first))
 }
 
 fn is_pattern_name(names: &Names, written: &str) -> bool {

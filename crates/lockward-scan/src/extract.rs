@@ -215,6 +215,9 @@ pub(crate) struct FileSites {
     /// The names its outermost scope assigns one integer (any name, not only those the
     /// constant patterns match), which other files may import or share by package.
     pub(crate) exports: HashMap<String, Id>,
+    /// Every name its code assigns, wherever and whatever: a key written as one of them is the
+    /// file's own variable, never another file's name ([`crate::bind`]).
+    pub(crate) assigned_names: HashSet<String>,
 }
 
 impl FileSites {
@@ -478,6 +481,7 @@ pub(crate) fn extract_calls(
             defined,
         },
         exports: HashMap::new(),
+        assigned_names: locals.keys().cloned().collect(),
         scope: scope::read(text, &code.tokens, language),
     };
     sites.exports = local_ids
