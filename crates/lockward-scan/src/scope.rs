@@ -438,8 +438,9 @@ impl Reader<'_> {
         scope: &mut Scope,
         depth: usize,
     ) -> usize {
+        // Every path moves on by a token at least: the group's loop around the call ends.
         if depth > 4 {
-            return k;
+            return k + 1;
         }
         loop {
             match (self.ident(k), self.at(k)) {
@@ -659,6 +660,18 @@ mod tests {
                 import("io", "std", Some("io")),
             ]
         );
+    }
+
+    #[test]
+    fn a_use_tree_nested_past_the_limit_ends() {
+        // Past the depth limit the reader skips a token at a time (it stood still, forever).
+        let nested = format!(
+            "use a::{}x{};\nuse c::D;\n",
+            "b::{".repeat(12),
+            "}".repeat(12)
+        );
+        let read = scope(Language::Rust, &nested);
+        assert_eq!(read.imports.last(), Some(&import("D", "c", Some("D"))));
     }
 
     #[test]
