@@ -20,6 +20,7 @@ use lockward_lang::Language;
 use lockward_registry::Id;
 
 use crate::extract::{FileSites, ItemKind, Key, Names};
+use crate::values::container;
 use crate::walk;
 use crate::words;
 
@@ -864,14 +865,6 @@ fn shadowed(file: &FileSites, written: &str) -> bool {
 
 fn is_pattern_name(names: &Names, written: &str) -> bool {
     names.is_constant(&words::split(crate::extract::last_part(written)))
-}
-
-/// The collection or enum of a member name (`JobLock` of `JobLock.REAP`, `LOCKS` of
-/// `LOCKS["x"]`).
-fn container(member: &str) -> &str {
-    member
-        .find(['[', '.', ':'])
-        .map_or(member, |at| &member[..at])
 }
 
 /// The one value the lookups agree on.

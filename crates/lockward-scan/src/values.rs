@@ -640,7 +640,7 @@ pub(crate) fn resolve_tree(files: &mut [FileSites], registry: &Registry) {
 }
 
 /// The collection or enum of a member name (`LOCKS` of `LOCKS["reindex"]`, `Locks::Reindex`).
-fn container(member: &str) -> &str {
+pub(crate) fn container(member: &str) -> &str {
     member
         .find(['[', '.', ':'])
         .map_or(member, |at| &member[..at])
