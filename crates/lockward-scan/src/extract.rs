@@ -589,19 +589,32 @@ fn unsafe_js_integers(
     items: &mut [Item],
     sql_exact: &HashSet<(usize, usize)>,
 ) -> Vec<(Location, Finding)> {
+    // A constant's literal is reported once, where it is written: its uses in the file take the
+    // value it runs with, quietly.
+    let defined: HashSet<String> = items
+        .iter()
+        .filter_map(|item| match &item.kind {
+            ItemKind::Definition {
+                value: Some(_),
+                name,
+            } => Some(name.clone()),
+            _ => None,
+        })
+        .collect();
     let mut findings = Vec::new();
     for item in items {
         if sql_exact.contains(&(item.at.span.line, item.at.span.column)) {
             continue;
         }
-        let id = match &mut item.kind {
+        let (id, reported_elsewhere) = match &mut item.kind {
             ItemKind::Definition {
                 value: Some(value), ..
-            } => value,
+            } => (value, false),
             ItemKind::Call { key, .. }
             | ItemKind::Keyword { key, .. }
             | ItemKind::Wrapper { key, .. } => match key {
-                Key::Literal(value) | Key::Local { value, .. } => value,
+                Key::Literal(value) => (value, false),
+                Key::Local { value, name } => (value, defined.contains(name.as_str())),
                 _ => continue,
             },
             ItemKind::Definition { value: None, .. } => continue,
@@ -627,6 +640,9 @@ fn unsafe_js_integers(
         // written id stays the site's.
         if let Ok(runs) = i64::try_from(runs) {
             *id = Id::plain(runs);
+        }
+        if reported_elsewhere {
+            continue;
         }
         let finding = Finding {
             code: Code::UnsafeJsInteger,
