@@ -1,6 +1,6 @@
 //! From one file's tokens to its lock sites: constant definitions, lock calls and keyword forms.
 
-mod functions;
+pub(crate) mod functions;
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
@@ -549,28 +549,39 @@ pub(crate) fn extract_calls(
             call.at = Some(locator.locate(span));
             for arg in &mut call.args {
                 resolve_key(&mut arg.key, &local_ids, &aliases, &member_names);
+                for field in &mut arg.fields {
+                    resolve_key(&mut field.key, &local_ids, &aliases, &member_names);
+                }
             }
             call
         })
         .collect();
     // The arguments' own places, located in order of their offsets (calls nest).
-    let mut args: Vec<(usize, usize, usize)> = sites
+    let mut args: Vec<(usize, usize, usize, Option<usize>)> = sites
         .wrappers
         .calls
         .iter()
         .enumerate()
         .flat_map(|(c, call)| {
-            call.args
-                .iter()
-                .enumerate()
-                .map(move |(a, arg)| (arg.offset, c, a))
+            call.args.iter().enumerate().flat_map(move |(a, arg)| {
+                std::iter::once((arg.offset, c, a, None)).chain(
+                    arg.fields
+                        .iter()
+                        .enumerate()
+                        .map(move |(f, field)| (field.offset, c, a, Some(f))),
+                )
+            })
         })
         .collect();
     args.sort_unstable();
     let mut locator = Locator::new(text, directives);
-    for (offset, c, a) in args {
+    for (offset, c, a, f) in args {
         let at = locator.locate(offset..offset + 1);
-        sites.wrappers.calls[c].args[a].at = Some(at);
+        let arg = &mut sites.wrappers.calls[c].args[a];
+        match f {
+            Some(f) => arg.fields[f].at = Some(at),
+            None => arg.at = Some(at),
+        }
     }
     sites.wrappers.reach_sites = reach_sites;
     if language == Language::JavaScript {
@@ -731,10 +742,21 @@ fn resolve_key(
         Key::Member {
             members: candidates,
             name: Some(name),
-            ..
-        } if !candidates.iter().any(|m| members.contains(m.as_str())) => name,
+            shown,
+        } if !candidates.iter().any(|m| members.contains(m.as_str()))
+            && !reads_a_variables_field(shown) =>
+        {
+            name
+        }
         _ => return,
     };
+    // A field of a value (`options.lockKey`, `job.lock_id`) is not the file's local of that
+    // name: the value is a parameter or a variable, its field set elsewhere. A class's, a
+    // module's or the receiver's name before it (`Config.TIMEOUT_LOCK_ID`, `self.LOCK_ID`) may
+    // be this file's.
+    if reads_a_variables_field(name) {
+        return;
+    }
     // An alias (`lock_id = MIGRATE_LOCK_ID`) is a use of the name it stands for.
     let written = last_part(name).to_owned();
     let mut target = written.clone();
@@ -754,6 +776,16 @@ fn resolve_key(
     } else if target != written {
         *key = Key::Name(target);
     }
+}
+
+/// Whether `written` reads a field of a variable (`options.lockKey`): its first part is a
+/// lower-case name other than the receiver's.
+fn reads_a_variables_field(written: &str) -> bool {
+    let Some((first, _)) = written.split_once(['.', ':', '-']) else {
+        return false;
+    };
+    first.starts_with(|c: char| c.is_ascii_lowercase())
+        && !matches!(first, "self" | "this" | "cls" | "it")
 }
 
 /// Turns byte offsets into locations. Offsets must come in increasing order: the column is

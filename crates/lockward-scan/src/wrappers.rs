@@ -28,6 +28,7 @@ use std::collections::{HashMap, HashSet};
 
 use lockward_registry::{ScanSettings, Wrapper};
 
+use crate::extract::functions::is_member_value_field;
 use crate::extract::{FileSites, Item, ItemKind, Key, Location};
 use crate::lang::Language;
 use crate::lexer::{Token, TokenKind};
@@ -62,6 +63,8 @@ pub(crate) struct Definition {
     pub(crate) reaches: Vec<(usize, usize)>,
     /// Calls that pass a parameter on.
     pub(crate) forwards: Vec<Forward>,
+    /// Parameters whose field is a lock call's key (`options.lockKey`), with the field.
+    pub(crate) fields: Vec<(usize, String)>,
     /// Fields a parameter is stored in (`Lock{id: id}`, `self.lock_id = lock_id`): a lock call
     /// of the same file keyed by such a field (`l.id`) makes this a wrapper, as a constructor.
     pub(crate) stores: Vec<(String, usize)>,
@@ -103,6 +106,9 @@ pub(crate) struct Arg {
     /// where its key is written.
     pub(crate) offset: usize,
     pub(crate) at: Option<Location>,
+    /// An object literal's properties (`{ lockKey }`), each as an argument by its name: a
+    /// wrapper locking a parameter's field takes that property.
+    pub(crate) fields: Vec<Arg>,
 }
 
 /// One file's definitions and calls.
@@ -228,6 +234,7 @@ impl Declared {
             .map(|(_, wrapper, _)| Slot {
                 position: wrapper.position,
                 keyword: wrapper.keyword.clone(),
+                field: None,
             })
             .collect()
     }
@@ -238,6 +245,8 @@ impl Declared {
 struct Slot {
     position: Option<usize>,
     keyword: Option<String>,
+    /// The parameter's field that is the key (`options.lockKey`), if the wrapper reads one.
+    field: Option<String>,
 }
 
 impl Slot {
@@ -245,11 +254,46 @@ impl Slot {
         Self {
             position: param.position,
             keyword: param.keyword.then(|| param.name.clone()),
+            field: None,
         }
     }
 
-    /// The argument of `args` this slot takes.
+    /// The slot of `definition`'s key parameter `p`.
+    fn key(definition: &Definition, p: usize) -> Self {
+        Self {
+            field: definition
+                .fields
+                .iter()
+                .find(|(f, _)| *f == p)
+                .map(|(_, field)| field.clone()),
+            ..Self::of(&definition.params[p])
+        }
+    }
+
+    /// The argument of `args` this slot takes: for a slot with a field, that property of an
+    /// object literal passed there (none if the object leaves it out), or else the argument
+    /// itself when the field is an enum member's value (`kind.value`).
     fn pick<'a>(&self, args: &'a [Arg]) -> Option<&'a Arg> {
+        let arg = self.argument(args)?;
+        match &self.field {
+            Some(field) if !arg.fields.is_empty() => arg
+                .fields
+                .iter()
+                .find(|a| a.keyword.as_deref() == Some(field)),
+            Some(field) if !is_member_value_field(field) => None,
+            _ => Some(arg),
+        }
+    }
+
+    /// Whether only an object literal's property fills this slot: a caller passing the slot on
+    /// (a parameter, a variable) passes an object whose field is not known.
+    fn object_only(&self) -> bool {
+        self.field
+            .as_deref()
+            .is_some_and(|field| !is_member_value_field(field))
+    }
+
+    fn argument<'a>(&self, args: &'a [Arg]) -> Option<&'a Arg> {
         if let Some(keyword) = &self.keyword
             && let Some(arg) = args.iter().find(|a| a.keyword.as_deref() == Some(keyword))
         {
@@ -409,6 +453,7 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
                 let slot = Slot {
                     position: forward.position,
                     keyword: forward.keyword.clone(),
+                    field: None,
                 };
                 let matches = |target: &Slot| {
                     (slot.position.is_some() && slot.position == target.position)
@@ -434,10 +479,10 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
                             caller.language,
                             forward.qualifier.as_deref(),
                             caller.file,
-                        ) && target
-                            .keys
-                            .iter()
-                            .any(|&p| matches(&Slot::of(&target.definition.params[p])))
+                        ) && target.keys.iter().any(|&p| {
+                            let key = Slot::key(target.definition, p);
+                            !key.object_only() && matches(&key)
+                        })
                     });
                 if declared_hit || inferred_hit {
                     added.push((k, forward.param));
@@ -507,12 +552,7 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                     }
                     if target.callable_from(&file.path, language, qualifier, &file.wrappers) {
                         targets.push((target.path.to_owned(), target.definition.body_start));
-                        slots.extend(
-                            target
-                                .keys
-                                .iter()
-                                .map(|&p| Slot::of(&target.definition.params[p])),
-                        );
+                        slots.extend(target.keys.iter().map(|&p| Slot::key(target.definition, p)));
                     }
                 }
                 slots.extend(declared.slots(&call.callee, qualifier, language));
@@ -594,7 +634,7 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                 !(matches!(
                     item.kind,
                     ItemKind::Call {
-                        key: Key::Name(_) | Key::Dynamic(_),
+                        key: Key::Name(_) | Key::Member { .. } | Key::Dynamic(_),
                         ..
                     }
                 ) && silenced.contains(&(item.at.span.line, item.at.span.column)))

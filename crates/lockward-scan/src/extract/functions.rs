@@ -64,12 +64,18 @@ const MEMBER_VALUE_FIELDS: &[&str] = &[
     "value", "key", "code", "lockId", "lock_id", "lockKey", "lock_key", "family",
 ];
 
-/// Whether `written` reads a member-value field of the parameter `param` (`kind.value`).
-fn reads_member_value(written: &str, param: &str) -> bool {
+/// Whether `field` is one through which an enum's member gives its id ([`MEMBER_VALUE_FIELDS`]).
+pub(crate) fn is_member_value_field(field: &str) -> bool {
+    MEMBER_VALUE_FIELDS.contains(&field)
+}
+
+/// The field of the parameter `param` that `written` reads (`options.lockValue`), if it reads
+/// one directly.
+fn field_of<'w>(written: &'w str, param: &str) -> Option<&'w str> {
     written
         .strip_prefix(param)
         .and_then(|rest| rest.strip_prefix('.'))
-        .is_some_and(|field| MEMBER_VALUE_FIELDS.contains(&field))
+        .filter(|field| !field.is_empty() && field.chars().all(|c| c.is_alphanumeric() || c == '_'))
 }
 
 /// Parameter names that are the receiver, not an argument.
@@ -146,6 +152,7 @@ impl Extractor<'_> {
                     reaches.extend(self.annotated_query(tokens, header, language));
                     reaches
                 },
+                fields: self.reached_fields(&header.params, body),
                 forwards: Vec::new(),
                 stores: self.stores(tokens, &header.body, &header.params),
             })
@@ -212,27 +219,49 @@ impl Extractor<'_> {
                         param,
                     });
                 }
-                let mut key = self.key(value, language);
                 // A local of the enclosing function (`id := int64(1)` before `NewLock(ctx, id,
                 // db)`), even when other functions of the file give the name other values.
-                if param.is_none()
-                    && let Key::Name(written) = &key
-                    && let Some(&d) = around.first()
-                    && let Some(value) =
-                        self.nearest_literal(tokens, i, headers[d].body.start, written, language)
-                {
-                    key = Key::Local {
-                        name: written.clone(),
-                        value,
-                    };
-                }
+                let key_of = |value: &[Token], param: bool| {
+                    let key = self.key(value, language);
+                    if !param
+                        && let Key::Name(written) = &key
+                        && let Some(&d) = around.first()
+                        && let Some(value) = self.nearest_literal(
+                            tokens,
+                            i,
+                            headers[d].body.start,
+                            written,
+                            language,
+                        )
+                    {
+                        return Key::Local {
+                            name: written.clone(),
+                            value,
+                        };
+                    }
+                    key
+                };
+                let fields = self
+                    .object_literal(value, language)
+                    .into_iter()
+                    .map(|(field, value)| Arg {
+                        key: key_of(value, false),
+                        keyword: Some(field),
+                        string: matches!(value, [only] if only.kind == TokenKind::Str),
+                        param: None,
+                        offset: value.first().map_or(token.span.start, |t| t.span.start),
+                        at: None,
+                        fields: Vec::new(),
+                    })
+                    .collect();
                 args.push(Arg {
                     keyword,
                     string: matches!(value, [only] if only.kind == TokenKind::Str),
-                    key,
+                    key: key_of(value, param.is_some()),
                     param: param.map(|(d, p)| (definitions[d].body_start, p)),
                     offset: value.first().map_or(token.span.start, |t| t.span.start),
                     at: None,
+                    fields,
                 });
             }
             if wanted.contains(name) {
@@ -281,8 +310,38 @@ impl Extractor<'_> {
                     ..
                 } => params
                     .iter()
-                    .position(|p| p.name == *name || reads_member_value(name, &p.name))
+                    .position(|p| p.name == *name || field_of(name, &p.name).is_some())
                     .map(|p| (p, span.start)),
+                // JavaScript reads `options.lockKey` as an object's entry or an enum's member.
+                ItemKind::Call {
+                    shape: Shape::Bigint,
+                    key: Key::Member { shown, .. },
+                    ..
+                } => params
+                    .iter()
+                    .position(|p| field_of(shown, &p.name).is_some())
+                    .map(|p| (p, span.start)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The parameters whose field is a lock call's key inside `body` (`options.lockKey`), with
+    /// the field: a caller passing an object literal there locks that property's value. A
+    /// field other than an enum member's value ([`MEMBER_VALUE_FIELDS`]) is taken from an
+    /// object literal only (`lock(job)` reading `job.id` locks a row, not a key of its caller).
+    fn reached_fields(&self, params: &[Param], body: &Range<usize>) -> Vec<(usize, String)> {
+        self.raw
+            .iter()
+            .filter(|(span, _)| body.contains(&span.start))
+            .filter_map(|(_, kind)| match kind {
+                ItemKind::Call {
+                    shape: Shape::Bigint,
+                    key: Key::Name(written) | Key::Member { shown: written, .. },
+                    ..
+                } => params.iter().enumerate().find_map(|(p, param)| {
+                    field_of(written, &param.name).map(|field| (p, field.to_owned()))
+                }),
                 _ => None,
             })
             .collect()
@@ -497,6 +556,63 @@ impl Extractor<'_> {
         }
         // Ruby's `:name => value` and `name: value` with the colon lexed apart.
         (None, argument)
+    }
+
+    /// A JavaScript object literal's properties (`{ lockKey, timeout: 5 }`): each name with its
+    /// value, a shorthand property's value being its name. Empty for any other value, and for
+    /// an object with a spread or a computed name, whose properties are not all known.
+    fn object_literal<'t>(
+        &self,
+        value: &'t [Token],
+        language: Language,
+    ) -> Vec<(String, &'t [Token])> {
+        let [open, inner @ .., close] = value else {
+            return Vec::new();
+        };
+        if language != Language::JavaScript
+            || self.text(open.span.clone()) != "{"
+            || self.text(close.span.clone()) != "}"
+        {
+            return Vec::new();
+        }
+        let mut properties = Vec::new();
+        let mut depth = 0usize;
+        let mut start = 0;
+        for (k, token) in inner.iter().enumerate() {
+            match self.text(token.span.clone()) {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => depth = depth.saturating_sub(1),
+                "," if depth == 0 => {
+                    properties.push(&inner[start..k]);
+                    start = k + 1;
+                }
+                _ => {}
+            }
+        }
+        properties.push(&inner[start..]);
+        let mut fields = Vec::new();
+        for property in properties {
+            match property {
+                [] => {}
+                [name] if name.kind == TokenKind::Ident => {
+                    fields.push((self.text(name.span.clone()).to_owned(), property));
+                }
+                [name, colon, value @ ..]
+                    if matches!(name.kind, TokenKind::Ident | TokenKind::Str)
+                        && self.text(colon.span.clone()) == ":"
+                        && !value.is_empty() =>
+                {
+                    let name = match name.kind {
+                        TokenKind::Str => self.text(name.content.clone()),
+                        _ => self.text(name.span.clone()),
+                    };
+                    fields.push((name.to_owned(), value));
+                }
+                // `...defaults`, `[name]: value`, a method: not every property is known.
+                _ => return Vec::new(),
+            }
+        }
+        fields
     }
 
     /// The parameter a value is, when it is exactly one (`key`, `&key`, `*key`).
