@@ -459,6 +459,11 @@ impl<'a> Checker<'a> {
                 }
             }
             Key::Dynamic(text) => return self.dynamic(path, at, function, text),
+            // The helper's own lock call carries the findings about its key.
+            Key::Fixed(value) => {
+                self.site(path, at, site_key(value.value()), form(None));
+                return;
+            }
         };
         let lock = self.site(path, at, site_key(value.value()), form(constant));
         if lock.is_none() && self.plugin_id(path, at, &value) {

@@ -150,6 +150,10 @@ pub(crate) enum Key {
         name: Option<String>,
         shown: String,
     },
+    /// The key a helper locks on its own, whatever its caller passes (`withMigrationLock(f)`
+    /// runs `pg_advisory_lock(7077400)`): a call of the helper is a site of it, and the findings
+    /// about the id are its lock call's.
+    Fixed(Id),
     /// Anything else: a placeholder, a variable, an expression.
     Dynamic(String),
 }

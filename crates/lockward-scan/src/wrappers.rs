@@ -26,7 +26,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use lockward_registry::{ScanSettings, Wrapper};
+use lockward_registry::{Id, ScanSettings, Wrapper};
 
 use crate::extract::functions::is_member_value_field;
 use crate::extract::{FileSites, Item, ItemKind, Key, Location};
@@ -65,6 +65,9 @@ pub(crate) struct Definition {
     pub(crate) forwards: Vec<Forward>,
     /// Parameters whose field is a lock call's key (`options.lockKey`), with the field.
     pub(crate) fields: Vec<(usize, String)>,
+    /// The fixed keys of its own lock calls: a helper that takes no key locks these, and each
+    /// call of it is a site of them (when no parameter is a key).
+    pub(crate) fixed: Vec<Id>,
     /// Fields a parameter is stored in (`Lock{id: id}`, `self.lock_id = lock_id`): a lock call
     /// of the same file keyed by such a field (`l.id`) makes this a wrapper, as a constructor.
     pub(crate) stores: Vec<(String, usize)>,
@@ -496,7 +499,7 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
             known[k].keys.insert(param);
         }
     }
-    known.retain(|k| !k.keys.is_empty());
+    known.retain(|k| !k.keys.is_empty() || !k.definition.fixed.is_empty());
     known
 }
 
@@ -550,7 +553,21 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                         // A recursive call.
                         continue;
                     }
-                    if target.callable_from(&file.path, language, qualifier, &file.wrappers) {
+                    if !target.callable_from(&file.path, language, qualifier, &file.wrappers) {
+                        continue;
+                    }
+                    // A helper that takes no key: the call is a site of the keys it locks.
+                    if target.keys.is_empty() {
+                        items.extend(target.definition.fixed.iter().map(|value| Item {
+                            at: at.clone(),
+                            kind: ItemKind::Wrapper {
+                                function: call.callee.clone(),
+                                key: Key::Fixed(value.clone()),
+                            },
+                        }));
+                        continue;
+                    }
+                    {
                         targets.push((target.path.to_owned(), target.definition.body_start));
                         slots.extend(target.keys.iter().map(|&p| Slot::key(target.definition, p)));
                     }

@@ -153,6 +153,7 @@ impl Extractor<'_> {
                     reaches
                 },
                 fields: self.reached_fields(&header.params, body),
+                fixed: self.fixed_keys(body),
                 forwards: Vec::new(),
                 stores: self.stores(tokens, &header.body, &header.params),
             })
@@ -279,8 +280,12 @@ impl Extractor<'_> {
             }
         }
         let defined = definitions.iter().map(|d| d.name.clone()).collect();
-        definitions
-            .retain(|d| !d.reaches.is_empty() || !d.forwards.is_empty() || !d.stores.is_empty());
+        definitions.retain(|d| {
+            !d.reaches.is_empty()
+                || !d.forwards.is_empty()
+                || !d.stores.is_empty()
+                || !d.fixed.is_empty()
+        });
         Functions {
             definitions,
             calls,
@@ -324,6 +329,25 @@ impl Extractor<'_> {
                 _ => None,
             })
             .collect()
+    }
+
+    /// The fixed keys of the one-key lock calls inside `body` (a literal, or a local of the
+    /// file), each once.
+    fn fixed_keys(&self, body: &Range<usize>) -> Vec<lockward_registry::Id> {
+        let mut fixed: Vec<lockward_registry::Id> = Vec::new();
+        for (span, kind) in &self.raw {
+            if let ItemKind::Call {
+                shape: Shape::Bigint,
+                key: Key::Literal(value) | Key::Local { value, .. },
+                ..
+            } = kind
+                && body.contains(&span.start)
+                && !fixed.iter().any(|f| f.value() == value.value())
+            {
+                fixed.push(value.clone());
+            }
+        }
+        fixed
     }
 
     /// The parameters whose field is a lock call's key inside `body` (`options.lockKey`), with
@@ -779,6 +803,8 @@ impl Extractor<'_> {
         let mut at = close + 1;
         let mut depth = 0usize;
         let limit = at + MAX_HEADER_TOKENS;
+        // TypeScript's return type may be a function's: `): (client: Client) => Promise<T> {`.
+        let typed = language == Language::JavaScript && text(at) == ":";
         loop {
             let piece = text(at);
             if at >= limit || tokens.get(at).is_none() {
@@ -786,6 +812,7 @@ impl Extractor<'_> {
             }
             match piece {
                 "{" if depth == 0 => break,
+                "=>" if depth == 0 && typed => {}
                 "(" | "[" | "<" => depth += 1,
                 ")" | "]" | ">" => depth = depth.saturating_sub(1),
                 // An interface's method: `boolean tryLock(int key);`, Kotlin's `fun f(k: Long)`
