@@ -500,14 +500,27 @@ pub(crate) fn extract_calls(
         }
     }
     let local_value = |name: &str| local_ids.get(name).map(Id::value);
-    for (span, mut kind, later) in raw {
-        resolve_local(&mut kind, &local_ids, &aliases, &member_names);
-        if let ItemKind::Call { key, .. } | ItemKind::Keyword { key, .. } = &mut kind
-            && let Key::Name(name) = key
-            && let Some(Some(member)) = member_locals.get(name.as_str())
-        {
+    // A name first assigned a member (`val LOCK_KEY = AdvisoryLockKey.CREATE_DISTRIBUTION`)
+    // is that member, before it is read as an alias of the member's last name.
+    // So is its field that gives a member's id (`LOCK_KEY.lockId`).
+    let member_local = |key: &mut Key| {
+        let written = match key {
+            Key::Name(written) | Key::Member { shown: written, .. } => written.as_str(),
+            _ => return,
+        };
+        let name = match written.split_once('.') {
+            Some((name, field)) if functions::is_member_value_field(field) => name,
+            _ => written,
+        };
+        if let Some(Some(member)) = member_locals.get(name) {
             *key = member.clone();
         }
+    };
+    for (span, mut kind, later) in raw {
+        if let ItemKind::Call { key, .. } | ItemKind::Keyword { key, .. } = &mut kind {
+            member_local(key);
+        }
+        resolve_local(&mut kind, &local_ids, &aliases, &member_names);
         let start = span.start;
         let at = locator.locate(span);
         if sql_literals.contains(&start) {
@@ -552,8 +565,10 @@ pub(crate) fn extract_calls(
         .map(|(span, mut call)| {
             call.at = Some(locator.locate(span));
             for arg in &mut call.args {
+                member_local(&mut arg.key);
                 resolve_key(&mut arg.key, &local_ids, &aliases, &member_names);
                 for field in &mut arg.fields {
+                    member_local(&mut field.key);
                     resolve_key(&mut field.key, &local_ids, &aliases, &member_names);
                 }
             }
@@ -1260,6 +1275,14 @@ impl Extractor<'_> {
         if !current.is_empty() {
             values.push(current);
         }
+        // A class literal is the type of the result (Spring's `queryForObject(sql,
+        // Boolean::class.javaObjectType, key)`, `Long.class`), never a bound value.
+        values.retain(|value| {
+            !value.windows(2).any(|pair| {
+                matches!(self.text(pair[0].span.clone()), "::" | ".")
+                    && self.text(pair[1].span.clone()) == "class"
+            })
+        });
         values
     }
 
@@ -1603,8 +1626,10 @@ impl Extractor<'_> {
             if scope::outermost(self.file, tokens, i, self.depths[i], language) {
                 self.outer.insert(name.clone());
             }
+            // A path (`AdvisoryLockKey.CREATE_DISTRIBUTION`) evaluates as its last name, but
+            // may be a member.
             let member = match (&literal, &expr, &value) {
-                (None, None, Some(value)) => {
+                (None, None | Some(Expr::Name(_)), Some(value)) => {
                     let tokens = &tokens[value.clone()];
                     let mut member = self.member_key(tokens, language, "");
                     // The text shown in a note, made only for a member.

@@ -173,19 +173,17 @@ impl Extractor<'_> {
         let mut calls = Vec::new();
         for i in 0..tokens.len() {
             let token = &tokens[i];
-            if token.kind != TokenKind::Ident
-                || names.contains(&i)
-                || tokens
-                    .get(i + 1)
-                    .is_none_or(|t| self.text(t.span.clone()) != "(")
-            {
+            if token.kind != TokenKind::Ident || names.contains(&i) {
                 continue;
             }
+            let Some(open) = self.call_open(tokens, i, language) else {
+                continue;
+            };
             let name = self.text(token.span.clone());
             if CONTROL.contains(&name) || self.after_definition_keyword(tokens, i) {
                 continue;
             }
-            let Some((arguments, close)) = self.arguments(tokens, i + 1) else {
+            let Some((arguments, close)) = self.arguments(tokens, open) else {
                 continue;
             };
             // The definitions around the call, innermost first: a parameter of an outer one is
@@ -974,6 +972,29 @@ impl Extractor<'_> {
             body,
             declaration: false,
         })
+    }
+
+    /// The `(` of a call of the name at `i`: the next token, or the one after its type
+    /// arguments (Kotlin's and TypeScript's `withLock<Any>(key)`, Rust's `lock::<T>(key)`),
+    /// which hold only names, paths and punctuation of types on the call's line.
+    fn call_open(&self, tokens: &[Token], i: usize, language: Language) -> Option<usize> {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        let angle = match (text(i + 1), language) {
+            ("(", _) => return Some(i + 1),
+            ("<", Language::Kotlin | Language::JavaScript) => i + 1,
+            ("::", Language::Rust) if text(i + 2) == "<" => i + 2,
+            _ => return None,
+        };
+        let after = self.skip_angles(tokens, angle)?;
+        let typed = tokens[angle..after].iter().all(|t| {
+            !t.newline_before
+                && (t.kind == TokenKind::Ident
+                    || matches!(
+                        self.text(t.span.clone()),
+                        "<" | ">" | ">>" | "," | "." | "::" | "?" | "*" | "[" | "]" | "&" | "'"
+                    ))
+        });
+        (typed && text(after) == "(").then_some(after)
     }
 
     fn skip_angles(&self, tokens: &[Token], open: usize) -> Option<usize> {
