@@ -354,18 +354,25 @@ pub(crate) fn extract_calls(
     } = extractor.functions(&code.tokens, language, wanted);
     // A constructor that stores its parameter in a field reaches the lock calls of this file
     // keyed by that field through a receiver (`l.id`, `self.lock_id`).
+    // So does one whose field holds an enum's member read through its value
+    // (`self.type.value`).
     for definition in &mut definitions {
         for (field, param) in definition.stores.clone() {
             for (span, kind) in &extractor.raw {
                 if let ItemKind::Call {
                     shape: Shape::Bigint,
-                    key: Key::Name(written),
+                    key: Key::Name(written) | Key::Member { shown: written, .. },
                     ..
                 } = kind
-                    && written.len() > field.len()
-                    && last_part(written) == field
                 {
-                    definition.reaches.push((param, span.start));
+                    let reads = |read: &str| read.len() > field.len() && last_part(read) == field;
+                    let through_value = written.rsplit_once('.').is_some_and(|(read, value)| {
+                        functions::is_member_value_field(value) && reads(read)
+                    });
+                    let instance_variable = written.strip_prefix('@') == Some(field.as_str());
+                    if reads(written) || through_value || instance_variable {
+                        definition.reaches.push((param, span.start));
+                    }
                 }
             }
         }
@@ -1050,14 +1057,14 @@ impl Extractor<'_> {
                         .len()
                 })
                 .sum();
-            let mut values = self.bound_arguments(tokens, first, last);
+            let mut values = self.bound_arguments(tokens, first, last, language);
             // SQL held in a name (`const lockSQL = \`..\``, `LOCK_SQL = "..."`) is bound where the
             // name is passed: `db.QueryRow(ctx, lockSQL, id)`. Its calls are sites there.
             let mut used_at = None;
             if values.is_empty()
                 && let Some(at) = self.named_use(tokens, first)
             {
-                values = self.bound_arguments(tokens, at, at);
+                values = self.bound_arguments(tokens, at, at, language);
                 used_at = Some(tokens[at].span.clone());
             }
             let binds = Binds {
@@ -1194,7 +1201,13 @@ impl Extractor<'_> {
     /// `sql % (a, b)`, `sql.format(a)` and sqlx's `query(sql).bind(a).bind(b)` too. Each value
     /// is its tokens, `&`s removed.
     /// `first..=index` are the string's parts (see [`Self::string_run`]).
-    fn bound_arguments(&self, tokens: &[Token], first: usize, index: usize) -> Vec<Vec<Token>> {
+    fn bound_arguments(
+        &self,
+        tokens: &[Token],
+        first: usize,
+        index: usize,
+        language: Language,
+    ) -> Vec<Vec<Token>> {
         let text = |i: usize| tokens.get(i).map_or("", |t| self.text(t.span.clone()));
         // The string's own methods that take nothing (Kotlin's `"""...""".trimIndent()`,
         // `.strip()`) leave it the same SQL.
@@ -1226,8 +1239,23 @@ impl Extractor<'_> {
         let mut values = Vec::new();
         let mut current = Vec::new();
         let mut depth = 0usize;
+        // The depths of the open integer conversions (`int(key)`): see through them.
+        let mut conversions: Vec<usize> = Vec::new();
         for (i, token) in tokens.iter().enumerate().skip(start).take(MAX_CALL_TOKENS) {
             let piece = text(i);
+            if text(i + 1) == "(" && is_integer_conversion(piece, language) {
+                continue;
+            }
+            if piece == "(" && i > 0 && is_integer_conversion(text(i - 1), language) {
+                depth += 1;
+                conversions.push(depth);
+                continue;
+            }
+            if piece == ")" && conversions.last() == Some(&depth) {
+                conversions.pop();
+                depth -= 1;
+                continue;
+            }
             match piece {
                 "(" | "[" | "{" => depth += 1,
                 ")" | "]" | "}" => {
@@ -1602,6 +1630,9 @@ impl Extractor<'_> {
         let name = self.text(span.clone()).to_owned();
         if binding == Binding::Assign && code {
             let first = !self.locals.contains_key(&name);
+            let attribute = i
+                .checked_sub(1)
+                .is_some_and(|k| matches!(self.text(tokens[k].span.clone()), "." | "@"));
             let local = match (&literal, &expr) {
                 (Some(id), _) => Some(Local {
                     expr: Expr::Int {
@@ -1610,6 +1641,13 @@ impl Extractor<'_> {
                     },
                     literal: Some(id.clone()),
                 }),
+                // A field given a variable's value (`self._lock_id = lock_id` in a
+                // constructor) holds whatever the caller passed: no alias of that name.
+                (None, Some(Expr::Name(other)))
+                    if attribute && other.starts_with(|c: char| c.is_ascii_lowercase()) =>
+                {
+                    None
+                }
                 (None, Some(expr)) => Some(Local {
                     expr: expr.clone(),
                     literal: None,
@@ -2012,8 +2050,31 @@ impl Extractor<'_> {
         {
             tokens = inner;
         }
+        // An integer conversion of one value is that value: Python's `int(member)` of an
+        // `IntEnum`, JavaScript's `Number(key)` and `BigInt(key)`, Go's `int64(id)`.
+        if let [conversion, open, inner @ .., close] = tokens
+            && token_text(open) == "("
+            && token_text(close) == ")"
+            && !inner.is_empty()
+            && !inner.iter().any(|t| token_text(t) == ",")
+            && is_integer_conversion(token_text(conversion), language)
+        {
+            let inner = self.key(inner, language);
+            if !matches!(inner, Key::Dynamic(_)) {
+                return inner;
+            }
+        }
         if let Some(value) = literal_value(text, tokens, language) {
             return Key::Literal(value);
+        }
+        // Ruby's instance variable (`@key`): a field of the receiver.
+        if let [at, name] = tokens
+            && language == Language::Ruby
+            && token_text(at) == "@"
+            && name.kind == TokenKind::Ident
+            && at.span.end == name.span.start
+        {
+            return Key::Name(format!("@{}", token_text(name)));
         }
         if let Some(key) = self.member_key(tokens, language, &shown) {
             return key;
@@ -2155,6 +2216,16 @@ impl Extractor<'_> {
             name: Some(member.to_owned()),
             shown: shown.to_owned(),
         })
+    }
+}
+
+/// Whether `name` called on one value converts it to an integer, leaving its value.
+fn is_integer_conversion(name: &str, language: Language) -> bool {
+    match language {
+        Language::Python => name == "int",
+        Language::JavaScript => matches!(name, "Number" | "BigInt"),
+        Language::Go => matches!(name, "int" | "int32" | "int64" | "uint32" | "uint64"),
+        _ => false,
     }
 }
 

@@ -7,6 +7,7 @@
 //! placeholder of its SQL) makes the function a wrapper; a parameter passed on to another call
 //! may make it one through that call.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::ops::Range;
 
@@ -81,6 +82,9 @@ fn field_of<'w>(written: &'w str, param: &str) -> Option<&'w str> {
 /// Parameter names that are the receiver, not an argument.
 const RECEIVERS: &[&str] = &["self", "cls", "this"];
 
+/// How far back a constructor looks for its class, in tokens.
+const MAX_CONSTRUCTOR_TOKENS: usize = 16_384;
+
 /// How far back a call's argument looks for the local that holds it, in tokens.
 const MAX_LOCAL_TOKENS: usize = 4096;
 
@@ -109,6 +113,10 @@ struct Header {
     /// A method declared without a body (an interface's): a definition only when a query
     /// annotation gives it lock calls ([`Extractor::annotated_query`]).
     declaration: bool,
+    /// A constructor (Python's `__init__`, Ruby's `initialize`, JavaScript's `constructor`):
+    /// the class it constructs, whose name its callers call (`PgLock(..)`, `PgLock.new(..)`,
+    /// `new PgLock(..)`).
+    constructs: Option<String>,
 }
 
 impl Extractor<'_> {
@@ -126,10 +134,11 @@ impl Extractor<'_> {
         let mut headers = Vec::new();
         for i in 0..tokens.len() {
             if tokens[i].kind == TokenKind::Ident
-                && let Some(header) = self.header(tokens, i, language)
+                && let Some(mut header) = self.header(tokens, i, language)
                 && (!header.declaration
                     || !self.annotated_query(tokens, &header, language).is_empty())
             {
+                header.constructs = self.constructs(tokens, i, language);
                 headers.push(header);
             }
         }
@@ -142,8 +151,11 @@ impl Extractor<'_> {
             .iter()
             .zip(&spans)
             .map(|(header, body)| Definition {
-                name: self.text(tokens[header.name_at].span.clone()).to_owned(),
-                method: header.method,
+                name: header
+                    .constructs
+                    .clone()
+                    .unwrap_or_else(|| self.text(tokens[header.name_at].span.clone()).to_owned()),
+                method: header.method && header.constructs.is_none(),
                 owner: header.owner.clone(),
                 params: header.params.clone(),
                 body_start: body.start,
@@ -180,7 +192,11 @@ impl Extractor<'_> {
                 continue;
             };
             let name = self.text(token.span.clone());
-            if CONTROL.contains(&name) || self.after_definition_keyword(tokens, i) {
+            let ruby_new = language == Language::Ruby
+                && name == "new"
+                && i.checked_sub(1)
+                    .is_some_and(|p| self.text(tokens[p].span.clone()) == ".");
+            if (CONTROL.contains(&name) && !ruby_new) || self.after_definition_keyword(tokens, i) {
                 continue;
             }
             let Some((arguments, close)) = self.arguments(tokens, open) else {
@@ -197,7 +213,19 @@ impl Extractor<'_> {
                 around.push(d);
                 next = parent[d];
             }
-            let qualifier = self.qualifier(tokens, i);
+            let mut qualifier = self.qualifier(tokens, i);
+            // Ruby constructs with `PgLock.new(..)`: a call of the class's `initialize`, named
+            // after the class (see [`Self::constructs`]).
+            let mut name = Cow::Borrowed(name);
+            if ruby_new
+                && let Some(class) = qualifier
+                    .as_deref()
+                    .filter(|q| q.starts_with(|c: char| c.is_ascii_uppercase()))
+            {
+                name = Cow::Owned(class.rsplit("::").next().unwrap_or(class).to_owned());
+                qualifier = None;
+            }
+            let name = name.as_ref();
             let mut args = Vec::with_capacity(arguments.len());
             let mut positional = 0usize;
             for argument in &arguments {
@@ -209,6 +237,22 @@ impl Extractor<'_> {
                 let param = around
                     .iter()
                     .find_map(|&d| self.param_of(value, &definitions[d].params).map(|p| (d, p)));
+                // A field the file's constructor keeps a parameter in (`self._lock_key`), passed
+                // on from another method: the constructor's parameter is passed on.
+                let stored = param
+                    .is_none()
+                    .then(|| self.stored_field(value))
+                    .flatten()
+                    .and_then(|field| {
+                        definitions.iter().enumerate().find_map(|(d, definition)| {
+                            definition
+                                .stores
+                                .iter()
+                                .find(|(f, _)| f == field)
+                                .map(|&(_, p)| (d, p))
+                        })
+                    });
+                let param = param.or(stored);
                 if let Some((d, param)) = param {
                     definitions[d].forwards.push(Forward {
                         callee: name.to_owned(),
@@ -637,6 +681,24 @@ impl Extractor<'_> {
         fields
     }
 
+    /// The field of the receiver that a value is (`self._lock_key`, `this.lockKey`, `@lock_key`).
+    fn stored_field(&self, value: &[Token]) -> Option<&str> {
+        let text = |t: &Token| self.text(t.span.clone());
+        match value {
+            [receiver, dot, field]
+                if matches!(text(receiver), "self" | "this")
+                    && text(dot) == "."
+                    && field.kind == TokenKind::Ident =>
+            {
+                Some(self.text(field.span.clone()))
+            }
+            [at, field] if text(at) == "@" && field.kind == TokenKind::Ident => {
+                Some(self.text(field.span.clone()))
+            }
+            _ => None,
+        }
+    }
+
     /// The parameter a value is, when it is exactly one (`key`, `&key`, `*key`).
     fn param_of(&self, value: &[Token], params: &[Param]) -> Option<usize> {
         let value = match value {
@@ -734,6 +796,35 @@ impl Extractor<'_> {
         }
     }
 
+    /// The class that the definition named at `i` constructs, if it is a constructor: the
+    /// nearest `class Name` before it, indented less (Python, Ruby) or one brace out
+    /// (JavaScript).
+    fn constructs(&self, tokens: &[Token], i: usize, language: Language) -> Option<String> {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        let name = text(i);
+        let constructor = match language {
+            Language::Python => name == "__init__",
+            Language::Ruby => name == "initialize",
+            Language::JavaScript => name == "constructor",
+            _ => false,
+        };
+        if !constructor {
+            return None;
+        }
+        let indent = self.indent_of(tokens[i].span.start);
+        let class = (0..i).rev().take(MAX_CONSTRUCTOR_TOKENS).find(|&k| {
+            text(k) == "class"
+                && tokens
+                    .get(k + 1)
+                    .is_some_and(|t| t.kind == TokenKind::Ident)
+                && match language {
+                    Language::JavaScript => self.depths[k] + 1 == self.depths[i],
+                    _ => self.indent_of(tokens[k].span.start) < indent,
+                }
+        })?;
+        Some(text(class + 1).to_owned())
+    }
+
     /// Python and Ruby: the parameters after the name, and the block indented under the line.
     fn indented(&self, tokens: &[Token], i: usize, language: Language) -> Option<Header> {
         let open = i + 1;
@@ -775,6 +866,7 @@ impl Extractor<'_> {
             params,
             body: after..end,
             declaration: false,
+            constructs: None,
         })
     }
 
@@ -867,6 +959,7 @@ impl Extractor<'_> {
                         params,
                         body: at + 1..end,
                         declaration: false,
+                        constructs: None,
                     });
                 }
                 _ => {}
@@ -889,6 +982,7 @@ impl Extractor<'_> {
             params,
             body: at + 1..end,
             declaration: false,
+            constructs: None,
         })
     }
 
@@ -906,6 +1000,7 @@ impl Extractor<'_> {
             params,
             body: name_at..name_at,
             declaration: true,
+            constructs: None,
         }
     }
 
@@ -971,6 +1066,7 @@ impl Extractor<'_> {
             params,
             body,
             declaration: false,
+            constructs: None,
         })
     }
 
