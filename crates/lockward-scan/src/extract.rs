@@ -384,9 +384,23 @@ pub(crate) fn extract_calls(
     };
     // A lock call whose key is a parameter with a default is a site of the default (the callers
     // that pass none use it); callers that pass one are sites of their own.
+    // So is one whose key is a field with a default (`{ ...defaultOptions, ...options }`).
     for definition in &definitions {
+        let field_default = |param: usize, offset: usize| {
+            let (_, field, _) = definition
+                .fields
+                .iter()
+                .find(|&&(p, _, o)| p == param && o == offset)?;
+            definition
+                .field_defaults
+                .iter()
+                .find(|(p, f, _)| *p == param && f == field)
+                .map(|(_, _, key)| key)
+        };
         for &(param, offset) in &definition.reaches {
-            if let Some(default) = &definition.params[param].default
+            let default =
+                field_default(param, offset).or(definition.params[param].default.as_ref());
+            if let Some(default) = default
                 && let Some((_, ItemKind::Call { key, .. })) = extractor
                     .raw
                     .iter_mut()

@@ -63,8 +63,12 @@ pub(crate) struct Definition {
     pub(crate) reaches: Vec<(usize, usize)>,
     /// Calls that pass a parameter on.
     pub(crate) forwards: Vec<Forward>,
-    /// Parameters whose field is a lock call's key (`options.lockKey`), with the field.
-    pub(crate) fields: Vec<(usize, String)>,
+    /// Parameters whose field is a lock call's key (`options.lockKey`), with the field and
+    /// where that call is.
+    pub(crate) fields: Vec<(usize, String, usize)>,
+    /// The defaults of parameters' fields (`{ ...defaultOptions, ...options }`): the key a call
+    /// leaving the field out locks.
+    pub(crate) field_defaults: Vec<(usize, String, Key)>,
     /// The fixed keys of its own lock calls: a helper that takes no key locks these, and each
     /// call of it is a site of them (when no parameter is a key).
     pub(crate) fixed: Vec<Id>,
@@ -238,18 +242,21 @@ impl Declared {
                 position: wrapper.position,
                 keyword: wrapper.keyword.clone(),
                 field: None,
+                default: None,
             })
             .collect()
     }
 }
 
 /// Where a wrapper's key is passed.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Slot {
     position: Option<usize>,
     keyword: Option<String>,
     /// The parameter's field that is the key (`options.lockKey`), if the wrapper reads one.
     field: Option<String>,
+    /// The key a call that leaves the slot out locks: the parameter's default, or its field's.
+    default: Option<Key>,
 }
 
 impl Slot {
@@ -258,17 +265,28 @@ impl Slot {
             position: param.position,
             keyword: param.keyword.then(|| param.name.clone()),
             field: None,
+            default: None,
         }
     }
 
     /// The slot of `definition`'s key parameter `p`.
     fn key(definition: &Definition, p: usize) -> Self {
-        Self {
-            field: definition
-                .fields
+        let field = definition
+            .fields
+            .iter()
+            .find(|(f, _, _)| *f == p)
+            .map(|(_, field, _)| field.clone());
+        let default = match &field {
+            Some(field) => definition
+                .field_defaults
                 .iter()
-                .find(|(f, _)| *f == p)
-                .map(|(_, field)| field.clone()),
+                .find(|(f, name, _)| *f == p && name == field)
+                .map(|(_, _, key)| key.clone()),
+            None => definition.params[p].default.clone(),
+        };
+        Self {
+            field,
+            default,
             ..Self::of(&definition.params[p])
         }
     }
@@ -457,6 +475,7 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
                     position: forward.position,
                     keyword: forward.keyword.clone(),
                     field: None,
+                    default: None,
                 };
                 let matches = |target: &Slot| {
                     (slot.position.is_some() && slot.position == target.position)
@@ -578,6 +597,17 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                 // it must not silence the wrapper's own lock call (that made AntaREST's scan
                 // report nothing at all).
                 let Some(arg) = slots.iter().find_map(|slot| slot.pick(&call.args)) else {
+                    // A call that leaves out a key with a default locks the default.
+                    if let Some(default) = slots.iter().find_map(|slot| slot.default.clone()) {
+                        called.extend(targets);
+                        items.push(Item {
+                            at: at.clone(),
+                            kind: ItemKind::Wrapper {
+                                function: call.callee.clone(),
+                                key: default,
+                            },
+                        });
+                    }
                     continue;
                 };
                 called.extend(targets);

@@ -70,6 +70,32 @@ pub(crate) fn is_member_value_field(field: &str) -> bool {
     MEMBER_VALUE_FIELDS.contains(&field)
 }
 
+/// A local merging defaults under a parameter by spread ([`Extractor::spreads`]).
+struct Spread {
+    local: String,
+    param: usize,
+    /// The fields the defaults give, with their values.
+    defaults: Vec<(String, Key)>,
+}
+
+/// The parameter and its field that `written` reads: `options.lockKey` directly, or
+/// `config.lockKey` of a local merging `options` with defaults.
+fn param_field<'w>(
+    written: &'w str,
+    params: &[Param],
+    spreads: &[Spread],
+) -> Option<(usize, &'w str)> {
+    params
+        .iter()
+        .enumerate()
+        .find_map(|(p, param)| field_of(written, &param.name).map(|field| (p, field)))
+        .or_else(|| {
+            spreads.iter().find_map(|spread| {
+                field_of(written, &spread.local).map(|field| (spread.param, field))
+            })
+        })
+}
+
 /// The field of the parameter `param` that `written` reads (`options.lockValue`), if it reads
 /// one directly.
 fn field_of<'w>(written: &'w str, param: &str) -> Option<&'w str> {
@@ -150,7 +176,8 @@ impl Extractor<'_> {
         let mut definitions: Vec<Definition> = headers
             .iter()
             .zip(&spans)
-            .map(|(header, body)| Definition {
+            .map(|(header, body)| (header, body, self.spreads(tokens, header, language)))
+            .map(|(header, body, spreads)| Definition {
                 name: header
                     .constructs
                     .clone()
@@ -160,11 +187,20 @@ impl Extractor<'_> {
                 params: header.params.clone(),
                 body_start: body.start,
                 reaches: {
-                    let mut reaches = self.reaches(&header.params, body);
+                    let mut reaches = self.reaches(&header.params, &spreads, body);
                     reaches.extend(self.annotated_query(tokens, header, language));
                     reaches
                 },
-                fields: self.reached_fields(&header.params, body),
+                fields: self.reached_fields(&header.params, &spreads, body),
+                field_defaults: spreads
+                    .into_iter()
+                    .flat_map(|spread| {
+                        spread
+                            .defaults
+                            .into_iter()
+                            .map(move |(field, key)| (spread.param, field, key))
+                    })
+                    .collect(),
                 fixed: self.fixed_keys(body),
                 forwards: Vec::new(),
                 stores: self.stores(tokens, &header.body, &header.params),
@@ -346,7 +382,12 @@ impl Extractor<'_> {
     }
 
     /// The parameters that are a one-key lock call's key inside `body`, with where that call is.
-    fn reaches(&self, params: &[Param], body: &Range<usize>) -> Vec<(usize, usize)> {
+    fn reaches(
+        &self,
+        params: &[Param],
+        spreads: &[Spread],
+        body: &Range<usize>,
+    ) -> Vec<(usize, usize)> {
         self.raw
             .iter()
             .filter(|(span, _)| body.contains(&span.start))
@@ -357,17 +398,15 @@ impl Extractor<'_> {
                     ..
                 } => params
                     .iter()
-                    .position(|p| p.name == *name || field_of(name, &p.name).is_some())
+                    .position(|p| p.name == *name)
+                    .or_else(|| param_field(name, params, spreads).map(|(p, _)| p))
                     .map(|p| (p, span.start)),
                 // JavaScript reads `options.lockKey` as an object's entry or an enum's member.
                 ItemKind::Call {
                     shape: Shape::Bigint,
                     key: Key::Member { shown, .. },
                     ..
-                } => params
-                    .iter()
-                    .position(|p| field_of(shown, &p.name).is_some())
-                    .map(|p| (p, span.start)),
+                } => param_field(shown, params, spreads).map(|(p, _)| (p, span.start)),
                 _ => None,
             })
             .collect()
@@ -396,21 +435,119 @@ impl Extractor<'_> {
     /// the field: a caller passing an object literal there locks that property's value. A
     /// field other than an enum member's value ([`MEMBER_VALUE_FIELDS`]) is taken from an
     /// object literal only (`lock(job)` reading `job.id` locks a row, not a key of its caller).
-    fn reached_fields(&self, params: &[Param], body: &Range<usize>) -> Vec<(usize, String)> {
+    fn reached_fields(
+        &self,
+        params: &[Param],
+        spreads: &[Spread],
+        body: &Range<usize>,
+    ) -> Vec<(usize, String, usize)> {
         self.raw
             .iter()
             .filter(|(span, _)| body.contains(&span.start))
-            .filter_map(|(_, kind)| match kind {
+            .filter_map(|(span, kind)| match kind {
                 ItemKind::Call {
                     shape: Shape::Bigint,
                     key: Key::Name(written) | Key::Member { shown: written, .. },
                     ..
-                } => params.iter().enumerate().find_map(|(p, param)| {
-                    field_of(written, &param.name).map(|field| (p, field.to_owned()))
-                }),
+                } => param_field(written, params, spreads)
+                    .map(|(p, field)| (p, field.to_owned(), span.start)),
                 _ => None,
             })
             .collect()
+    }
+
+    /// The locals of a definition's body that merge defaults under one of its parameters by
+    /// spread (`const config = { ...defaultOptions, ...options }`), each with the fields the
+    /// defaults give (`defaultOptions`, a named object literal of the file). A spread after the
+    /// parameter's overrides it: no such local.
+    fn spreads(&self, tokens: &[Token], header: &Header, language: Language) -> Vec<Spread> {
+        if language != Language::JavaScript {
+            return Vec::new();
+        }
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        let mut spreads = Vec::new();
+        for k in header.body.clone() {
+            if tokens[k].kind != TokenKind::Ident || text(k + 1) != "=" || text(k + 2) != "{" {
+                continue;
+            }
+            let Some(close) = self.matching(tokens, k + 2) else {
+                continue;
+            };
+            let parts: Vec<&[Token]> = tokens[k + 3..close]
+                .split(|t| self.text(t.span.clone()) == ",")
+                .filter(|part| !part.is_empty())
+                .collect();
+            let names: Option<Vec<&str>> = parts
+                .iter()
+                .map(|part| match part {
+                    // `...name`, however the lexer splits the dots.
+                    [dots @ .., name]
+                        if name.kind == TokenKind::Ident
+                            && dots
+                                .iter()
+                                .map(|t| self.text(t.span.clone()))
+                                .collect::<String>()
+                                == "..." =>
+                    {
+                        Some(self.text(name.span.clone()))
+                    }
+                    _ => None,
+                })
+                .collect();
+            let Some(names) = names else {
+                continue;
+            };
+            let Some((last, defaults)) = names.split_last() else {
+                continue;
+            };
+            let Some(param) = header.params.iter().position(|p| p.name == *last) else {
+                continue;
+            };
+            let mut fields: Vec<(String, Key)> = Vec::new();
+            for name in defaults {
+                for (field, key) in self.named_object(tokens, name, language) {
+                    fields.retain(|(f, _)| *f != field);
+                    fields.push((field, key));
+                }
+            }
+            spreads.push(Spread {
+                local: text(k).to_owned(),
+                param,
+                defaults: fields,
+            });
+        }
+        spreads
+    }
+
+    /// The properties of the object literal the file assigns to `name` (`const defaultOptions:
+    /// Options = { lockKey: defaultLockKey }`), each with its value as a key.
+    fn named_object(&self, tokens: &[Token], name: &str, language: Language) -> Vec<(String, Key)> {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        for k in 0..tokens.len() {
+            if tokens[k].kind != TokenKind::Ident || text(k) != name || text(k + 1) == "." {
+                continue;
+            }
+            // `name = {` or `name: Type = {`, on one line.
+            let Some(equals) = (k + 1..tokens.len().min(k + 16))
+                .take_while(|&e| !tokens[e].newline_before)
+                .find(|&e| matches!(text(e), "=" | ";" | ","))
+                .filter(|&e| text(e) == "=")
+            else {
+                continue;
+            };
+            if text(equals + 1) != "{" {
+                continue;
+            }
+            let Some(close) = self.matching(tokens, equals + 1) else {
+                continue;
+            };
+            return self
+                .object_literal(&tokens[equals + 1..=close], language)
+                .into_iter()
+                .map(|(field, value)| (field, self.key(value, language)))
+                .collect();
+        }
+        Vec::new()
     }
 
     /// Java and Kotlin: the lock calls of a query annotation on the method (Spring Data's
