@@ -1642,7 +1642,9 @@ impl Extractor<'_> {
             (binding, literal, expr, Some(value), typed)
         };
         let name = self.text(span.clone()).to_owned();
-        if binding == Binding::Assign && code {
+        // Inside parentheses, `name = value` is a parameter's default or a keyword argument
+        // (`def f(lock_id=DEFAULT)`, `lock(db, key = 5)`): no local of the file.
+        if binding == Binding::Assign && code && context != Bracket::Arguments {
             let first = !self.locals.contains_key(&name);
             let attribute = i
                 .checked_sub(1)

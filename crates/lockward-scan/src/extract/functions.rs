@@ -1389,7 +1389,16 @@ impl Extractor<'_> {
                 .map(|at| &part[at + 1..])
                 .filter(|value| !value.is_empty())
                 .map(|value| self.key(value, language))
-                .filter(|key| !matches!(key, Key::Dynamic(_)));
+                // A key that defaults to nothing (`advisory_lock_id = None`) takes no lock
+                // unless the caller passes one.
+                .filter(|key| match key {
+                    Key::Dynamic(_) => false,
+                    Key::Name(name) => !matches!(
+                        name.as_str(),
+                        "None" | "null" | "nil" | "undefined" | "NULL" | "nullptr"
+                    ),
+                    _ => true,
+                });
             params.push(Param {
                 name: name.to_owned(),
                 position: (!star && !keyword_only && !ruby_keyword).then_some(position),
