@@ -262,12 +262,16 @@ impl<'a> Checker<'a> {
                 };
                 self.usage(path, &item.at, Shape::Bigint, key, form, None);
             }
-            ItemKind::Wrapper { function, key } => {
+            ItemKind::Wrapper {
+                function,
+                shape,
+                key,
+            } => {
                 let form = |constant: Option<&str>| SiteForm::Wrapper {
                     function: function.clone(),
                     constant: constant.map(str::to_owned),
                 };
-                self.usage(path, &item.at, Shape::Bigint, key, form, Some(function));
+                self.usage(path, &item.at, *shape, key, form, Some(function));
             }
         }
     }
@@ -469,7 +473,8 @@ impl<'a> Checker<'a> {
         if lock.is_none() && self.plugin_id(path, at, &value) {
             return;
         }
-        if let (Some(lock), Some(function)) = (lock, function.filter(|_| is_lock_call(&form(None))))
+        if let (Some(lock), Some(function)) =
+            (lock, function.filter(|_| shape_known(&form(None), shape)))
         {
             self.key_shape(path, at, lock, shape, &value, function);
         }
@@ -905,6 +910,12 @@ fn normalise(path: &str) -> &str {
 /// (a keyword or a wrapper is read as one bigint key whatever it passes on).
 fn is_lock_call(form: &SiteForm) -> bool {
     matches!(form, SiteForm::Call { .. })
+}
+
+/// Whether a site in `form` and `shape` has the key form its lock takes known: a lock call's,
+/// or a wrapper's whose lock call takes a pair (a declared wrapper's form is not known).
+fn shape_known(form: &SiteForm, shape: Shape) -> bool {
+    is_lock_call(form) || (matches!(form, SiteForm::Wrapper { .. }) && shape == Shape::Pair)
 }
 
 #[cfg(test)]

@@ -179,8 +179,13 @@ pub(crate) enum ItemKind {
     },
     /// `keyword = <value>`, `keyword: <value>`, `keyword => <value>`.
     Keyword { keyword: String, key: Key },
-    /// A call of a wrapper (inferred or declared), with the argument at its key.
-    Wrapper { function: String, key: Key },
+    /// A call of a wrapper (inferred or declared), with the argument at its key, and the form
+    /// the wrapper locks it in (a pair's family, `pg_advisory_lock(kind, id)`, or one key).
+    Wrapper {
+        function: String,
+        shape: Shape,
+        key: Key,
+    },
 }
 
 #[derive(Debug, Clone)]

@@ -66,6 +66,24 @@ pub(crate) fn read(text: &str, tokens: &[Token], language: Language) -> Scope {
     scope
 }
 
+/// Whether the token at `i` is in the body of a Java interface: the `{` it is in follows
+/// `interface Name` (with any `extends` list).
+fn in_interface(tokens: &[Token], text: &str, i: usize) -> bool {
+    let mut depth = 0usize;
+    for j in (0..i).rev() {
+        match &text[tokens[j].span.clone()] {
+            "}" => depth += 1,
+            "{" if depth == 0 => {
+                return (j.saturating_sub(12)..j)
+                    .any(|k| &text[tokens[k].span.clone()] == "interface");
+            }
+            "{" => depth -= 1,
+            _ => {}
+        }
+    }
+    false
+}
+
 /// Whether the name at `tokens[i]` is defined at the file's outermost scope, where other files
 /// can bind it. `depth` is the number of braces open before the token.
 pub(crate) fn outermost(
@@ -103,7 +121,12 @@ pub(crate) fn outermost(
             let start = tokens[i].span.start;
             start == 0 || text.as_bytes()[start - 1] == b'\n'
         }
-        Language::Java => before().contains(&"final"),
+        // An interface's fields are constants without the word (`int REPORT_LOCK_FAMILY = 5;`).
+        Language::Java => {
+            let words = before();
+            words.contains(&"final")
+                || (depth == 1 && words.len() == 1 && in_interface(tokens, text, i))
+        }
         Language::Kotlin => {
             let words = before();
             words.contains(&"const") || depth == 0 && words.contains(&"val")

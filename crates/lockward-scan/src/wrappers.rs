@@ -29,7 +29,7 @@ use std::collections::{HashMap, HashSet};
 use lockward_registry::{Id, ScanSettings, Wrapper};
 
 use crate::extract::functions::is_member_value_field;
-use crate::extract::{FileSites, Item, ItemKind, Key, Location};
+use crate::extract::{FileSites, Item, ItemKind, Key, Location, Shape};
 use crate::lang::Language;
 use crate::lexer::{Token, TokenKind};
 use crate::words;
@@ -66,6 +66,10 @@ pub(crate) struct Definition {
     /// Parameters whose field is a lock call's key (`options.lockKey`), with the field and
     /// where that call is.
     pub(crate) fields: Vec<(usize, String, usize)>,
+    /// The parameters that are the family of a two-int lock call (`pg_advisory_lock(kind, id)`).
+    pub(crate) pairs: Vec<usize>,
+    /// The parameters looked up in a collection (`LOCK_TYPES[lock_type]`), with the collection.
+    pub(crate) lookups: Vec<(usize, String)>,
     /// The defaults of parameters' fields (`{ ...defaultOptions, ...options }`): the key a call
     /// leaving the field out locks.
     pub(crate) field_defaults: Vec<(usize, String, Key)>,
@@ -104,8 +108,9 @@ pub(crate) struct Call {
 pub(crate) struct Arg {
     pub(crate) keyword: Option<String>,
     pub(crate) key: Key,
-    /// A string literal: a name the library hashes into a key, not an id.
-    pub(crate) string: bool,
+    /// A string literal's content: a name the library hashes into a key, not an id, or the
+    /// entry of a collection the wrapper looks it up in.
+    pub(crate) string: Option<String>,
     /// The parameter of a definition around the call (its body start, and which) that this
     /// argument is, if it is one.
     pub(crate) param: Option<(usize, usize)>,
@@ -243,6 +248,8 @@ impl Declared {
                 keyword: wrapper.keyword.clone(),
                 field: None,
                 default: None,
+                shape: Shape::Bigint,
+                lookup: None,
             })
             .collect()
     }
@@ -257,6 +264,10 @@ struct Slot {
     field: Option<String>,
     /// The key a call that leaves the slot out locks: the parameter's default, or its field's.
     default: Option<Key>,
+    /// The form the key is locked in: a pair's family or one key.
+    shape: Shape,
+    /// The collection the wrapper looks the argument up in (`LOCK_TYPES[lock_type]`).
+    lookup: Option<String>,
 }
 
 impl Slot {
@@ -266,11 +277,14 @@ impl Slot {
             keyword: param.keyword.then(|| param.name.clone()),
             field: None,
             default: None,
+            shape: Shape::Bigint,
+            lookup: None,
         }
     }
 
-    /// The slot of `definition`'s key parameter `p`.
-    fn key(definition: &Definition, p: usize) -> Self {
+    /// The slot of `known`'s key parameter `p`.
+    fn key(known: &Known<'_>, p: usize) -> Self {
+        let definition = known.definition;
         let field = definition
             .fields
             .iter()
@@ -287,6 +301,16 @@ impl Slot {
         Self {
             field,
             default,
+            shape: if known.pairs.contains(&p) {
+                Shape::Pair
+            } else {
+                Shape::Bigint
+            },
+            lookup: definition
+                .lookups
+                .iter()
+                .find(|(f, _)| *f == p)
+                .map(|(_, collection)| collection.clone()),
             ..Self::of(&definition.params[p])
         }
     }
@@ -333,6 +357,8 @@ struct Known<'a> {
     definition: &'a Definition,
     /// Which of its parameters are keys.
     keys: HashSet<usize>,
+    /// Which of those are the family of a two-int key.
+    pairs: HashSet<usize>,
 }
 
 /// Languages whose code calls each other's functions.
@@ -453,6 +479,7 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
                 language,
                 definition,
                 keys: definition.reaches.iter().map(|&(p, _)| p).collect(),
+                pairs: definition.pairs.iter().copied().collect(),
             });
         }
     }
@@ -476,6 +503,8 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
                     keyword: forward.keyword.clone(),
                     field: None,
                     default: None,
+                    shape: Shape::Bigint,
+                    lookup: None,
                 };
                 let matches = |target: &Slot| {
                     (slot.position.is_some() && slot.position == target.position)
@@ -494,28 +523,34 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
                     .into_iter()
                     .flatten()
                     .filter(|&&t| t != k)
-                    .any(|&t| {
+                    .find_map(|&t| {
                         let target = &known[t];
-                        target.callable_from(
+                        if !target.callable_from(
                             caller.path,
                             caller.language,
                             forward.qualifier.as_deref(),
                             caller.file,
-                        ) && target.keys.iter().any(|&p| {
-                            let key = Slot::key(target.definition, p);
-                            !key.object_only() && matches(&key)
+                        ) {
+                            return None;
+                        }
+                        target.keys.iter().find_map(|&p| {
+                            let key = Slot::key(target, p);
+                            (!key.object_only() && matches(&key)).then_some(key.shape)
                         })
                     });
-                if declared_hit || inferred_hit {
-                    added.push((k, forward.param));
+                if let Some(shape) = inferred_hit.or(declared_hit.then_some(Shape::Bigint)) {
+                    added.push((k, forward.param, shape));
                 }
             }
         }
         if added.is_empty() {
             break;
         }
-        for (k, param) in added {
+        for (k, param, shape) in added {
             known[k].keys.insert(param);
+            if shape == Shape::Pair {
+                known[k].pairs.insert(param);
+            }
         }
     }
     known.retain(|k| !k.keys.is_empty() || !k.definition.fixed.is_empty());
@@ -581,6 +616,7 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                             at: at.clone(),
                             kind: ItemKind::Wrapper {
                                 function: call.callee.clone(),
+                                shape: Shape::Bigint,
                                 key: Key::Fixed(value.clone()),
                             },
                         }));
@@ -588,7 +624,7 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                     }
                     {
                         targets.push((target.path.to_owned(), target.definition.body_start));
-                        slots.extend(target.keys.iter().map(|&p| Slot::key(target.definition, p)));
+                        slots.extend(target.keys.iter().map(|&p| Slot::key(target, p)));
                     }
                 }
                 slots.extend(declared.slots(&call.callee, qualifier, language));
@@ -596,7 +632,10 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                 // another class, a call leaving a keyword out) is no call of the wrapper's key:
                 // it must not silence the wrapper's own lock call (that made AntaREST's scan
                 // report nothing at all).
-                let Some(arg) = slots.iter().find_map(|slot| slot.pick(&call.args)) else {
+                let Some((slot, arg)) = slots
+                    .iter()
+                    .find_map(|slot| slot.pick(&call.args).map(|arg| (slot, arg)))
+                else {
                     // A call that leaves out a key with a default locks the default.
                     if let Some(default) = slots.iter().find_map(|slot| slot.default.clone()) {
                         called.extend(targets);
@@ -604,6 +643,7 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                             at: at.clone(),
                             kind: ItemKind::Wrapper {
                                 function: call.callee.clone(),
+                                shape: Shape::Bigint,
                                 key: default,
                             },
                         });
@@ -611,9 +651,17 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                     continue;
                 };
                 called.extend(targets);
-                if arg.string {
-                    continue;
-                }
+                // A string names the entry of the collection the wrapper looks it up in, or is a
+                // name the library hashes.
+                let key = match (&arg.string, &slot.lookup) {
+                    (Some(entry), Some(collection)) => Key::Member {
+                        members: vec![format!("{collection}[\"{entry}\"]")],
+                        name: None,
+                        shown: format!("{collection}[\"{entry}\"]"),
+                    },
+                    (Some(_), None) => continue,
+                    (None, _) => arg.key.clone(),
+                };
                 // Passing the enclosing wrapper's own key on: its callers are the sites.
                 if let Some((body, param)) = arg.param
                     && wrapper_at(&file.path, body).is_some_and(|w| w.keys.contains(&param))
@@ -630,7 +678,8 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                     at: at.clone(),
                     kind: ItemKind::Wrapper {
                         function: call.callee.clone(),
-                        key: arg.key.clone(),
+                        shape: slot.shape,
+                        key,
                     },
                 });
             }

@@ -70,6 +70,45 @@ pub(crate) fn is_member_value_field(field: &str) -> bool {
     MEMBER_VALUE_FIELDS.contains(&field)
 }
 
+/// The parameter a lock call's key is: itself (`key`), a field of it or of a local merging it
+/// with defaults (`options.lockKey`, `config.lockKey`), or a local looking it up in a
+/// collection (`type_id = LOCK_TYPES[lock_type]`).
+fn reached_param(
+    kind: &ItemKind,
+    params: &[Param],
+    spreads: &[Spread],
+    lookups: &[Lookup],
+) -> Option<usize> {
+    match kind {
+        ItemKind::Call {
+            key: Key::Name(name),
+            ..
+        } => params
+            .iter()
+            .position(|p| p.name == *name)
+            .or_else(|| param_field(name, params, spreads).map(|(p, _)| p))
+            .or_else(|| {
+                lookups
+                    .iter()
+                    .find(|lookup| lookup.local == *name)
+                    .map(|lookup| lookup.param)
+            }),
+        // JavaScript reads `options.lockKey` as an object's entry or an enum's member.
+        ItemKind::Call {
+            key: Key::Member { shown, .. },
+            ..
+        } => param_field(shown, params, spreads).map(|(p, _)| p),
+        _ => None,
+    }
+}
+
+/// A local looking a parameter up in a collection ([`Extractor::lookups`]).
+struct Lookup {
+    local: String,
+    param: usize,
+    collection: String,
+}
+
 /// A local merging defaults under a parameter by spread ([`Extractor::spreads`]).
 struct Spread {
     local: String,
@@ -176,8 +215,13 @@ impl Extractor<'_> {
         let mut definitions: Vec<Definition> = headers
             .iter()
             .zip(&spans)
-            .map(|(header, body)| (header, body, self.spreads(tokens, header, language)))
-            .map(|(header, body, spreads)| Definition {
+            .map(|(header, body)| {
+                let spreads = self.spreads(tokens, header, language);
+                let lookups = self.lookups(tokens, header);
+                let annotated = self.annotated_query(tokens, header, language);
+                (header, body, spreads, lookups, annotated)
+            })
+            .map(|(header, body, spreads, lookups, annotated)| Definition {
                 name: header
                     .constructs
                     .clone()
@@ -187,11 +231,25 @@ impl Extractor<'_> {
                 params: header.params.clone(),
                 body_start: body.start,
                 reaches: {
-                    let mut reaches = self.reaches(&header.params, &spreads, body);
-                    reaches.extend(self.annotated_query(tokens, header, language));
+                    let mut reaches = self.reaches(&header.params, &spreads, &lookups, body);
+                    reaches.extend(annotated.iter().map(|&(p, offset, _)| (p, offset)));
                     reaches
                 },
                 fields: self.reached_fields(&header.params, &spreads, body),
+                pairs: {
+                    let mut pairs = self.pair_families(&header.params, &lookups, body);
+                    pairs.extend(
+                        annotated
+                            .iter()
+                            .filter(|&&(_, _, shape)| shape == Shape::Pair)
+                            .map(|&(p, _, _)| p),
+                    );
+                    pairs
+                },
+                lookups: lookups
+                    .iter()
+                    .map(|lookup| (lookup.param, lookup.collection.clone()))
+                    .collect(),
                 field_defaults: spreads
                     .into_iter()
                     .flat_map(|spread| {
@@ -320,13 +378,24 @@ impl Extractor<'_> {
                     }
                     key
                 };
-                let fields = self
-                    .object_literal(value, language)
+                // An object literal passed as it is, or held in a local of the enclosing
+                // function (`const lockOptions = { lockId: SCHEMA_LOCK_ID }`, then
+                // `withAcquire(execute, fn, lockOptions)`): the site is where the property is
+                // written. Only a wanted call's arguments are read for it.
+                let properties = match value {
+                    _ if !wanted.contains(name) => Vec::new(),
+                    [name] if name.kind == TokenKind::Ident => around
+                        .first()
+                        .and_then(|&d| self.nearest_object(tokens, i, headers[d].body.start, name))
+                        .map_or_else(Vec::new, |object| self.object_literal(object, language)),
+                    _ => self.object_literal(value, language),
+                };
+                let fields = properties
                     .into_iter()
                     .map(|(field, value)| Arg {
                         key: key_of(value, false),
                         keyword: Some(field),
-                        string: matches!(value, [only] if only.kind == TokenKind::Str),
+                        string: self.string_content(value),
                         param: None,
                         offset: value.first().map_or(token.span.start, |t| t.span.start),
                         at: None,
@@ -335,7 +404,7 @@ impl Extractor<'_> {
                     .collect();
                 args.push(Arg {
                     keyword,
-                    string: matches!(value, [only] if only.kind == TokenKind::Str),
+                    string: self.string_content(value),
                     key: key_of(value, param.is_some()),
                     param: param.map(|(d, p)| (definitions[d].body_start, p)),
                     offset: value.first().map_or(token.span.start, |t| t.span.start),
@@ -382,34 +451,73 @@ impl Extractor<'_> {
     }
 
     /// The parameters that are a one-key lock call's key inside `body`, with where that call is.
+    /// A pair's family counts (`pg_advisory_lock(kind, id)`): [`Self::pair_families`] says which.
     fn reaches(
         &self,
         params: &[Param],
         spreads: &[Spread],
+        lookups: &[Lookup],
         body: &Range<usize>,
     ) -> Vec<(usize, usize)> {
         self.raw
             .iter()
             .filter(|(span, _)| body.contains(&span.start))
-            .filter_map(|(span, kind)| match kind {
-                ItemKind::Call {
-                    shape: Shape::Bigint,
-                    key: Key::Name(name),
-                    ..
-                } => params
-                    .iter()
-                    .position(|p| p.name == *name)
-                    .or_else(|| param_field(name, params, spreads).map(|(p, _)| p))
-                    .map(|p| (p, span.start)),
-                // JavaScript reads `options.lockKey` as an object's entry or an enum's member.
-                ItemKind::Call {
-                    shape: Shape::Bigint,
-                    key: Key::Member { shown, .. },
-                    ..
-                } => param_field(shown, params, spreads).map(|(p, _)| (p, span.start)),
-                _ => None,
+            .filter_map(|(span, kind)| {
+                reached_param(kind, params, spreads, lookups).map(|p| (p, span.start))
             })
             .collect()
+    }
+
+    /// The parameters that are the family of a two-int lock call inside `body`.
+    fn pair_families(
+        &self,
+        params: &[Param],
+        lookups: &[Lookup],
+        body: &Range<usize>,
+    ) -> Vec<usize> {
+        self.raw
+            .iter()
+            .filter(|(span, _)| body.contains(&span.start))
+            .filter(|(_, kind)| {
+                matches!(
+                    kind,
+                    ItemKind::Call {
+                        shape: Shape::Pair,
+                        ..
+                    }
+                )
+            })
+            .filter_map(|(_, kind)| reached_param(kind, params, &[], lookups))
+            .collect()
+    }
+
+    /// The locals of a definition's body that look a parameter up in a collection
+    /// (`type_id = LOCK_TYPES[lock_type]`): a caller's string there names the entry.
+    fn lookups(&self, tokens: &[Token], header: &Header) -> Vec<Lookup> {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        let mut lookups = Vec::new();
+        for k in header.body.clone() {
+            // `local = COLLECTION[param]`, the statement ending there.
+            if tokens[k].kind == TokenKind::Ident
+                && text(k + 1) == "="
+                && tokens
+                    .get(k + 2)
+                    .is_some_and(|t| t.kind == TokenKind::Ident)
+                && text(k + 3) == "["
+                && text(k + 5) == "]"
+                && tokens
+                    .get(k + 6)
+                    .is_none_or(|t| t.newline_before || matches!(text(k + 6), ";" | "}"))
+                && let Some(param) = header.params.iter().position(|p| p.name == text(k + 4))
+            {
+                lookups.push(Lookup {
+                    local: text(k).to_owned(),
+                    param,
+                    collection: text(k + 2).to_owned(),
+                });
+            }
+        }
+        lookups
     }
 
     /// The fixed keys of the one-key lock calls inside `body` (a literal, or a local of the
@@ -559,7 +667,7 @@ impl Extractor<'_> {
         tokens: &[Token],
         header: &Header,
         language: Language,
-    ) -> Vec<(usize, usize)> {
+    ) -> Vec<(usize, usize, Shape)> {
         if !matches!(language, Language::Java | Language::Kotlin) {
             return Vec::new();
         }
@@ -575,7 +683,7 @@ impl Extractor<'_> {
             .filter(|(span, _)| (start..end).contains(&span.start))
             .filter_map(|(span, kind)| {
                 let ItemKind::Call {
-                    shape: Shape::Bigint,
+                    shape,
                     key: Key::Dynamic(text),
                     ..
                 } = kind
@@ -594,7 +702,7 @@ impl Extractor<'_> {
                         .iter()
                         .position(|p| p.position == Some(number))?
                 };
-                Some((param, span.start))
+                Some((param, span.start, *shape))
             })
             .collect()
     }
@@ -625,6 +733,31 @@ impl Extractor<'_> {
             .map(|(_, t)| t.clone())
             .collect();
         super::literal_value(self.file, &value, language)
+    }
+
+    /// The object literal the nearest assignment of the local `name` before token `before` (and
+    /// at or after `start`, the function's body) gives it, if that assignment is one.
+    fn nearest_object<'t>(
+        &self,
+        tokens: &'t [Token],
+        before: usize,
+        start: usize,
+        name: &Token,
+    ) -> Option<&'t [Token]> {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        let name = self.text(name.span.clone());
+        let start = start.max(before.saturating_sub(MAX_LOCAL_TOKENS));
+        let at = (start..before).rev().find(|&k| {
+            tokens[k].kind == TokenKind::Ident
+                && text(k) == name
+                && text(k + 1) == "="
+                && text(k.wrapping_sub(1)) != "."
+        })?;
+        if text(at + 2) != "{" {
+            return None;
+        }
+        let close = self.matching(tokens, at + 2)?;
+        (close < before).then(|| &tokens[at + 2..=close])
     }
 
     /// The fields the body stores a parameter in: `field: param` in a struct or object literal,
@@ -816,6 +949,16 @@ impl Extractor<'_> {
             }
         }
         fields
+    }
+
+    /// The content of a value that is one string literal.
+    fn string_content(&self, value: &[Token]) -> Option<String> {
+        match value {
+            [only] if only.kind == TokenKind::Str => {
+                Some(self.text(only.content.clone()).to_owned())
+            }
+            _ => None,
+        }
     }
 
     /// The field of the receiver that a value is (`self._lock_key`, `this.lockKey`, `@lock_key`).

@@ -754,6 +754,31 @@ fn a_lock_call_in_the_other_key_form_than_its_entry_is_a_key_shape_mismatch() {
     );
 }
 
+/// A helper that locks a pair with its parameter as the family (`pg_advisory_lock(%s, %s)`,
+/// `(family, member)`) is a wrapper of the family: its callers are sites of the pair's form, and
+/// one passing an exact id as the family takes a lock no other holder of the entry takes.
+#[test]
+fn a_wrapper_of_a_pairs_family_gives_its_callers_the_pair_form() {
+    let project = Project::harbor();
+    project.write(
+        "services/jobs/pairs.py",
+        "from harbor.locks import ADVISORY_LOCK_RELOAD_BASE, ADVISORY_LOCK_INVOICE_ROLLUP\n\ndef lock_member(cur, family, member):\n    cur.execute(\"SELECT pg_advisory_lock(%s, %s)\", (family, member))\n\ndef run(cur, member):\n    lock_member(cur, ADVISORY_LOCK_RELOAD_BASE, member)\n    lock_member(cur, ADVISORY_LOCK_INVOICE_ROLLUP, member)\n",
+    );
+    let report = project.scan();
+    assert_eq!(
+        brief(&report.findings),
+        ["services/jobs/pairs.py:8 key-shape-mismatch"]
+    );
+    let pair_sites: Vec<usize> = report
+        .sites
+        .iter()
+        .filter(|site| site.path == "services/jobs/pairs.py")
+        .filter(|site| matches!(site.key, lockward_scan::SiteKey::Pair(_)))
+        .map(|site| site.line)
+        .collect();
+    assert_eq!(pair_sites, [7, 8]);
+}
+
 /// A JavaScript number beyond 2^53 reaches PostgreSQL as node-postgres writes it, `String(n)`:
 /// `-7311104411650000123` is sent as `-7311104411650000000`, not as the double's exact value
 /// `-7311104411649999872` that the finding named (checked with Node.js).
