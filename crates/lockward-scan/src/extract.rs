@@ -1748,6 +1748,7 @@ impl Extractor<'_> {
             if literal.is_none()
                 && !type_alias
                 && let Some(value) = &value
+                && !self.object_of_functions(tokens, value.start)
                 && let Some(shown) = self.unresolved_value(&tokens[value.clone()])
             {
                 self.unresolved.push((span.start, shown));
@@ -1830,6 +1831,48 @@ impl Extractor<'_> {
             shown.push('…');
         }
         (!not_an_id).then_some(shown)
+    }
+
+    /// Whether the value at `at` is an object literal whose properties are all functions (an
+    /// implementation of an interface: `const AdvisoryLock: DatabaseLock = { withAcquire: async
+    /// (..) => {..} }`), which holds no id.
+    fn object_of_functions(&self, tokens: &[Token], at: usize) -> bool {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        if text(at) != "{" {
+            return false;
+        }
+        let Some(close) = self.matching(tokens, at) else {
+            return false;
+        };
+        // Each property (between commas at the object's own depth) must be a function.
+        let mut depth = 0usize;
+        let (mut function, mut empty, mut properties) = (false, true, 0usize);
+        for k in at + 1..close {
+            match text(k) {
+                "," if depth == 0 => {
+                    if !empty && !function {
+                        return false;
+                    }
+                    properties += usize::from(!empty);
+                    (function, empty) = (false, true);
+                    continue;
+                }
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => depth = depth.saturating_sub(1),
+                // `name: async (..) => ..`, `name: function (..)`.
+                "=>" | "function" => function = true,
+                _ => {}
+            }
+            // `name(..) { .. }`: a method.
+            if depth == 0 && tokens[k].kind == TokenKind::Ident && text(k + 1) == "(" {
+                function = true;
+            }
+            empty = false;
+        }
+        if !empty && !function {
+            return false;
+        }
+        properties + usize::from(!empty) > 0
     }
 
     fn keyword_site(&mut self, span: Range<usize>, keyword: String, key: Key) {

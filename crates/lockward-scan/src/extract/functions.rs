@@ -296,6 +296,17 @@ impl Extractor<'_> {
             let Some((arguments, close)) = self.arguments(tokens, open) else {
                 continue;
             };
+            // A JavaScript method's signature or head at the start of its line (`withAcquire(
+            // execute, options: { lockId: number }): Promise<void>;` in a type, `lock(key) {`
+            // in a class) is no call.
+            if language == Language::JavaScript
+                && token.newline_before
+                && tokens.get(close + 1).is_some_and(|after| {
+                    !after.newline_before && matches!(self.text(after.span.clone()), ":" | "{")
+                })
+            {
+                continue;
+            }
             // The definitions around the call, innermost first: a parameter of an outer one is
             // still in scope in an inner one (a decorator's closure).
             let mut around: Vec<usize> = Vec::new();
@@ -1397,7 +1408,7 @@ impl Extractor<'_> {
     }
 
     /// The index of the bracket that closes the one at `open`.
-    fn matching(&self, tokens: &[Token], open: usize) -> Option<usize> {
+    pub(super) fn matching(&self, tokens: &[Token], open: usize) -> Option<usize> {
         let mut depth = 0usize;
         for (k, token) in tokens.iter().enumerate().skip(open) {
             if token.kind != TokenKind::Punct {
