@@ -1847,7 +1847,7 @@ impl Extractor<'_> {
         // Each property (between commas at the object's own depth) must be a function.
         let mut depth = 0usize;
         let (mut function, mut empty, mut properties) = (false, true, 0usize);
-        for k in at + 1..close {
+        for (k, token) in tokens.iter().enumerate().take(close).skip(at + 1) {
             match text(k) {
                 "," if depth == 0 => {
                     if !empty && !function {
@@ -1864,7 +1864,7 @@ impl Extractor<'_> {
                 _ => {}
             }
             // `name(..) { .. }`: a method.
-            if depth == 0 && tokens[k].kind == TokenKind::Ident && text(k + 1) == "(" {
+            if depth == 0 && token.kind == TokenKind::Ident && text(k + 1) == "(" {
                 function = true;
             }
             empty = false;
