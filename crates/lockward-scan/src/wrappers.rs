@@ -121,6 +121,9 @@ pub(crate) struct Arg {
     /// An object literal's properties (`{ lockKey }`), each as an argument by its name: a
     /// wrapper locking a parameter's field takes that property.
     pub(crate) fields: Vec<Arg>,
+    /// A tuple of two values passed as the key (`(7_002_000, shard)`): the first, a pair's
+    /// family.
+    pub(crate) pair: Option<Key>,
 }
 
 /// One file's definitions and calls.
@@ -660,7 +663,12 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                         shown: format!("{collection}[\"{entry}\"]"),
                     },
                     (Some(_), None) => continue,
-                    (None, _) => arg.key.clone(),
+                    (None, _) => arg.pair.clone().unwrap_or_else(|| arg.key.clone()),
+                };
+                let shape = if arg.pair.is_some() {
+                    Shape::Pair
+                } else {
+                    slot.shape
                 };
                 // Passing the enclosing wrapper's own key on: its callers are the sites.
                 if let Some((body, param)) = arg.param
@@ -678,7 +686,7 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                     at: at.clone(),
                     kind: ItemKind::Wrapper {
                         function: call.callee.clone(),
-                        shape: slot.shape,
+                        shape,
                         key,
                     },
                 });

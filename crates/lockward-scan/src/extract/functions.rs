@@ -411,6 +411,7 @@ impl Extractor<'_> {
                         offset: value.first().map_or(token.span.start, |t| t.span.start),
                         at: None,
                         fields: Vec::new(),
+                        pair: None,
                     })
                     .collect();
                 args.push(Arg {
@@ -421,6 +422,9 @@ impl Extractor<'_> {
                     offset: value.first().map_or(token.span.start, |t| t.span.start),
                     at: None,
                     fields,
+                    pair: self
+                        .pair_literal(value, language)
+                        .map(|family| key_of(family, false)),
                 });
             }
             if wanted.contains(name) {
@@ -960,6 +964,39 @@ impl Extractor<'_> {
             }
         }
         fields
+    }
+
+    /// Python's tuple of two values (`(7_002_000, shard)`): the first, the family of the
+    /// two-int key a wrapper taking it locks (django-pglocks' `advisory_lock((123, 456))`).
+    fn pair_literal<'t>(&self, value: &'t [Token], language: Language) -> Option<&'t [Token]> {
+        let [open, inner @ .., close] = value else {
+            return None;
+        };
+        if language != Language::Python
+            || self.text(open.span.clone()) != "("
+            || self.text(close.span.clone()) != ")"
+        {
+            return None;
+        }
+        let mut depth = 0usize;
+        let mut comma = None;
+        for (k, token) in inner.iter().enumerate() {
+            match self.text(token.span.clone()) {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => depth = depth.saturating_sub(1),
+                "," if depth == 0 => {
+                    if comma.is_some() {
+                        return None;
+                    }
+                    comma = Some(k);
+                }
+                _ => {}
+            }
+        }
+        let comma = comma?;
+        let rest = &inner[comma + 1..];
+        (comma > 0 && !rest.is_empty() && !rest.iter().any(|t| self.text(t.span.clone()) == ","))
+            .then_some(&inner[..comma])
     }
 
     /// The content of a value that is one string literal.
