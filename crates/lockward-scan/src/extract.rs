@@ -2115,7 +2115,7 @@ impl Extractor<'_> {
             tokens = inner;
         }
         // An integer conversion of one value is that value: Python's `int(member)` of an
-        // `IntEnum`, JavaScript's `Number(key)` and `BigInt(key)`, Go's `int64(id)`.
+        // `IntEnum`, JavaScript's `Number(key)` and `BigInt(key)`.
         if let [conversion, open, inner @ .., close] = tokens
             && token_text(open) == "("
             && token_text(close) == ")"
@@ -2288,7 +2288,6 @@ fn is_integer_conversion(name: &str, language: Language) -> bool {
     match language {
         Language::Python => name == "int",
         Language::JavaScript => matches!(name, "Number" | "BigInt"),
-        Language::Go => matches!(name, "int" | "int32" | "int64" | "uint32" | "uint64"),
         _ => false,
     }
 }

@@ -732,15 +732,7 @@ impl Extractor<'_> {
         name: &str,
         language: Language,
     ) -> Option<lockward_registry::Id> {
-        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
-        // Bounded, so a huge function (a minified bundle's) stays linear.
-        let start = start.max(before.saturating_sub(MAX_LOCAL_TOKENS));
-        let at = (start..before).rev().find(|&k| {
-            tokens[k].kind == TokenKind::Ident
-                && text(k) == name
-                && matches!(text(k + 1), "=" | ":=")
-                && text(k.wrapping_sub(1)) != "."
-        })?;
+        let at = self.nearest_assignment(tokens, before, start, name)?;
         let value: Vec<Token> = tokens[at + 2..before]
             .iter()
             .enumerate()
@@ -759,20 +751,35 @@ impl Extractor<'_> {
         start: usize,
         name: &Token,
     ) -> Option<&'t [Token]> {
-        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
-        let name = self.text(name.span.clone());
-        let start = start.max(before.saturating_sub(MAX_LOCAL_TOKENS));
-        let at = (start..before).rev().find(|&k| {
-            tokens[k].kind == TokenKind::Ident
-                && text(k) == name
-                && text(k + 1) == "="
-                && text(k.wrapping_sub(1)) != "."
-        })?;
-        if text(at + 2) != "{" {
+        let at = self.nearest_assignment(tokens, before, start, self.text(name.span.clone()))?;
+        if tokens
+            .get(at + 2)
+            .is_none_or(|t| self.text(t.span.clone()) != "{")
+        {
             return None;
         }
         let close = self.matching(tokens, at + 2)?;
         (close < before).then(|| &tokens[at + 2..=close])
+    }
+
+    /// The token of the nearest assignment of the local `name` (`name = ..`, `name := ..`)
+    /// before token `before` and at or after `start`, the function's body.
+    fn nearest_assignment(
+        &self,
+        tokens: &[Token],
+        before: usize,
+        start: usize,
+        name: &str,
+    ) -> Option<usize> {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        // Bounded, so a huge function (a minified bundle's) stays linear.
+        let start = start.max(before.saturating_sub(MAX_LOCAL_TOKENS));
+        (start..before).rev().find(|&k| {
+            tokens[k].kind == TokenKind::Ident
+                && text(k) == name
+                && matches!(text(k + 1), "=" | ":=")
+                && text(k.wrapping_sub(1)) != "."
+        })
     }
 
     /// The fields the body stores a parameter in: `field: param` in a struct or object literal,
@@ -1399,14 +1406,13 @@ impl Extractor<'_> {
     }
 
     /// The `(` of a call of the name at `i`: the next token, or the one after its type
-    /// arguments (Kotlin's and TypeScript's `withLock<Any>(key)`, Rust's `lock::<T>(key)`),
+    /// arguments (Kotlin's and TypeScript's `withLock<Any>(key)`),
     /// which hold only names, paths and punctuation of types on the call's line.
     fn call_open(&self, tokens: &[Token], i: usize, language: Language) -> Option<usize> {
         let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
         let angle = match (text(i + 1), language) {
             ("(", _) => return Some(i + 1),
             ("<", Language::Kotlin | Language::JavaScript) => i + 1,
-            ("::", Language::Rust) if text(i + 2) == "<" => i + 2,
             _ => return None,
         };
         let after = self.skip_angles(tokens, angle)?;
