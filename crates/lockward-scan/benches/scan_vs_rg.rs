@@ -5,7 +5,9 @@
 //! near misses (`block`, `clock`, `lock`), then times, warm and alternating, `rg` searching it for
 //! the scan's trigger words and the scan itself, both as separate processes with the same thread
 //! count, and prints the median of each and their ratio, and the scan's peak memory on this tree
-//! and on one a quarter of its size.
+//! and on one a quarter of its size. Then the same on the tree with a helper planted whose name
+//! holds no trigger word (`def hold(cur, key)`, called from other files): the worst case, where
+//! the scan learns of the helper only by lexing its file and must look for its calls again.
 //!
 //! Environment: `LOCKWARD_BENCH_DIR` (where the trees live; default a directory under the system
 //! temp dir, kept between runs), `LOCKWARD_BENCH_FILES` (default 40000), `LOCKWARD_BENCH_RUNS`
@@ -21,7 +23,7 @@ use lockward_scan::{ScanOptions, scan};
 
 /// The words the scan's prefilter looks for with the default `[scan]` settings.
 const RG_WORDS: &[&str] = &["advisory", "lockward", "lock_?id", "lock_?key"];
-const TREE_VERSION: &str = "1";
+const TREE_VERSION: &str = "2";
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -41,24 +43,51 @@ fn main() {
     );
     let tree = base.join(format!("tree-{files}"));
     let small = base.join(format!("tree-{}", files / 4));
-    let (count, bytes) = ensure_tree(&tree, files);
-    ensure_tree(&small, files / 4);
+    let helper = base.join(format!("tree-{files}-helper"));
+    let (count, bytes) = ensure_tree(&tree, files, false);
+    ensure_tree(&small, files / 4, false);
+    ensure_tree(&helper, files, true);
     println!(
         "tree: {} ({count} files, {:.1} MB)",
         tree.display(),
         mb(bytes)
     );
+    compare(&tree, threads, runs);
+    let (summary, full_peak) = peak(&tree, threads);
+    let figures: Vec<&str> = summary.split(' ').collect();
+    if let [files_read, bytes_read, findings, sites, _] = figures.as_slice() {
+        println!(
+            "scan read {files_read} files ({bytes_read} bytes; the 200 git-ignored ones not), found {sites} sites and {findings} findings"
+        );
+    }
+    let (_, small_peak) = peak(&small, threads);
+    println!(
+        "peak memory (VmHWM): {full_peak} kB on {files} files, {small_peak} kB on {} files",
+        files / 4
+    );
+    println!(
+        "with a helper whose name holds no trigger word (`def hold(cur, key)`): {}",
+        helper.display()
+    );
+    compare(&helper, threads, runs);
+    let (summary, helper_peak) = peak(&helper, threads);
+    if let [_, _, findings, sites, _] = summary.split(' ').collect::<Vec<_>>().as_slice() {
+        println!("scan found {sites} sites and {findings} findings; peak memory {helper_peak} kB");
+    }
+}
 
+/// Times `rg` and the scan on `tree`, warm and alternating, and prints the medians and ratios.
+fn compare(tree: &Path, threads: usize, runs: usize) {
     let rg = || {
         let mut command = Command::new("rg");
         command.args(["-c", "-i", "--no-require-git", "-j", &threads.to_string()]);
         for word in RG_WORDS {
             command.args(["-e", word]);
         }
-        command.arg(".").current_dir(&tree);
+        command.arg(".").current_dir(tree);
         time(&command)
     };
-    let lockward = || time(&scan_command(&tree, threads));
+    let lockward = || time(&scan_command(tree, threads));
     // Warm the page cache and both programs.
     rg();
     lockward();
@@ -97,18 +126,6 @@ fn main() {
         "ratio scan/rg: wall {:.2}x, cpu {:.2}x",
         scan_wall.as_secs_f64() / rg_wall.as_secs_f64(),
         scan_cpu.as_secs_f64() / rg_cpu.as_secs_f64()
-    );
-    let (summary, full_peak) = peak(&tree, threads);
-    let figures: Vec<&str> = summary.split(' ').collect();
-    if let [files_read, bytes_read, findings, sites, _] = figures.as_slice() {
-        println!(
-            "scan read {files_read} files ({bytes_read} bytes; the 200 git-ignored ones not), found {sites} sites and {findings} findings"
-        );
-    }
-    let (_, small_peak) = peak(&small, threads);
-    println!(
-        "peak memory (VmHWM): {full_peak} kB on {files} files, {small_peak} kB on {} files",
-        files / 4
     );
 }
 
@@ -260,9 +277,10 @@ const VERBS: &[&str] = &[
     "load", "save", "sync", "compute", "render", "merge", "split", "retry", "flush", "lock",
 ];
 
-/// Builds the tree unless a complete one of this version is already there. Returns its file
-/// count and size.
-fn ensure_tree(root: &Path, files: usize) -> (usize, u64) {
+/// Builds the tree unless a complete one of this version is already there; with `helper`, a
+/// Python helper `hold(cur, key)` that locks its parameter, called with a registered id from
+/// one Python file in 500. Returns its file count and size.
+fn ensure_tree(root: &Path, files: usize, helper: bool) -> (usize, u64) {
     let marker = root.join(".bench-complete");
     if std::fs::read_to_string(&marker).is_ok_and(|v| v.starts_with(TREE_VERSION)) {
         let summary = std::fs::read_to_string(&marker).expect("marker");
@@ -290,12 +308,25 @@ fn ensure_tree(root: &Path, files: usize) -> (usize, u64) {
         if i % 4_001 == 17 {
             text.push_str(&true_site(extension, i));
         }
+        if helper && extension == "py" && i % 4_000 == 8 {
+            text.push_str(
+                "\nfrom core.jobs import hold\n\ndef rollup(cur):\n    hold(cur, 1_001_001)\n",
+            );
+        }
         total += text.len() as u64;
         std::fs::write(
             dir.join(format!("{}_{i}.{extension}", rng.pick(NOUNS))),
             text,
         )
         .expect("write");
+    }
+    if helper {
+        let core = root.join("core");
+        std::fs::create_dir_all(&core).expect("mkdir");
+        let text =
+            "def hold(cur, key):\n    cur.execute(\"SELECT pg_advisory_lock(%s)\", (key,))\n";
+        total += text.len() as u64;
+        std::fs::write(core.join("jobs.py"), text).expect("write");
     }
     // Files git ignores: the scan must not read them (rg, given the same tree, skips them too).
     let build = root.join("build");
@@ -307,8 +338,9 @@ fn ensure_tree(root: &Path, files: usize) -> (usize, u64) {
         )
         .expect("write");
     }
-    std::fs::write(&marker, format!("{TREE_VERSION} {files} {total}\n")).expect("write");
-    (files, total)
+    let count = files + usize::from(helper);
+    std::fs::write(&marker, format!("{TREE_VERSION} {count} {total}\n")).expect("write");
+    (count, total)
 }
 
 fn true_site(extension: &str, i: usize) -> String {

@@ -81,6 +81,7 @@ mod check;
 mod collections;
 mod extract;
 mod plugins;
+mod prefilter;
 mod scope;
 mod values;
 mod walk;

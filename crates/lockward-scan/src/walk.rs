@@ -9,10 +9,11 @@ use std::sync::{Arc, Mutex};
 use ignore::overrides::OverrideBuilder;
 use ignore::{DirEntry, WalkBuilder, WalkState};
 use lockward_registry::{Code, Finding, Registry, ScanSettings, Severity};
-use regex::bytes::{Regex, RegexBuilder};
+use regex::bytes::Regex;
 
 use crate::extract::{FileSites, Names, extract, extract_calls};
 use crate::lang::Language;
+use crate::prefilter::Prefilter;
 use crate::{NotRead, PluginDir, Progress, ScanOptions, plugins};
 
 /// What the walk collected.
@@ -69,35 +70,17 @@ pub(crate) fn names(registry: &lockward_registry::Registry) -> Names {
 /// (`acquire_advisory_lock` holds `advisory`), so a pass for their calls need read only the
 /// files the walk lexed.
 pub(crate) fn covered(names: &Names, wanted: &HashSet<String>) -> bool {
-    prefilter(names).is_none_or(|re| wanted.iter().all(|name| triggered(&re, name.as_bytes())))
+    prefilter(names).is_none_or(|prefilter| {
+        wanted
+            .iter()
+            .all(|name| prefilter.is_triggered(name.as_bytes()))
+    })
 }
 
-/// A case-insensitive search for any trigger word, with or without `_` between its words
-/// (`lock_key` finds `LOCK_KEY`, `LockKey` and `lockKey`). `None` means every file is lexed.
-pub(crate) fn prefilter(names: &Names) -> Option<Regex> {
-    let runs = names.trigger_runs()?;
-    // A run that contains another (`advisory lock` contains `advisory`) adds nothing.
-    let contains = |outer: &[String], inner: &[String]| {
-        outer.len() > inner.len() && outer.windows(inner.len()).any(|w| w == inner)
-    };
-    let mut alternatives: Vec<String> = runs
-        .iter()
-        .filter(|run| !runs.iter().any(|other| contains(run, other)))
-        .map(|run| {
-            run.iter()
-                .map(|word| regex::escape(word))
-                .collect::<Vec<_>>()
-                .join("_?")
-        })
-        .collect();
-    alternatives.sort();
-    alternatives.dedup();
-    let pattern = alternatives.join("|");
-    RegexBuilder::new(&pattern)
-        .case_insensitive(true)
-        .unicode(false)
-        .build()
-        .ok()
+/// The test for a trigger word, with or without `_` between its words (`lock_key` finds
+/// `LOCK_KEY`, `LockKey` and `lockKey`). `None` means every file is lexed.
+pub(crate) fn prefilter(names: &Names) -> Option<Prefilter> {
+    Prefilter::new(&names.trigger_runs()?)
 }
 
 /// What a walk looks for.
@@ -124,7 +107,7 @@ struct Shared<'a> {
     sources: Mutex<Vec<u64>>,
     include: Option<globset::GlobSet>,
     names: Names,
-    prefilter: Option<Regex>,
+    prefilter: Option<Prefilter>,
     manifests: Option<(globset::GlobSet, &'a str)>,
     max_file_size: u64,
     files: Mutex<Vec<FileSites>>,
@@ -491,7 +474,7 @@ impl Shared<'_> {
         if self
             .prefilter
             .as_ref()
-            .is_some_and(|re| !triggered(re, buffer))
+            .is_some_and(|prefilter| !prefilter.is_triggered(buffer))
         {
             return;
         }
@@ -556,37 +539,6 @@ impl Shared<'_> {
     }
 }
 
-/// Whether the bytes hold a trigger that starts and ends on a word boundary, as a name whose
-/// words match must: `lock_id` in `block_id` is no trigger, in `LOCK_ID` and `lockId` it is.
-fn triggered(prefilter: &Regex, bytes: &[u8]) -> bool {
-    prefilter.find_iter(bytes).any(|found| {
-        let matched = found.as_bytes();
-        word_starts(bytes, found.start(), matched) && word_ends(bytes, found.end(), matched)
-    })
-}
-
-fn word_starts(bytes: &[u8], start: usize, matched: &[u8]) -> bool {
-    let Some(&before) = start.checked_sub(1).and_then(|i| bytes.get(i)) else {
-        return true;
-    };
-    let first = matched[0];
-    if !before.is_ascii_alphanumeric() {
-        return true;
-    }
-    first.is_ascii_uppercase()
-        && (before.is_ascii_lowercase()
-            || before.is_ascii_digit()
-            || matched.get(1).is_some_and(u8::is_ascii_lowercase))
-}
-
-fn word_ends(bytes: &[u8], end: usize, matched: &[u8]) -> bool {
-    let Some(&after) = bytes.get(end) else {
-        return true;
-    };
-    !after.is_ascii_alphanumeric()
-        || (after.is_ascii_uppercase() && matched.last().is_some_and(u8::is_ascii_lowercase))
-}
-
 /// `[scan] include` as gitignore-style globs: one without a `/` matches a file name anywhere.
 fn include_globs(
     include: &[String],
@@ -647,24 +599,6 @@ fn looks_binary(bytes: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn triggers_count_only_on_word_boundaries() {
-        let names = Names::new(&["ADVISORY_LOCK*".into(), "*_LOCK_ID".into()], &[]);
-        let prefilter = prefilter(&names).expect("literal words");
-        for text in ["r.block_id", "LOCK_IDENTITY", "clockId", "unadvisory"] {
-            assert!(!triggered(&prefilter, text.as_bytes()), "{text}");
-        }
-        for text in [
-            "ADVISORY_LOCK_X",
-            "fooLockId",
-            "JOB_LOCK_ID",
-            "pg_advisory_lock",
-            "HTTPLockId",
-        ] {
-            assert!(triggered(&prefilter, text.as_bytes()), "{text}");
-        }
-    }
 
     #[test]
     fn a_walk_error_names_the_path_relative_to_the_root_and_once() {
