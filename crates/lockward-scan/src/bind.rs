@@ -13,7 +13,7 @@
 //! Names that match the constant patterns are not rebound: they are definitions of their own,
 //! resolved across the tree by the checker.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
 use lockward_lang::Language;
@@ -150,8 +150,9 @@ fn join(dir: &str, path: &str) -> String {
 pub(crate) struct Binder<'a, 'r, 'f> {
     index: &'a Index<'r>,
     files: HashMap<&'f str, &'f FileSites>,
-    /// Files a lookup needed that are not loaded (yet).
-    pub(crate) missing: BTreeSet<String>,
+    /// Files a lookup needed that are not loaded (yet), each with the names it must define to
+    /// matter (`None`: any, a module that may bind a name in turn).
+    pub(crate) missing: BTreeMap<String, Option<BTreeSet<String>>>,
     /// Each (file, name) looked up, and what it is bound to.
     known: HashMap<(String, String), Option<Id>>,
     /// How many bindings were followed: each (file, name) once at most.
@@ -180,16 +181,27 @@ impl<'a, 'r, 'f> Binder<'a, 'r, 'f> {
         Self {
             index,
             files: files.iter().map(|f| (f.path.as_str(), f)).collect(),
-            missing: BTreeSet::new(),
+            missing: BTreeMap::new(),
             known: HashMap::new(),
             followed: 0,
         }
     }
 
-    fn file(&mut self, path: &str) -> Option<&'f FileSites> {
+    /// The loaded file at `path`; when it is not loaded, it is missing for the name `defines`
+    /// (or for any name).
+    fn file(&mut self, path: &str, defines: Option<&str>) -> Option<&'f FileSites> {
         let found = self.files.get(path).copied();
         if found.is_none() {
-            self.missing.insert(path.to_owned());
+            let names = self
+                .missing
+                .entry(path.to_owned())
+                .or_insert_with(|| Some(BTreeSet::new()));
+            match (names, defines) {
+                (Some(names), Some(name)) => {
+                    names.insert(name.to_owned());
+                }
+                (names, _) => *names = None,
+            }
         }
         found
     }
@@ -229,7 +241,8 @@ impl<'a, 'r, 'f> Binder<'a, 'r, 'f> {
         self.followed += 1;
         let mut values: Vec<Id> = Vec::new();
         for origin in self.origins(file, written) {
-            let Some(target) = self.file(&origin.path) else {
+            let defines = (!origin.further).then_some(origin.name.as_str());
+            let Some(target) = self.file(&origin.path, defines) else {
                 continue;
             };
             if let Some(value) = self.lookup(target, &origin.name, depth + 1, origin.further) {
@@ -716,7 +729,7 @@ pub(crate) fn load(
     wanted_calls: &HashSet<String>,
     files: &mut Vec<FileSites>,
 ) {
-    let mut tried: HashSet<String> = HashSet::new();
+    let mut tried: HashSet<(String, Option<BTreeSet<String>>)> = HashSet::new();
     for _ in 0..MAX_ROUNDS {
         let missing = {
             let mut binder = Binder::new(index, files);
@@ -727,15 +740,23 @@ pub(crate) fn load(
             }
             binder.missing
         };
-        let new: Vec<String> = missing
+        let new: Vec<(String, Option<BTreeSet<String>>)> = missing
             .into_iter()
-            .filter(|path| tried.insert(path.clone()))
+            // A file skipped for the names it was read for is read again for new ones.
+            .filter(|entry| tried.insert(entry.clone()))
             .collect();
         if new.is_empty() {
             break;
         }
-        for path in new {
-            let Some(sites) = walk::load(root, &path, max_file_size, names, wanted_calls) else {
+        for (path, defines) in new {
+            let Some(sites) = walk::load(
+                root,
+                &path,
+                max_file_size,
+                names,
+                wanted_calls,
+                defines.as_ref(),
+            ) else {
                 continue;
             };
             if let Err(at) = files.binary_search_by(|file| file.path.as_str().cmp(&path)) {

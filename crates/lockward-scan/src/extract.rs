@@ -11,6 +11,7 @@ use crate::collections;
 use crate::lang::{Language, SQL};
 use crate::lexer::{KEYWORDS_BEFORE_EXPRESSION, Lexed, Token, TokenKind, lex};
 use crate::scope::{self, Scope};
+use crate::syntax::Syntax;
 use crate::values::{self, Expr, Pending};
 use crate::words::{self, Pattern};
 use crate::wrappers::FileWrappers;
@@ -323,6 +324,32 @@ pub(crate) fn extract_calls(
     names: &Names,
     wanted: &HashSet<String>,
 ) -> FileSites {
+    extract_file(path, language, text, names, wanted, false)
+}
+
+/// The wrapper definitions and calls of the `wanted` names in one file (a later pass's look
+/// for wrappers): nothing else, and `None` when it has neither. Such a file is not parsed: most
+/// files a pass lexes, for holding a wrapper's name as a word, call no wrapper.
+pub(crate) fn extract_wrappers(
+    path: &str,
+    language: Language,
+    text: &str,
+    names: &Names,
+    wanted: &HashSet<String>,
+) -> Option<FileSites> {
+    let mut sites = extract_file(path, language, text, names, wanted, true);
+    sites.only_wrappers();
+    (!sites.wrappers.is_empty()).then_some(sites)
+}
+
+fn extract_file(
+    path: &str,
+    language: Language,
+    text: &str,
+    names: &Names,
+    wanted: &HashSet<String>,
+    only_wrappers: bool,
+) -> FileSites {
     let code = lex(text, 0..text.len(), language.syntax());
     let found = collections::find(text, &code.tokens, language);
     let matching = |container: &str| names.is_constant(&words::split(container));
@@ -344,8 +371,8 @@ pub(crate) fn extract_calls(
         member_locals: HashMap::new(),
         allows: Vec::new(),
         unresolved: Vec::new(),
-        depths: scope::brace_depths(text, &code.tokens),
-        outer: HashSet::new(),
+        depths: brace_depths(text, &code.tokens),
+        assignments: Vec::new(),
         sql_literals: HashSet::new(),
     };
     extractor.collect_directives(&code);
@@ -427,7 +454,7 @@ pub(crate) fn extract_calls(
         unresolved,
         mut expressions,
         member_locals,
-        outer,
+        assignments,
         sql_literals,
         ..
     } = extractor;
@@ -512,19 +539,8 @@ pub(crate) fn extract_calls(
         },
         exports: HashMap::new(),
         assigned_names: locals.keys().cloned().collect(),
-        scope: scope::read(text, &code.tokens, language),
+        scope: Scope::default(),
     };
-    sites.exports = local_ids
-        .iter()
-        .filter(|(name, _)| outer.contains(name.as_str()))
-        .map(|(name, id)| (name.clone(), id.clone()))
-        .collect();
-    // `export { a as b }`: the file's own `a`, exported as `b`.
-    for export in sites.scope.reexports.iter().filter(|e| e.module.is_empty()) {
-        if let Some(value) = export.name.as_ref().and_then(|name| local_ids.get(name)) {
-            sites.exports.insert(export.local.clone(), value.clone());
-        }
-    }
     let local_value = |name: &str| local_ids.get(name).map(Id::value);
     // A name first assigned a member (`val LOCK_KEY = AdvisoryLockKey.CREATE_DISTRIBUTION`)
     // is that member, before it is read as an alias of the member's last name.
@@ -632,8 +648,40 @@ pub(crate) fn extract_calls(
     if language == Language::JavaScript {
         sites.findings = unsafe_js_integers(path, &mut sites.items, &sql_exact);
     }
+    if !only_wrappers || !sites.wrappers.is_empty() {
+        bind_across_files(&mut sites, text, &assignments, &local_ids);
+    }
     sites.assigned = local_ids.into_values().map(|id| id.value()).collect();
     sites
+}
+
+/// What the file binds beyond itself, read off its syntax tree: its package and imports, and the
+/// names of its outermost scope that other files see (its exports).
+fn bind_across_files(
+    sites: &mut FileSites,
+    text: &str,
+    assignments: &[(String, Range<usize>)],
+    local_ids: &HashMap<String, Id>,
+) {
+    let syntax = Syntax::parse(&sites.path, sites.language, text);
+    sites.scope = scope::read(syntax.as_ref(), sites.language);
+    let outer: HashSet<&str> = assignments
+        .iter()
+        .filter(|(name, _)| local_ids.contains_key(name))
+        .filter(|(_, span)| scope::outermost(syntax.as_ref(), span.start, span.end, sites.language))
+        .map(|(name, _)| name.as_str())
+        .collect();
+    sites.exports = local_ids
+        .iter()
+        .filter(|(name, _)| outer.contains(name.as_str()))
+        .map(|(name, id)| (name.clone(), id.clone()))
+        .collect();
+    // `export { a as b }`: the file's own `a`, exported as `b`.
+    for export in sites.scope.reexports.iter().filter(|e| e.module.is_empty()) {
+        if let Some(value) = export.name.as_ref().and_then(|name| local_ids.get(name)) {
+            sites.exports.insert(export.local.clone(), value.clone());
+        }
+    }
 }
 
 /// `unsafe-js-integer` for every id written as a JavaScript number literal beyond 2^53 - 1. The
@@ -948,10 +996,30 @@ struct Extractor<'a> {
     member_locals: HashMap<String, Option<Key>>,
     /// The number of braces open before each code token.
     depths: Vec<usize>,
-    /// The names assigned at the file's outermost scope ([`scope::outermost`]).
-    outer: HashSet<String>,
+    /// Each name assigned in code and where: those at the file's outermost scope, where other
+    /// files can bind them, are read off the syntax tree at the end ([`scope::outermost`]).
+    assignments: Vec<(String, Range<usize>)>,
     /// The offsets of the calls whose key is a literal of their SQL text.
     sql_literals: HashSet<usize>,
+}
+
+/// The number of braces open before each token.
+fn brace_depths(text: &str, tokens: &[Token]) -> Vec<usize> {
+    let mut depth = 0usize;
+    tokens
+        .iter()
+        .map(|token| {
+            let here = depth;
+            if token.kind == TokenKind::Punct {
+                match &text[token.span.clone()] {
+                    "{" => depth += 1,
+                    "}" => depth = depth.saturating_sub(1),
+                    _ => {}
+                }
+            }
+            here
+        })
+        .collect()
 }
 
 /// The code values bound to the placeholders of the SQL string being walked.
@@ -1682,9 +1750,8 @@ impl Extractor<'_> {
                     self.locals.insert(name.clone(), local);
                 }
             }
-            if scope::outermost(self.file, tokens, i, self.depths[i], language) {
-                self.outer.insert(name.clone());
-            }
+            self.assignments
+                .push((name.clone(), tokens[i].span.clone()));
             // A path (`AdvisoryLockKey.CREATE_DISTRIBUTION`) evaluates as its last name, but
             // may be a member.
             let member = match (&literal, &expr, &value) {

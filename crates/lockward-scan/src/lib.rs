@@ -28,7 +28,8 @@
 //!   `NAME = <integer>`, if the file assigns NAME nothing else), then to the outermost-scope
 //!   integer of the file the language binds it to (the same Go package, an imported Python,
 //!   JavaScript, Java, Kotlin or Rust module or class, a Ruby namespace: see `bind` and
-//!   `scope`, which read those files alone when the first walk did not lex them), then to a
+//!   `scope`, which read imports and the outermost scope off each file's tree-sitter syntax
+//!   tree (`syntax`), and read those files alone when the first walk did not lex them), then to a
 //!   constant matching the
 //!   patterns anywhere in the tree (when several values share the name: the registry entry
 //!   listing the file, else the definition in the same directory), then to the registry's entry
@@ -83,6 +84,7 @@ mod extract;
 mod plugins;
 mod prefilter;
 mod scope;
+mod syntax;
 mod values;
 mod walk;
 mod words;

@@ -15,14 +15,19 @@
 //! - Ruby: constants are global: `Locks::REAP` is the constant of the file Rails (Zeitwerk)
 //!   would load for `Locks` (`locks.rb`, `jobs/locks.rb` for `Jobs::Locks`).
 //!
-//! The outermost scope is where a name is visible to other files: package level in Go, module
-//! level in Python and JavaScript (no indentation; outside any brace), a `static final` (or
-//! interface) field in Java, a `const val` or top-level `val` in Kotlin, a `const`/`static` item
-//! in Rust, a capitalised constant in Ruby. A function's local never is.
+//! The outermost scope is where a name is visible to other files: package level in Go (outside
+//! any function), module level in Python (outside any function or class, `if` and `try` blocks
+//! included), an exported declaration at a JavaScript module's level, a `final` field or an
+//! interface's field in Java, a `const val` or top-level `val` in Kotlin, a `const`/`static` item
+//! outside a function in Rust, a capitalised constant in Ruby. A function's local never is.
+//!
+//! Both are read off the file's syntax tree ([`crate::syntax`]), so an import written over several
+//! lines, in a function body, or after a comment reads as the language reads it.
 
 use lockward_lang::Language;
+use tree_sitter::Node;
 
-use crate::lexer::{Token, TokenKind};
+use crate::syntax::{Syntax, children, find_all};
 
 /// What a file binds beyond itself.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -51,234 +56,163 @@ pub(crate) struct Import {
     pub(crate) name: Option<String>,
 }
 
-/// Reads the package clause and the imports of a file's tokens.
-pub(crate) fn read(text: &str, tokens: &[Token], language: Language) -> Scope {
-    let reader = Reader { text, tokens };
+/// Reads the package clause and the imports of a file's syntax tree (none for SQL, which has
+/// no tree, and Ruby, whose constants are global).
+pub(crate) fn read(syntax: Option<&Syntax<'_>>, language: Language) -> Scope {
     let mut scope = Scope::default();
+    let Some(syntax) = syntax else {
+        return scope;
+    };
+    let reader = Reader { syntax };
+    let root = syntax.tree.root_node();
     match language {
-        Language::Go => reader.go(&mut scope),
-        Language::Python => reader.python(&mut scope),
-        Language::JavaScript => reader.javascript(&mut scope),
-        Language::Java | Language::Kotlin => reader.jvm(&mut scope),
-        Language::Rust => reader.rust(&mut scope),
+        Language::Go => reader.go(root, &mut scope),
+        Language::Python => reader.python(root, &mut scope),
+        Language::JavaScript => reader.javascript(root, &mut scope),
+        Language::Java => reader.java(root, &mut scope),
+        Language::Kotlin => reader.kotlin(root, &mut scope),
+        Language::Rust => reader.rust(root, &mut scope),
         Language::Ruby | Language::Sql => {}
     }
     scope
 }
 
-/// Whether the token at `i` is in the body of a Java interface: the `{` it is in follows
-/// `interface Name` (with any `extends` list).
-fn in_interface(tokens: &[Token], text: &str, i: usize) -> bool {
-    let mut depth = 0usize;
-    for j in (0..i).rev() {
-        match &text[tokens[j].span.clone()] {
-            "}" => depth += 1,
-            "{" if depth == 0 => {
-                return (j.saturating_sub(12)..j)
-                    .any(|k| &text[tokens[k].span.clone()] == "interface");
-            }
-            "{" => depth -= 1,
-            _ => {}
-        }
-    }
-    false
-}
-
-/// Whether the name at `tokens[i]` is defined at the file's outermost scope, where other files
-/// can bind it. `depth` is the number of braces open before the token.
+/// Whether the name written at `start..end` is defined at the file's outermost scope, where
+/// other files can bind it.
 pub(crate) fn outermost(
-    text: &str,
-    tokens: &[Token],
-    i: usize,
-    depth: usize,
+    syntax: Option<&Syntax<'_>>,
+    start: usize,
+    end: usize,
     language: Language,
 ) -> bool {
-    let word = |j: usize| {
-        tokens
-            .get(j)
-            .filter(|t| t.kind == TokenKind::Ident)
-            .map(|t| &text[t.span.clone()])
+    if language == Language::Ruby {
+        return syntax.is_some_and(|syntax| {
+            syntax.text[start..end]
+                .chars()
+                .next()
+                .is_some_and(char::is_uppercase)
+        });
+    }
+    let Some(node) = syntax.and_then(|syntax| syntax.node_at(start, end)) else {
+        return false;
     };
-    // The words before the name on its line, nearest first: its declaration's keywords.
-    let before = || {
-        let mut words = Vec::new();
-        let mut j = i;
-        while j > 0 && !tokens[j].newline_before && words.len() < 8 {
-            j -= 1;
-            match word(j) {
-                Some(w) => words.push(w),
-                None => break,
-            }
-        }
-        words
-    };
+    let mut ancestors = std::iter::successors(node.parent(), Node::parent);
     match language {
-        Language::Go => depth == 0,
+        Language::Go => !ancestors.any(|n| {
+            matches!(
+                n.kind(),
+                "function_declaration" | "method_declaration" | "func_literal"
+            )
+        }),
+        Language::Python => !ancestors.any(|n| {
+            matches!(
+                n.kind(),
+                "function_definition" | "class_definition" | "lambda"
+            )
+        }),
         // A module's name is seen by others only if it is exported (`export const`; an
         // `export { name }` list is read with the imports).
-        Language::JavaScript => depth == 0 && before().contains(&"export"),
-        Language::Python => {
-            let start = tokens[i].span.start;
-            start == 0 || text.as_bytes()[start - 1] == b'\n'
-        }
+        Language::JavaScript => ancestors
+            .find(|n| {
+                matches!(
+                    n.kind(),
+                    "export_statement"
+                        | "statement_block"
+                        | "class_body"
+                        | "arrow_function"
+                        | "function_expression"
+                        | "program"
+                )
+            })
+            .is_some_and(|n| n.kind() == "export_statement"),
         // An interface's fields are constants without the word (`int REPORT_LOCK_FAMILY = 5;`).
-        Language::Java => {
-            let words = before();
-            words.contains(&"final")
-                || (depth == 1 && words.len() == 1 && in_interface(tokens, text, i))
+        Language::Java => ancestors
+            .find(|n| {
+                matches!(
+                    n.kind(),
+                    "field_declaration" | "constant_declaration" | "local_variable_declaration"
+                )
+            })
+            .is_some_and(|n| match n.kind() {
+                "constant_declaration" => true,
+                "field_declaration" => has_modifier(syntax, n, "modifiers", "final"),
+                _ => false,
+            }),
+        Language::Kotlin => ancestors
+            .find(|n| n.kind() == "property_declaration")
+            .is_some_and(|n| {
+                has_modifier(syntax, n, "modifiers", "const")
+                    || n.parent().is_some_and(|p| p.kind() == "source_file")
+            }),
+        Language::Rust => {
+            let item = ancestors
+                .by_ref()
+                .find(|n| matches!(n.kind(), "const_item" | "static_item" | "let_declaration"));
+            item.is_some_and(|n| n.kind() != "let_declaration")
+                && !ancestors.any(|n| n.kind() == "function_item")
         }
-        Language::Kotlin => {
-            let words = before();
-            words.contains(&"const") || depth == 0 && words.contains(&"val")
-        }
-        Language::Rust => before().iter().any(|&w| w == "const" || w == "static"),
-        Language::Ruby => text[tokens[i].span.clone()]
-            .chars()
-            .next()
-            .is_some_and(char::is_uppercase),
-        Language::Sql => false,
+        Language::Ruby | Language::Sql => false,
     }
 }
 
-/// The number of braces open before each token.
-pub(crate) fn brace_depths(text: &str, tokens: &[Token]) -> Vec<usize> {
-    let mut depth = 0usize;
-    tokens
-        .iter()
-        .map(|token| {
-            let here = depth;
-            if token.kind == TokenKind::Punct {
-                match &text[token.span.clone()] {
-                    "{" => depth += 1,
-                    "}" => depth = depth.saturating_sub(1),
-                    _ => {}
-                }
-            }
-            here
+/// Whether `node`'s child of kind `list` (its modifiers) holds the word `modifier`.
+fn has_modifier(syntax: Option<&Syntax<'_>>, node: Node<'_>, list: &str, modifier: &str) -> bool {
+    let Some(syntax) = syntax else {
+        return false;
+    };
+    children(node)
+        .filter(|child| child.kind() == list)
+        .any(|child| {
+            syntax
+                .text(child)
+                .split(|c: char| !c.is_alphanumeric() && c != '_')
+                .any(|word| word == modifier)
         })
-        .collect()
 }
 
-struct Reader<'a> {
-    text: &'a str,
-    tokens: &'a [Token],
+/// How many groups deep a Rust `use` tree is read.
+const MAX_USE_DEPTH: usize = 16;
+
+struct Reader<'s, 'a> {
+    syntax: &'s Syntax<'a>,
 }
 
-impl Reader<'_> {
-    fn at(&self, j: usize) -> &str {
-        self.tokens
-            .get(j)
-            .map_or("", |t| &self.text[t.span.clone()])
+impl<'a> Reader<'_, 'a> {
+    fn text(&self, node: Node<'_>) -> &'a str {
+        self.syntax.text(node)
     }
 
-    fn ident(&self, j: usize) -> Option<&str> {
-        self.tokens
-            .get(j)
-            .filter(|t| t.kind == TokenKind::Ident)
-            .map(|t| &self.text[t.span.clone()])
+    fn field(&self, node: Node<'_>, field: &str) -> Option<&'a str> {
+        node.child_by_field_name(field).map(|n| self.text(n))
     }
 
-    fn string(&self, j: usize) -> Option<&str> {
-        self.tokens
-            .get(j)
-            .filter(|t| t.kind == TokenKind::Str)
-            .map(|t| &self.text[t.content.clone()])
+    /// A string literal's text without its quotes.
+    fn unquoted(&self, node: Node<'_>) -> &'a str {
+        self.text(node).trim_matches(['"', '\'', '`'])
     }
 
-    fn starts_line(&self, j: usize) -> bool {
-        j == 0 || self.tokens[j].newline_before
-    }
-
-    /// A dotted name from `j` (`a.b.c`, `a.b.*`): the name and the index after it.
-    fn dotted(&self, mut j: usize) -> Option<(String, usize)> {
-        let mut name = self.ident(j)?.to_owned();
-        j += 1;
-        while self.at(j) == "." {
-            match (self.ident(j + 1), self.at(j + 1)) {
-                (Some(part), _) => {
-                    name.push('.');
-                    name.push_str(part);
+    fn go(&self, root: Node<'_>, scope: &mut Scope) {
+        for node in children(root) {
+            match node.kind() {
+                "package_clause" if scope.package.is_none() => {
+                    scope.package = children(node).next().map(|n| self.text(n).to_owned());
                 }
-                (None, "*") => name.push_str(".*"),
-                _ => break,
-            }
-            j += 2;
-        }
-        Some((name, j))
-    }
-
-    fn go(&self, scope: &mut Scope) {
-        let mut j = 0;
-        while j < self.tokens.len() {
-            match self.ident(j) {
-                Some("package") if scope.package.is_none() => {
-                    scope.package = self.ident(j + 1).map(str::to_owned);
-                    j += 2;
-                }
-                Some("import") => {
-                    j += 1;
-                    let grouped = self.at(j) == "(";
-                    if grouped {
-                        j += 1;
-                    }
-                    loop {
-                        let alias = self.ident(j).map(str::to_owned).or_else(|| {
-                            matches!(self.at(j), "." | "_").then(|| self.at(j).to_owned())
-                        });
-                        if alias.is_some() {
-                            j += 1;
-                        }
-                        let Some(path) = self.string(j) else {
-                            break;
+                "import_declaration" => {
+                    for spec in find_all(node, &|n| n.kind() == "import_spec") {
+                        let Some(path) = spec.child_by_field_name("path") else {
+                            continue;
                         };
-                        let local = alias.unwrap_or_else(|| go_package_name(path).to_owned());
+                        let path = self.unquoted(path);
+                        let local = self
+                            .field(spec, "name")
+                            .unwrap_or_else(|| go_package_name(path));
                         if local != "_" {
                             scope.imports.push(Import {
-                                local,
+                                local: local.to_owned(),
                                 module: path.to_owned(),
                                 name: None,
                             });
                         }
-                        j += 1;
-                        if self.at(j) == ";" {
-                            j += 1;
-                        }
-                        if !grouped {
-                            break;
-                        }
-                    }
-                }
-                _ => j += 1,
-            }
-        }
-    }
-
-    fn python(&self, scope: &mut Scope) {
-        for j in 0..self.tokens.len() {
-            if !self.starts_line(j) {
-                continue;
-            }
-            match self.ident(j) {
-                Some("from") => self.python_from(j + 1, scope),
-                Some("import") => {
-                    let mut k = j + 1;
-                    while let Some((module, next)) = self.dotted(k) {
-                        k = next;
-                        let local = if self.ident(k) == Some("as") {
-                            k += 2;
-                            self.ident(k - 1).unwrap_or(&module).to_owned()
-                        } else {
-                            module.clone()
-                        };
-                        scope.imports.push(Import {
-                            local,
-                            module,
-                            name: None,
-                        });
-                        if self.at(k) != "," {
-                            break;
-                        }
-                        k += 1;
                     }
                 }
                 _ => {}
@@ -286,260 +220,306 @@ impl Reader<'_> {
         }
     }
 
-    fn python_from(&self, mut k: usize, scope: &mut Scope) {
-        let mut module = String::new();
-        while self.at(k) == "." || self.at(k) == ".." || self.at(k) == "..." {
-            module.push_str(self.at(k));
-            k += 1;
-        }
-        if self.ident(k) != Some("import")
-            && let Some((dotted, next)) = self.dotted(k)
-        {
-            module.push_str(&dotted);
-            k = next;
-        }
-        if module.is_empty() || self.ident(k) != Some("import") {
-            return;
-        }
-        k += 1;
-        let parenthesised = self.at(k) == "(";
-        if parenthesised {
-            k += 1;
-        }
-        loop {
-            if self.at(k) == "*" {
+    fn python(&self, root: Node<'_>, scope: &mut Scope) {
+        // Imports in a function body bind there, and the scan reads them as the file's: a
+        // lock helper imported where it is used (`from .locks import hold` in an `async def`).
+        let statements = find_all(root, &|n| {
+            matches!(n.kind(), "import_statement" | "import_from_statement")
+        });
+        for statement in statements {
+            if statement.kind() == "import_statement" {
+                for name in named(statement, "name") {
+                    let (module, local) = self.aliased(name);
+                    scope.imports.push(Import {
+                        local: local.to_owned(),
+                        module: module.to_owned(),
+                        name: None,
+                    });
+                }
+                continue;
+            }
+            let Some(module) = self.field(statement, "module_name") else {
+                continue;
+            };
+            let module: String = module.split_whitespace().collect();
+            if children(statement).any(|n| n.kind() == "wildcard_import") {
                 scope.imports.push(Import {
                     local: "*".to_owned(),
                     module: module.clone(),
                     name: Some("*".to_owned()),
                 });
-                break;
             }
-            let Some(name) = self.ident(k) else {
-                break;
-            };
-            // A line break ends an import list that no parenthesis holds open.
-            if !parenthesised && self.tokens[k].newline_before {
-                break;
+            for name in named(statement, "name") {
+                let (imported, local) = self.aliased(name);
+                scope.imports.push(Import {
+                    local: local.to_owned(),
+                    module: module.clone(),
+                    name: Some(imported.to_owned()),
+                });
             }
-            k += 1;
-            let local = if self.ident(k) == Some("as") {
-                k += 2;
-                self.ident(k - 1).unwrap_or(name)
-            } else {
-                name
-            };
-            scope.imports.push(Import {
-                local: local.to_owned(),
-                module: module.clone(),
-                name: Some(name.to_owned()),
-            });
-            if self.at(k) != "," {
-                break;
-            }
-            k += 1;
         }
     }
 
-    fn javascript(&self, scope: &mut Scope) {
-        for j in 0..self.tokens.len() {
-            match self.ident(j) {
-                Some("import") if self.at(j + 1) != "(" && self.at(j + 1) != "." => {
-                    let mut k = j + 1;
-                    if self.ident(k) == Some("type") && self.at(k + 1) != "," {
-                        continue;
-                    }
-                    let mut bound = Vec::new();
-                    if let Some(default) = self.ident(k).filter(|&w| w != "from") {
-                        bound.push((default.to_owned(), Some("default".to_owned())));
-                        k += 1;
-                        if self.at(k) == "," {
-                            k += 1;
-                        }
-                    }
-                    if self.at(k) == "*" && self.ident(k + 1) == Some("as") {
-                        if let Some(namespace) = self.ident(k + 2) {
-                            bound.push((namespace.to_owned(), None));
-                        }
-                        k += 3;
-                    } else if self.at(k) == "{" {
-                        k = self.braced_names(k + 1, &mut bound);
-                    }
-                    if self.ident(k) == Some("from")
-                        && let Some(module) = self.string(k + 1)
-                    {
-                        for (local, name) in bound {
-                            scope.imports.push(Import {
-                                local,
-                                module: module.to_owned(),
-                                name,
-                            });
-                        }
-                    }
-                }
-                Some("export") => {
-                    let mut bound = Vec::new();
-                    let k = match self.at(j + 1) {
-                        "*" => {
-                            bound.push(("*".to_owned(), Some("*".to_owned())));
-                            j + 2
-                        }
-                        "{" => self.braced_names(j + 2, &mut bound),
-                        _ => continue,
-                    };
-                    // `export { a as b }` with no `from` exports the file's own names: an empty
-                    // module.
-                    let module = if self.ident(k) == Some("from") {
-                        self.string(k + 1)
-                    } else {
-                        Some("")
-                    };
-                    if let Some(module) = module {
-                        for (local, name) in bound {
-                            scope.reexports.push(Import {
-                                local,
-                                module: module.to_owned(),
-                                name,
-                            });
-                        }
-                    }
-                }
+    /// `a.b as c`: the name and the name it binds (`c`; `a.b` without an alias).
+    fn aliased(&self, node: Node<'_>) -> (&'a str, &'a str) {
+        if node.kind() == "aliased_import" {
+            let name = self.field(node, "name").unwrap_or("");
+            (name, self.field(node, "alias").unwrap_or(name))
+        } else {
+            let name = self.text(node);
+            (name, name)
+        }
+    }
+
+    fn javascript(&self, root: Node<'_>, scope: &mut Scope) {
+        for node in find_all(root, &|n| {
+            matches!(
+                n.kind(),
+                "import_statement" | "export_statement" | "variable_declarator"
+            )
+        }) {
+            match node.kind() {
+                "import_statement" => self.javascript_import(node, scope),
+                "export_statement" => self.javascript_export(node, scope),
                 // `const locks = require('./locks')`: the module as a namespace.
-                Some("require") if self.at(j + 1) == "(" && self.at(j - 1) == "=" && j >= 2 => {
-                    if let (Some(local), Some(module)) = (self.ident(j - 2), self.string(j + 2)) {
+                _ => {
+                    let (Some(local), Some(value)) = (
+                        node.child_by_field_name("name")
+                            .filter(|n| n.kind() == "identifier"),
+                        node.child_by_field_name("value"),
+                    ) else {
+                        continue;
+                    };
+                    let required = value.kind() == "call_expression"
+                        && self.field(value, "function") == Some("require");
+                    let module = value
+                        .child_by_field_name("arguments")
+                        .and_then(|arguments| children(arguments).next())
+                        .filter(|argument| argument.kind() == "string");
+                    if let (true, Some(module)) = (required, module) {
                         scope.imports.push(Import {
-                            local: local.to_owned(),
-                            module: module.to_owned(),
+                            local: self.text(local).to_owned(),
+                            module: self.unquoted(module).to_owned(),
                             name: None,
                         });
                     }
                 }
-                _ => {}
             }
         }
     }
 
-    /// The names of `{ a, b as c, type d }` from after its `{`: `(local, Some(name))` pairs;
-    /// returns the index after the `}`.
-    fn braced_names(&self, mut k: usize, bound: &mut Vec<(String, Option<String>)>) -> usize {
-        while k < self.tokens.len() && self.at(k) != "}" {
-            if self.ident(k) == Some("type") && self.ident(k + 1).is_some() {
-                k += 1;
+    fn javascript_import(&self, node: Node<'_>, scope: &mut Scope) {
+        // `import type { A } from './m'` binds types only; no value of it is a key.
+        if (0..node.child_count())
+            .filter_map(|i| node.child(u32::try_from(i).ok()?))
+            .any(|child| !child.is_named() && child.kind() == "type")
+        {
+            return;
+        }
+        let Some(module) = node.child_by_field_name("source") else {
+            return;
+        };
+        let module = self.unquoted(module);
+        let Some(clause) = children(node).find(|n| n.kind() == "import_clause") else {
+            return;
+        };
+        let mut bound = Vec::new();
+        for part in children(clause) {
+            match part.kind() {
+                "identifier" => bound.push((self.text(part), Some("default"))),
+                "namespace_import" => {
+                    if let Some(name) = children(part).next() {
+                        bound.push((self.text(name), None));
+                    }
+                }
+                "named_imports" => self.specifiers(part, &mut bound),
+                _ => {}
             }
-            let Some(name) = self.ident(k) else {
-                k += 1;
+        }
+        for (local, name) in bound {
+            scope.imports.push(Import {
+                local: local.to_owned(),
+                module: module.to_owned(),
+                name: name.map(str::to_owned),
+            });
+        }
+    }
+
+    fn javascript_export(&self, node: Node<'_>, scope: &mut Scope) {
+        // `export { a as b }` with no `from` exports the file's own names: an empty module.
+        let module = node
+            .child_by_field_name("source")
+            .map_or("", |source| self.unquoted(source));
+        let mut bound = Vec::new();
+        if let Some(clause) = children(node).find(|n| n.kind() == "export_clause") {
+            self.specifiers(clause, &mut bound);
+        } else if node.child_by_field_name("source").is_some()
+            && !children(node).any(|n| n.kind() == "namespace_export")
+        {
+            bound.push(("*", Some("*")));
+        }
+        for (local, name) in bound {
+            scope.reexports.push(Import {
+                local: local.to_owned(),
+                module: module.to_owned(),
+                name: name.map(str::to_owned),
+            });
+        }
+    }
+
+    /// The names of `{ a, b as c, type d }`: `(local, Some(name))` pairs.
+    fn specifiers(&self, list: Node<'_>, bound: &mut Vec<(&'a str, Option<&'a str>)>) {
+        for specifier in children(list) {
+            let Some(name) = self.field(specifier, "name") else {
                 continue;
             };
-            k += 1;
-            let local = if self.ident(k) == Some("as") {
-                k += 2;
-                self.ident(k - 1).unwrap_or(name)
-            } else {
-                name
-            };
-            bound.push((local.to_owned(), Some(name.to_owned())));
+            let local = self.field(specifier, "alias").unwrap_or(name);
+            bound.push((local, Some(name)));
         }
-        k + 1
     }
 
     /// `use a::b::NAME;`, `use a::b::{X, Y as Z, c::W};`: each name with its module path as
     /// written (`crate::locks`), `::`-separated.
-    fn rust(&self, scope: &mut Scope) {
-        for j in 0..self.tokens.len() {
-            if self.ident(j) != Some("use") {
-                continue;
-            }
-            self.rust_tree(j + 1, String::new(), scope, 0);
-        }
-    }
-
-    /// One `use` tree from `k` under the path `prefix`; returns the index after it.
-    fn rust_tree(
-        &self,
-        mut k: usize,
-        mut prefix: String,
-        scope: &mut Scope,
-        depth: usize,
-    ) -> usize {
-        // Every path moves on by a token at least: the group's loop around the call ends.
-        if depth > 4 {
-            return k + 1;
-        }
-        loop {
-            match (self.ident(k), self.at(k)) {
-                (Some(part), _) if self.at(k + 1) == "::" => {
-                    if !prefix.is_empty() {
-                        prefix.push_str("::");
-                    }
-                    prefix.push_str(part);
-                    k += 2;
-                }
-                (_, "{") => {
-                    k += 1;
-                    while k < self.tokens.len() && self.at(k) != "}" && self.at(k) != ";" {
-                        k = self.rust_tree(k, prefix.clone(), scope, depth + 1);
-                        if self.at(k) == "," {
-                            k += 1;
-                        }
-                    }
-                    return k + 1;
-                }
-                (Some(name), _) => {
-                    let local = if self.ident(k + 1) == Some("as") {
-                        k += 2;
-                        self.ident(k).unwrap_or(name)
-                    } else {
-                        name
-                    };
-                    if local != "_" && !prefix.is_empty() {
-                        scope.imports.push(Import {
-                            local: local.to_owned(),
-                            module: prefix.clone(),
-                            name: Some(name.to_owned()),
-                        });
-                    }
-                    return k + 1;
-                }
-                _ => return k + 1,
+    fn rust(&self, root: Node<'_>, scope: &mut Scope) {
+        for declaration in find_all(root, &|n| n.kind() == "use_declaration") {
+            if let Some(argument) = declaration.child_by_field_name("argument") {
+                self.rust_tree(argument, "", scope, 0);
             }
         }
     }
 
-    fn jvm(&self, scope: &mut Scope) {
-        for j in 0..self.tokens.len() {
-            if !self.starts_line(j) {
-                continue;
+    /// One `use` tree under the path `prefix`, `depth` groups deep. A tree nested deeper than
+    /// any code nests one (a fuzzer's) is left unread rather than recursed into.
+    fn rust_tree(&self, node: Node<'_>, prefix: &str, scope: &mut Scope, depth: usize) {
+        if depth > MAX_USE_DEPTH {
+            return;
+        }
+        let join = |path: &str| match (prefix, path) {
+            ("", path) => path.to_owned(),
+            (prefix, "") => prefix.to_owned(),
+            (prefix, path) => format!("{prefix}::{path}"),
+        };
+        let mut import = |path: &str, name: &str, local: &str| {
+            if local != "_" && !path.is_empty() {
+                scope.imports.push(Import {
+                    local: local.to_owned(),
+                    module: path.to_owned(),
+                    name: Some(name.to_owned()),
+                });
             }
-            match self.ident(j) {
-                Some("package") if scope.package.is_none() => {
-                    scope.package = self.dotted(j + 1).map(|(name, _)| name);
-                }
-                Some("import") => {
-                    let mut k = j + 1;
-                    if self.ident(k) == Some("static") {
-                        k += 1;
+        };
+        match node.kind() {
+            "scoped_identifier" => {
+                let path = self.field(node, "path").map_or_else(String::new, join);
+                let name = self.field(node, "name").unwrap_or("");
+                import(&path, name, name);
+            }
+            "identifier" | "self" | "crate" | "super" => {
+                let name = self.text(node);
+                import(prefix, name, name);
+            }
+            "use_as_clause" => {
+                let Some(path) = node.child_by_field_name("path") else {
+                    return;
+                };
+                let alias = self.field(node, "alias").unwrap_or("");
+                let (module, name) = match path.kind() {
+                    "scoped_identifier" => (
+                        self.field(path, "path").map_or_else(String::new, join),
+                        self.field(path, "name").unwrap_or(""),
+                    ),
+                    _ => (prefix.to_owned(), self.text(path)),
+                };
+                import(&module, name, alias);
+            }
+            "scoped_use_list" => {
+                let path = self
+                    .field(node, "path")
+                    .map_or_else(|| prefix.to_owned(), join);
+                if let Some(list) = node.child_by_field_name("list") {
+                    for item in children(list) {
+                        self.rust_tree(item, &path, scope, depth + 1);
                     }
-                    let Some((qualified, next)) = self.dotted(k) else {
+                }
+            }
+            "use_list" => {
+                for item in children(node) {
+                    self.rust_tree(item, prefix, scope, depth + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn java(&self, root: Node<'_>, scope: &mut Scope) {
+        for node in children(root) {
+            match node.kind() {
+                "package_declaration" if scope.package.is_none() => {
+                    scope.package = children(node)
+                        .find(|n| matches!(n.kind(), "scoped_identifier" | "identifier"))
+                        .map(|n| self.text(n).to_owned());
+                }
+                "import_declaration" => {
+                    let Some(path) = children(node)
+                        .find(|n| matches!(n.kind(), "scoped_identifier" | "identifier"))
+                    else {
                         continue;
                     };
-                    let Some((module, name)) = qualified.rsplit_once('.') else {
-                        continue;
-                    };
-                    let local = if self.ident(next) == Some("as") {
-                        self.ident(next + 1).unwrap_or(name)
-                    } else {
-                        name
-                    };
-                    scope.imports.push(Import {
-                        local: local.to_owned(),
-                        module: module.to_owned(),
-                        name: Some(name.to_owned()),
-                    });
+                    let wildcard = children(node).any(|n| n.kind() == "asterisk");
+                    scope
+                        .imports
+                        .extend(jvm_import(self.text(path), wildcard, None));
                 }
                 _ => {}
             }
         }
     }
+
+    fn kotlin(&self, root: Node<'_>, scope: &mut Scope) {
+        for node in children(root) {
+            match node.kind() {
+                "package_header" if scope.package.is_none() => {
+                    scope.package = children(node).next().map(|n| self.text(n).to_owned());
+                }
+                "import" => {
+                    let mut parts = children(node);
+                    let Some(path) = parts.next() else {
+                        continue;
+                    };
+                    let alias = parts.next().map(|n| self.text(n));
+                    let wildcard = self.text(node).trim_end().ends_with('*');
+                    scope
+                        .imports
+                        .extend(jvm_import(self.text(path), wildcard, alias));
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// A Java or Kotlin import of `qualified` (`a.b.C`, `a.b.C.NAME`): the last name from the rest,
+/// under its alias; with `wildcard`, every name of `qualified`.
+fn jvm_import(qualified: &str, wildcard: bool, alias: Option<&str>) -> Option<Import> {
+    if wildcard {
+        return Some(Import {
+            local: "*".to_owned(),
+            module: qualified.to_owned(),
+            name: Some("*".to_owned()),
+        });
+    }
+    let (module, name) = qualified.rsplit_once('.')?;
+    Some(Import {
+        local: alias.unwrap_or(name).to_owned(),
+        module: module.to_owned(),
+        name: Some(name.to_owned()),
+    })
+}
+
+/// The children of `node` under the field `field` (a field that repeats, as Python's `name`).
+fn named<'t>(node: Node<'t>, field: &str) -> Vec<Node<'t>> {
+    let mut cursor = node.walk();
+    node.children_by_field_name(field, &mut cursor).collect()
 }
 
 /// The name a Go import path's package goes by when no alias is written: its last element, or
@@ -559,11 +539,19 @@ pub(crate) fn go_package_name(path: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lexer::lex;
 
     fn scope(language: Language, source: &str) -> Scope {
-        let lexed = lex(source, 0..source.len(), language.syntax());
-        read(source, &lexed.tokens, language)
+        let path = match language {
+            Language::Go => "a.go",
+            Language::Python => "a.py",
+            Language::JavaScript => "a.ts",
+            Language::Java => "A.java",
+            Language::Kotlin => "a.kt",
+            Language::Rust => "a.rs",
+            Language::Ruby => "a.rb",
+            Language::Sql => "a.sql",
+        };
+        read(Syntax::parse(path, language, source).as_ref(), language)
     }
 
     fn import(local: &str, module: &str, name: Option<&str>) -> Import {
@@ -596,7 +584,7 @@ mod tests {
     fn python_reads_from_imports_relative_imports_aliases_and_modules() {
         let read = scope(
             Language::Python,
-            "from .locks import JobLock\nfrom ..db import (\n    holding,\n    Lock as L,\n)\nfrom jobs import locks\nimport jobs.locks as jl, os.path\nfrom . import tasks\n",
+            "from .locks import JobLock\nfrom ..db import (\n    holding,\n    Lock as L,\n)\nfrom jobs import locks\nimport jobs.locks as jl, os.path\nfrom . import tasks\nasync def run():\n    from .jobs import hold  # where it is used\n",
         );
         assert_eq!(
             read.imports,
@@ -608,6 +596,7 @@ mod tests {
                 import("jl", "jobs.locks", None),
                 import("os.path", "os.path", None),
                 import("tasks", ".", Some("tasks")),
+                import("hold", ".jobs", Some("hold")),
             ]
         );
     }
@@ -687,45 +676,48 @@ mod tests {
 
     #[test]
     fn a_use_tree_nested_past_the_limit_ends() {
-        // Past the depth limit the reader skips a token at a time (it stood still, forever).
+        // Past the depth limit the tree is not recursed into, and the next `use` is read.
         let nested = format!(
             "use a::{}x{};\nuse c::D;\n",
-            "b::{".repeat(12),
-            "}".repeat(12)
+            "b::{".repeat(40),
+            "}".repeat(40)
         );
         let read = scope(Language::Rust, &nested);
-        assert_eq!(read.imports.last(), Some(&import("D", "c", Some("D"))));
+        assert_eq!(read.imports, [import("D", "c", Some("D"))]);
     }
 
     #[test]
     fn only_names_at_the_outermost_scope_are_seen_by_other_files() {
-        let outer = |language: Language, source: &str, name: &str| {
-            let lexed = lex(source, 0..source.len(), language.syntax());
-            let depths = brace_depths(source, &lexed.tokens);
-            let i = lexed
-                .tokens
-                .iter()
-                .position(|t| &source[t.span.clone()] == name)
-                .unwrap();
-            outermost(source, &lexed.tokens, i, depths[i], language)
+        let outer = |language: Language, path: &str, source: &str, name: &str| {
+            let syntax = Syntax::parse(path, language, source);
+            let start = source.find(name).expect("the name is in the source");
+            outermost(syntax.as_ref(), start, start + name.len(), language)
         };
         let go = "package jobs\nconst reap = 1\nfunc f() {\n\tlocal := 2\n}\n";
-        assert!(outer(Language::Go, go, "reap"));
-        assert!(!outer(Language::Go, go, "local"));
-        let python = "REAP = 1\ndef f():\n    local = 2\n";
-        assert!(outer(Language::Python, python, "REAP"));
-        assert!(!outer(Language::Python, python, "local"));
-        let java =
-            "class Locks {\n  static final long REAP = 1L;\n  void f() { long local = 2; }\n}\n";
-        assert!(outer(Language::Java, java, "REAP"));
-        assert!(!outer(Language::Java, java, "local"));
-        let kotlin = "const val REAP = 1L\nobject Locks { const val VACUUM = 2L }\nfun f() { val local = 3L }\n";
-        assert!(outer(Language::Kotlin, kotlin, "REAP"));
-        assert!(outer(Language::Kotlin, kotlin, "VACUUM"));
-        assert!(!outer(Language::Kotlin, kotlin, "local"));
-        let js = "export const REAP = 1;\nconst HIDDEN = 2;\nfunction f() { const local = 3; }\n";
-        assert!(outer(Language::JavaScript, js, "REAP"));
-        assert!(!outer(Language::JavaScript, js, "local"));
-        assert!(!outer(Language::JavaScript, js, "HIDDEN"));
+        assert!(outer(Language::Go, "a.go", go, "reap"));
+        assert!(!outer(Language::Go, "a.go", go, "local"));
+        let python = "REAP = 1\ntry:\n    VACUUM = 2\nexcept ImportError:\n    pass\ndef f():\n    local = 2\nclass C:\n    member = 3\n";
+        assert!(outer(Language::Python, "a.py", python, "REAP"));
+        assert!(outer(Language::Python, "a.py", python, "VACUUM"));
+        assert!(!outer(Language::Python, "a.py", python, "local"));
+        assert!(!outer(Language::Python, "a.py", python, "member"));
+        let java = "class Locks {\n  static final long REAP = 1L;\n  void f() { final long local = 2; }\n}\ninterface I { int FAMILY = 5; }\n";
+        assert!(outer(Language::Java, "A.java", java, "REAP"));
+        assert!(!outer(Language::Java, "A.java", java, "local"));
+        assert!(outer(Language::Java, "A.java", java, "FAMILY"));
+        let kotlin = "const val REAP = 1L\nobject Locks {\n    const val VACUUM = 2L\n}\nfun f() { val local = 3L }\n";
+        assert!(outer(Language::Kotlin, "a.kt", kotlin, "REAP"));
+        assert!(outer(Language::Kotlin, "a.kt", kotlin, "VACUUM"));
+        assert!(!outer(Language::Kotlin, "a.kt", kotlin, "local"));
+        let js =
+            "export const REAP = 1;\nconst HIDDEN = 2;\nexport function f() { const local = 3; }\n";
+        assert!(outer(Language::JavaScript, "a.ts", js, "REAP"));
+        assert!(!outer(Language::JavaScript, "a.ts", js, "local"));
+        assert!(!outer(Language::JavaScript, "a.ts", js, "HIDDEN"));
+        let rust = "pub const REAP: i64 = 1;\nimpl K { pub const VACUUM: i64 = 2; }\nfn f() { const INNER: i64 = 3; let local = 4; }\n";
+        assert!(outer(Language::Rust, "a.rs", rust, "REAP"));
+        assert!(outer(Language::Rust, "a.rs", rust, "VACUUM"));
+        assert!(!outer(Language::Rust, "a.rs", rust, "INNER"));
+        assert!(!outer(Language::Rust, "a.rs", rust, "local"));
     }
 }

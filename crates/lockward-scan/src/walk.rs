@@ -11,7 +11,7 @@ use ignore::{DirEntry, WalkBuilder, WalkState};
 use lockward_registry::{Code, Finding, Registry, ScanSettings, Severity};
 use regex::bytes::Regex;
 
-use crate::extract::{FileSites, Names, extract, extract_calls};
+use crate::extract::{FileSites, Names, extract, extract_calls, extract_wrappers};
 use crate::lang::Language;
 use crate::prefilter::Prefilter;
 use crate::{NotRead, PluginDir, Progress, ScanOptions, plugins};
@@ -180,11 +180,7 @@ pub(crate) fn calls(
             continue;
         }
         let text = String::from_utf8_lossy(&bytes);
-        let mut sites = extract_calls(relative, language, &text, &names, wanted);
-        sites.only_wrappers();
-        if !sites.wrappers.is_empty() {
-            files.push(sites);
-        }
+        files.extend(extract_wrappers(relative, language, &text, &names, wanted));
     }
     files
 }
@@ -299,13 +295,16 @@ fn walk_for(registry: &Registry, root: &Path, options: &ScanOptions, mode: Mode)
 
 /// Reads and extracts one source file of the tree (a path the walk listed in
 /// [`Walked::sources`]), looking for the calls of `wanted` too; `None` if it cannot be read, is
-/// too large or is not text (the walk reported each of those already).
+/// too large or is not text (the walk reported each of those already), or, with `defines`,
+/// holds none of those names (another file of a Go package, read for the one name it may
+/// define: most files of a package cannot, and their extraction, a parse included, is spared).
 pub(crate) fn load(
     root: &Path,
     relative: &str,
     max_file_size: u64,
     names: &Names,
     wanted: &HashSet<String>,
+    defines: Option<&std::collections::BTreeSet<String>>,
 ) -> Option<FileSites> {
     let language = Language::from_path(relative)?;
     let mut buffer = Vec::new();
@@ -313,6 +312,13 @@ pub(crate) fn load(
         .and_then(|file| file.take(max_file_size + 1).read_to_end(&mut buffer))
         .ok()?;
     if buffer.len() as u64 > max_file_size || looks_binary(&buffer) {
+        return None;
+    }
+    if defines.is_some_and(|defines| {
+        !defines
+            .iter()
+            .any(|name| memchr::memmem::find(&buffer, name.as_bytes()).is_some())
+    }) {
         return None;
     }
     let text = String::from_utf8_lossy(&buffer);
@@ -441,9 +447,9 @@ impl Shared<'_> {
                 && !looks_binary(buffer)
             {
                 let text = String::from_utf8_lossy(buffer);
-                let mut sites = extract_calls(relative, language, &text, &self.names, wanted);
-                sites.only_wrappers();
-                if !sites.wrappers.is_empty() {
+                if let Some(sites) =
+                    extract_wrappers(relative, language, &text, &self.names, wanted)
+                {
                     lock(&self.files).push(sites);
                 }
             }

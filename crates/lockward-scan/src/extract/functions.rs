@@ -1115,6 +1115,9 @@ impl Extractor<'_> {
             Language::JavaScript if matches!(text(i + 1), "=" | ":") => {
                 self.arrow(tokens, i, language)
             }
+            // `async (key: number): Promise<void> => {` is an arrow function, whatever its
+            // return type makes it look like.
+            Language::JavaScript if name == "async" => None,
             Language::JavaScript | Language::Java if before(1) != "." => {
                 let java_type = language != Language::Java
                     || tokens.get(i.checked_sub(1)?).is_some_and(|t| {

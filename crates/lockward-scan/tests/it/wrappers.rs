@@ -424,3 +424,19 @@ fn a_chain_of_three_helpers_is_followed_to_the_call_that_gives_the_key() {
         ["services/reports/monthly.py:4 unregistered-id"]
     );
 }
+
+#[test]
+fn a_typed_async_arrow_is_no_function_named_async() {
+    // `async (key: number): Promise<void> => {` was read as a method `async` with a return
+    // type: a wrapper whose calls were every `async (..)` of the file (a dynamic-key note at
+    // each), and a second pass that lexed every file of the tree holding the word.
+    let report = project(&[(
+        "web/src/jobs/reap.ts",
+        "export const reap = (client: Client) =>\n  withTx(client, async (key: number): Promise<void> => {\n    await client.query(\"SELECT pg_advisory_lock($1)\", [key]);\n  });\n\nexport const saveAll = (ids: number[]) =>\n  Promise.all(ids.map(async (id: number) => {\n    await save(id);\n  }));\n",
+    )]);
+    let notes: Vec<String> = brief(&report.findings)
+        .into_iter()
+        .filter(|finding| finding.ends_with("dynamic-key"))
+        .collect();
+    assert_eq!(notes, ["web/src/jobs/reap.ts:3 dynamic-key"]);
+}

@@ -1,0 +1,178 @@
+//! Syntax trees, from the maintained tree-sitter grammars of the languages the scan reads.
+//!
+//! Only the files the cheap pass lets through (a trigger word, or a file a key's name is bound
+//! to) are parsed: a parse costs far more than the search for a word. SQL has no grammar here:
+//! its lexer's tokens are all the scan needs of it (a call and its literal arguments; SQL binds
+//! no names across files). Nor is a file taken for generated code parsed: one with a line longer
+//! than [`GENERATED_LINE`] (a minified bundle: one of 3 MB took seconds and hundreds of megabytes
+//! to parse) or larger than [`GENERATED_SIZE`] (generated bindings of 1.3 MB took a third of a
+//! second each, where the whole scan of their tree had taken a fifth). Such a file is lexed as
+//! every file is, so its lock calls and constants are still sites; only what binds across files
+//! (its imports, its exported names) is not read from it.
+
+use std::cell::RefCell;
+
+use lockward_lang::Language;
+use tree_sitter::{Node, Parser, Tree};
+
+/// The length of line past which a file is taken for generated code and not parsed.
+pub(crate) const GENERATED_LINE: usize = 4096;
+
+/// The size past which a file is taken for generated code and not parsed: hand-written source
+/// files this large are rare, generated ones common.
+pub(crate) const GENERATED_SIZE: usize = 512 * 1024;
+
+thread_local! {
+    /// One parser per walker thread, its grammar set for each file.
+    static PARSER: RefCell<Parser> = RefCell::new(Parser::new());
+}
+
+/// A file's syntax tree and its text.
+pub(crate) struct Syntax<'a> {
+    pub(crate) tree: Tree,
+    pub(crate) text: &'a str,
+}
+
+impl<'a> Syntax<'a> {
+    /// Parses `text`, the file at `path` in `language`; `None` for SQL and a generated file.
+    pub(crate) fn parse(path: &str, language: Language, text: &'a str) -> Option<Self> {
+        if text.len() > GENERATED_SIZE || text.split('\n').any(|line| line.len() > GENERATED_LINE) {
+            return None;
+        }
+        let grammar: tree_sitter::Language = match language {
+            Language::Python => tree_sitter_python::LANGUAGE.into(),
+            Language::Go => tree_sitter_go::LANGUAGE.into(),
+            Language::Rust => tree_sitter_rust::LANGUAGE.into(),
+            Language::Ruby => tree_sitter_ruby::LANGUAGE.into(),
+            Language::Java => tree_sitter_java::LANGUAGE.into(),
+            Language::Kotlin => tree_sitter_kotlin_ng::LANGUAGE.into(),
+            Language::JavaScript => match path.rsplit_once('.').map(|(_, e)| e) {
+                Some(e) if e.eq_ignore_ascii_case("tsx") => {
+                    tree_sitter_typescript::LANGUAGE_TSX.into()
+                }
+                Some(e)
+                    if ["ts", "mts", "cts"]
+                        .iter()
+                        .any(|t| e.eq_ignore_ascii_case(t)) =>
+                {
+                    tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into()
+                }
+                _ => tree_sitter_javascript::LANGUAGE.into(),
+            },
+            Language::Sql => return None,
+        };
+        let tree = PARSER.with(|parser| {
+            let mut parser = parser.borrow_mut();
+            parser.set_language(&grammar).ok()?;
+            parser.parse(text, None)
+        })?;
+        Some(Self { tree, text })
+    }
+
+    /// The text of a node.
+    pub(crate) fn text(&self, node: Node<'_>) -> &'a str {
+        self.text.get(node.byte_range()).unwrap_or("")
+    }
+
+    /// The smallest named node that spans `start..end`.
+    pub(crate) fn node_at(&self, start: usize, end: usize) -> Option<Node<'_>> {
+        self.tree
+            .root_node()
+            .named_descendant_for_byte_range(start, end)
+    }
+}
+
+/// The named children of a node.
+pub(crate) fn children<'t>(node: Node<'t>) -> impl Iterator<Item = Node<'t>> {
+    let mut cursor = node.walk();
+    let named: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
+    named.into_iter()
+}
+
+/// Every node of the tree under `node`, in document order, that `wanted` accepts; the walk does
+/// not go into a node `wanted` accepts.
+pub(crate) fn find_all<'t>(node: Node<'t>, wanted: &dyn Fn(Node<'t>) -> bool) -> Vec<Node<'t>> {
+    let mut found = Vec::new();
+    let mut cursor = node.walk();
+    let mut descend = true;
+    loop {
+        let here = cursor.node();
+        if descend && wanted(here) {
+            found.push(here);
+            descend = false;
+        }
+        if descend && cursor.goto_first_child() {
+            continue;
+        }
+        descend = true;
+        loop {
+            if cursor.node() == node {
+                return found;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return found;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_language_but_sql_parses_without_errors() {
+        for (path, language, source) in [
+            ("a.py", Language::Python, "from .locks import A\nA = 1\n"),
+            ("a.go", Language::Go, "package a\nconst A = 1\n"),
+            ("a.rs", Language::Rust, "const A: i64 = 1;\n"),
+            ("a.rb", Language::Ruby, "A = 1\n"),
+            (
+                "A.java",
+                Language::Java,
+                "class A { static final long B = 1L; }\n",
+            ),
+            ("a.kt", Language::Kotlin, "const val A = 1L\n"),
+            ("a.js", Language::JavaScript, "export const A = 1;\n"),
+            (
+                "a.ts",
+                Language::JavaScript,
+                "export const A: number = 1;\n",
+            ),
+            ("a.tsx", Language::JavaScript, "const A = <div>{1}</div>;\n"),
+        ] {
+            let syntax = Syntax::parse(path, language, source).expect("a tree");
+            assert!(!syntax.tree.root_node().has_error(), "{path}");
+        }
+        assert!(Syntax::parse("a.sql", Language::Sql, "SELECT 1;").is_none());
+        let bundle = format!("var a=1;{}\n", "b(1);".repeat(GENERATED_LINE / 4));
+        assert!(Syntax::parse("app.min.js", Language::JavaScript, &bundle).is_none());
+        let bindings = "const A: i64 = 1;\n".repeat(GENERATED_SIZE / 16);
+        assert!(Syntax::parse("meths.rs", Language::Rust, &bindings).is_none());
+        assert!(
+            Syntax::parse("meths.rs", Language::Rust, &bindings[..GENERATED_SIZE / 2]).is_some()
+        );
+    }
+
+    #[test]
+    fn find_all_finds_in_document_order_and_not_inside_a_found_node() {
+        let syntax = Syntax::parse(
+            "a.py",
+            Language::Python,
+            "def f():\n    def g(): pass\ndef h(): pass\n",
+        )
+        .expect("a tree");
+        let found = find_all(syntax.tree.root_node(), &|n| {
+            n.kind() == "function_definition"
+        });
+        let names: Vec<&str> = found
+            .iter()
+            .filter_map(|n| n.child_by_field_name("name"))
+            .map(|n| syntax.text(n))
+            .collect();
+        assert_eq!(names, ["f", "h"]);
+    }
+}
