@@ -297,6 +297,82 @@ struct Local {
     literal: Option<Id>,
 }
 
+/// One assignment of a name in code.
+struct Assignment {
+    name: String,
+    span: Range<usize>,
+    /// The integer literal assigned, if that is what it is (not for an attribute).
+    literal: Option<Id>,
+    /// An attribute's (`self.lock_id = ..`): a field, no function's local.
+    attribute: bool,
+}
+
+/// The values of names the file assigns different integers in different functions
+/// (`lock_id = 7` in one, `lock_id = 8` in another): no value for the file, one in each
+/// function, read off the syntax tree. A key written in a function is its local there, else its
+/// enclosing function's, else the file's outermost one.
+struct FunctionLocals<'s, 'a> {
+    syntax: Option<&'s Syntax<'a>>,
+    language: Language,
+    /// By the start of the function (`usize::MAX`: the outermost scope) and the name: the one
+    /// literal the scope assigns it, `None` when it assigns it anything else too.
+    values: HashMap<(usize, String), Option<Id>>,
+}
+
+impl<'s, 'a> FunctionLocals<'s, 'a> {
+    /// Only names with a literal somewhere and no value for the whole file (`file_wide`) are
+    /// looked up; without a tree, none.
+    fn new(
+        syntax: Option<&'s Syntax<'a>>,
+        language: Language,
+        assignments: &[Assignment],
+        file_wide: &HashMap<String, Id>,
+    ) -> Self {
+        let mut values: HashMap<(usize, String), Option<Id>> = HashMap::new();
+        if let Some(tree) = syntax {
+            let wanted: HashSet<&str> = assignments
+                .iter()
+                .filter(|a| a.literal.is_some() && !file_wide.contains_key(&a.name))
+                .map(|a| a.name.as_str())
+                .collect();
+            for assignment in assignments
+                .iter()
+                .filter(|a| !a.attribute && wanted.contains(a.name.as_str()))
+            {
+                let scope = crate::syntax::functions_around(tree, language, assignment.span.start)
+                    .first()
+                    .copied()
+                    .unwrap_or(usize::MAX);
+                values
+                    .entry((scope, assignment.name.clone()))
+                    .and_modify(|known| {
+                        if *known != assignment.literal {
+                            *known = None;
+                        }
+                    })
+                    .or_insert_with(|| assignment.literal.clone());
+            }
+        }
+        Self {
+            syntax,
+            language,
+            values,
+        }
+    }
+
+    /// The value of `name` as the code at `offset` reads it.
+    fn at(&self, name: &str, offset: usize) -> Option<Id> {
+        let tree = self.syntax.filter(|_| !self.values.is_empty())?;
+        let scopes = crate::syntax::functions_around(tree, self.language, offset);
+        for scope in scopes.into_iter().chain([usize::MAX]) {
+            if let Some(value) = self.values.get(&(scope, name.to_owned())) {
+                return value.clone();
+            }
+        }
+        None
+    }
+}
+
 /// What an extracted item still needs once the whole file is read.
 enum Later {
     Nothing,
@@ -542,6 +618,22 @@ fn extract_file(
         scope: Scope::default(),
     };
     let local_value = |name: &str| local_ids.get(name).map(Id::value);
+    // The tree is parsed once, for the names the file's functions assign each their own value
+    // and for what it binds beyond itself, and only when one of those is needed.
+    let syntax = std::cell::OnceCell::new();
+    let tree = || {
+        syntax
+            .get_or_init(|| Syntax::parse(path, language, text))
+            .as_ref()
+    };
+    let function_locals = if assignments
+        .iter()
+        .any(|a| a.literal.is_some() && !local_ids.contains_key(&a.name))
+    {
+        FunctionLocals::new(tree(), language, &assignments, &local_ids)
+    } else {
+        FunctionLocals::new(None, language, &[], &local_ids)
+    };
     // A name first assigned a member (`val LOCK_KEY = AdvisoryLockKey.CREATE_DISTRIBUTION`)
     // is that member, before it is read as an alias of the member's last name.
     // So is its field that gives a member's id (`LOCK_KEY.lockId`).
@@ -562,8 +654,14 @@ fn extract_file(
         if let ItemKind::Call { key, .. } | ItemKind::Keyword { key, .. } = &mut kind {
             member_local(key);
         }
-        resolve_local(&mut kind, &local_ids, &aliases, &member_names);
         let start = span.start;
+        resolve_local(
+            &mut kind,
+            &local_ids,
+            &|name| function_locals.at(name, start),
+            &aliases,
+            &member_names,
+        );
         let at = locator.locate(span);
         if sql_literals.contains(&start) {
             sql_exact.insert((at.span.line, at.span.column));
@@ -605,13 +703,27 @@ fn extract_file(
     sites.wrappers.calls = calls
         .into_iter()
         .map(|(span, mut call)| {
+            let start = span.start;
+            let in_function = |name: &str| function_locals.at(name, start);
             call.at = Some(locator.locate(span));
             for arg in &mut call.args {
                 member_local(&mut arg.key);
-                resolve_key(&mut arg.key, &local_ids, &aliases, &member_names);
+                resolve_key(
+                    &mut arg.key,
+                    &local_ids,
+                    &in_function,
+                    &aliases,
+                    &member_names,
+                );
                 for field in &mut arg.fields {
                     member_local(&mut field.key);
-                    resolve_key(&mut field.key, &local_ids, &aliases, &member_names);
+                    resolve_key(
+                        &mut field.key,
+                        &local_ids,
+                        &in_function,
+                        &aliases,
+                        &member_names,
+                    );
                 }
             }
             call
@@ -649,7 +761,7 @@ fn extract_file(
         sites.findings = unsafe_js_integers(path, &mut sites.items, &sql_exact);
     }
     if !only_wrappers || !sites.wrappers.is_empty() {
-        bind_across_files(&mut sites, text, &assignments, &local_ids);
+        bind_across_files(&mut sites, tree(), &assignments, &local_ids);
     }
     sites.assigned = local_ids.into_values().map(|id| id.value()).collect();
     sites
@@ -659,17 +771,16 @@ fn extract_file(
 /// names of its outermost scope that other files see (its exports).
 fn bind_across_files(
     sites: &mut FileSites,
-    text: &str,
-    assignments: &[(String, Range<usize>)],
+    syntax: Option<&Syntax<'_>>,
+    assignments: &[Assignment],
     local_ids: &HashMap<String, Id>,
 ) {
-    let syntax = Syntax::parse(&sites.path, sites.language, text);
-    sites.scope = scope::read(syntax.as_ref(), sites.language);
+    sites.scope = scope::read(syntax, sites.language);
     let outer: HashSet<&str> = assignments
         .iter()
-        .filter(|(name, _)| local_ids.contains_key(name))
-        .filter(|(_, span)| scope::outermost(syntax.as_ref(), span.start, span.end, sites.language))
-        .map(|(name, _)| name.as_str())
+        .filter(|a| local_ids.contains_key(&a.name))
+        .filter(|a| scope::outermost(syntax, a.span.start, a.span.end, sites.language))
+        .map(|a| a.name.as_str())
         .collect();
     sites.exports = local_ids
         .iter()
@@ -810,6 +921,7 @@ fn place_allows_and_unresolved(
 fn resolve_local(
     kind: &mut ItemKind,
     locals: &HashMap<String, Id>,
+    in_function: &dyn Fn(&str) -> Option<Id>,
     aliases: &HashMap<String, String>,
     members: &HashSet<&str>,
 ) {
@@ -819,12 +931,15 @@ fn resolve_local(
     else {
         return;
     };
-    resolve_key(key, locals, aliases, members);
+    resolve_key(key, locals, in_function, aliases, members);
 }
 
+/// Resolves a key written as a name of this file: its value for the whole file (`locals`), else
+/// its value in the function it is written in (`in_function`).
 fn resolve_key(
     key: &mut Key,
     locals: &HashMap<String, Id>,
+    in_function: &dyn Fn(&str) -> Option<Id>,
     aliases: &HashMap<String, String>,
     members: &HashSet<&str>,
 ) {
@@ -859,12 +974,17 @@ fn resolve_key(
             _ => break,
         }
     }
-    if let Some(value) = locals.get(target.as_str())
+    let value = match locals.get(target.as_str()) {
+        Some(value) => Some(value.clone()),
+        None if target == written => in_function(&target),
+        None => None,
+    };
+    if let Some(value) = value
         && !aliases.contains_key(target.as_str())
     {
         *key = Key::Local {
             name: target,
-            value: value.clone(),
+            value,
         };
     } else if target != written {
         *key = Key::Name(target);
@@ -997,8 +1117,9 @@ struct Extractor<'a> {
     /// The number of braces open before each code token.
     depths: Vec<usize>,
     /// Each name assigned in code and where: those at the file's outermost scope, where other
-    /// files can bind them, are read off the syntax tree at the end ([`scope::outermost`]).
-    assignments: Vec<(String, Range<usize>)>,
+    /// files can bind them, are read off the syntax tree at the end ([`scope::outermost`]), and
+    /// so are the functions whose own locals they are ([`FunctionLocals`]).
+    assignments: Vec<Assignment>,
     /// The offsets of the calls whose key is a literal of their SQL text.
     sql_literals: HashSet<usize>,
 }
@@ -1750,8 +1871,12 @@ impl Extractor<'_> {
                     self.locals.insert(name.clone(), local);
                 }
             }
-            self.assignments
-                .push((name.clone(), tokens[i].span.clone()));
+            self.assignments.push(Assignment {
+                name: name.clone(),
+                span: tokens[i].span.clone(),
+                literal: literal.clone().filter(|_| !attribute),
+                attribute,
+            });
             // A path (`AdvisoryLockKey.CREATE_DISTRIBUTION`) evaluates as its last name, but
             // may be a member.
             let member = match (&literal, &expr, &value) {
@@ -2180,6 +2305,27 @@ impl Extractor<'_> {
             && token_text(last) == "}"
         {
             tokens = inner;
+            // A Python f-string's conversion and format spec are not the value:
+            // `{lock_id:d}`, `{key!r}` (in its SQL text too, which has no braces of its own).
+            if matches!(language, Language::Python | Language::Sql) {
+                let mut depth = 0usize;
+                let end = tokens.iter().enumerate().position(|(k, t)| {
+                    match token_text(t) {
+                        "(" | "[" | "{" => depth += 1,
+                        ")" | "]" | "}" => depth = depth.saturating_sub(1),
+                        _ => {}
+                    }
+                    depth == 0
+                        && (token_text(t) == ":"
+                            || (token_text(t) == "!"
+                                && tokens
+                                    .get(k + 1)
+                                    .is_some_and(|c| matches!(token_text(c), "r" | "s" | "a"))))
+                });
+                if let Some(end) = end.filter(|&end| end > 0) {
+                    tokens = &tokens[..end];
+                }
+            }
         }
         // An integer conversion of one value is that value: Python's `int(member)` of an
         // `IntEnum`, JavaScript's `Number(key)` and `BigInt(key)`.

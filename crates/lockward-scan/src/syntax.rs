@@ -82,6 +82,51 @@ impl<'a> Syntax<'a> {
     }
 }
 
+/// Whether a node of `kind` opens a function's scope in `language`: its locals are its own.
+pub(crate) fn is_function(language: Language, kind: &str) -> bool {
+    match language {
+        Language::Python => matches!(kind, "function_definition" | "lambda"),
+        Language::Go => matches!(
+            kind,
+            "function_declaration" | "method_declaration" | "func_literal"
+        ),
+        Language::Rust => matches!(kind, "function_item" | "closure_expression"),
+        Language::JavaScript => matches!(
+            kind,
+            "function_declaration"
+                | "function_expression"
+                | "arrow_function"
+                | "method_definition"
+                | "generator_function_declaration"
+        ),
+        Language::Java => matches!(
+            kind,
+            "method_declaration" | "constructor_declaration" | "lambda_expression"
+        ),
+        Language::Kotlin => matches!(
+            kind,
+            "function_declaration" | "lambda_literal" | "anonymous_function"
+        ),
+        Language::Ruby => matches!(kind, "method" | "singleton_method"),
+        Language::Sql => false,
+    }
+}
+
+/// The functions around the byte at `offset`, innermost first, by their start.
+pub(crate) fn functions_around(
+    syntax: &Syntax<'_>,
+    language: Language,
+    offset: usize,
+) -> Vec<usize> {
+    let Some(node) = syntax.node_at(offset, offset + 1) else {
+        return Vec::new();
+    };
+    std::iter::successors(Some(node), Node::parent)
+        .filter(|n| is_function(language, n.kind()))
+        .map(|n| n.start_byte())
+        .collect()
+}
+
 /// The named children of a node.
 pub(crate) fn children<'t>(node: Node<'t>) -> impl Iterator<Item = Node<'t>> {
     let mut cursor = node.walk();
