@@ -320,21 +320,28 @@ struct FunctionLocals<'s, 'a> {
 }
 
 impl<'s, 'a> FunctionLocals<'s, 'a> {
-    /// Only names with a literal somewhere and no value for the whole file (`file_wide`) are
-    /// looked up; without a tree, none.
+    /// The names worth a function's own value: assigned a literal somewhere, with no value for
+    /// the whole file (`file_wide`).
+    fn wanted<'n>(
+        assignments: &'n [Assignment],
+        file_wide: &HashMap<String, Id>,
+    ) -> HashSet<&'n str> {
+        assignments
+            .iter()
+            .filter(|a| a.literal.is_some() && !file_wide.contains_key(&a.name))
+            .map(|a| a.name.as_str())
+            .collect()
+    }
+
+    /// The `wanted` names' values in each function of the tree; without a tree, none.
     fn new(
         syntax: Option<&'s Syntax<'a>>,
         language: Language,
         assignments: &[Assignment],
-        file_wide: &HashMap<String, Id>,
+        wanted: &HashSet<&str>,
     ) -> Self {
         let mut values: HashMap<(usize, String), Option<Id>> = HashMap::new();
         if let Some(tree) = syntax {
-            let wanted: HashSet<&str> = assignments
-                .iter()
-                .filter(|a| a.literal.is_some() && !file_wide.contains_key(&a.name))
-                .map(|a| a.name.as_str())
-                .collect();
             for assignment in assignments
                 .iter()
                 .filter(|a| !a.attribute && wanted.contains(a.name.as_str()))
@@ -626,14 +633,13 @@ fn extract_file(
             .get_or_init(|| Syntax::parse(path, language, text))
             .as_ref()
     };
-    let function_locals = if assignments
-        .iter()
-        .any(|a| a.literal.is_some() && !local_ids.contains_key(&a.name))
-    {
-        FunctionLocals::new(tree(), language, &assignments, &local_ids)
-    } else {
-        FunctionLocals::new(None, language, &[], &local_ids)
-    };
+    let wanted = FunctionLocals::wanted(&assignments, &local_ids);
+    let function_locals = FunctionLocals::new(
+        if wanted.is_empty() { None } else { tree() },
+        language,
+        &assignments,
+        &wanted,
+    );
     // A name first assigned a member (`val LOCK_KEY = AdvisoryLockKey.CREATE_DISTRIBUTION`)
     // is that member, before it is read as an alias of the member's last name.
     // So is its field that gives a member's id (`LOCK_KEY.lockId`).
@@ -2305,22 +2311,17 @@ impl Extractor<'_> {
             && token_text(last) == "}"
         {
             tokens = inner;
-            // A Python f-string's conversion and format spec are not the value:
-            // `{lock_id:d}`, `{key!r}` (in its SQL text too, which has no braces of its own).
+            // A Python f-string's format spec is not the value: `{lock_id:d}` (in its SQL text
+            // too, which has no braces of its own).
             if matches!(language, Language::Python | Language::Sql) {
                 let mut depth = 0usize;
-                let end = tokens.iter().enumerate().position(|(k, t)| {
+                let end = tokens.iter().position(|t| {
                     match token_text(t) {
                         "(" | "[" | "{" => depth += 1,
                         ")" | "]" | "}" => depth = depth.saturating_sub(1),
                         _ => {}
                     }
-                    depth == 0
-                        && (token_text(t) == ":"
-                            || (token_text(t) == "!"
-                                && tokens
-                                    .get(k + 1)
-                                    .is_some_and(|c| matches!(token_text(c), "r" | "s" | "a"))))
+                    depth == 0 && token_text(t) == ":"
                 });
                 if let Some(end) = end.filter(|&end| end > 0) {
                     tokens = &tokens[..end];
