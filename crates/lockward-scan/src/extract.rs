@@ -10,6 +10,7 @@ use lockward_registry::{Code, Excerpt, Finding, Id, Severity, Span};
 use crate::collections;
 use crate::lang::{Language, SQL};
 use crate::lexer::{KEYWORDS_BEFORE_EXPRESSION, Lexed, Token, TokenKind, lex};
+use crate::receivers::{self, GoTypes};
 use crate::scope::{self, Scope};
 use crate::syntax::Syntax;
 use crate::values::{self, Expr, Pending};
@@ -619,6 +620,7 @@ fn extract_file(
             reach_sites: Vec::new(),
             words,
             defined,
+            go_types: GoTypes::default(),
         },
         exports: HashMap::new(),
         assigned_names: locals.keys().cloned().collect(),
@@ -708,9 +710,20 @@ fn extract_file(
     let mut locator = Locator::new(text, directives.clone());
     sites.wrappers.calls = calls
         .into_iter()
+        .filter(|(span, call)| {
+            language != Language::Go
+                || !tree().is_some_and(|syntax| {
+                    let name = span.start..span.start + call.callee.len();
+                    receivers::declares_interface_method(syntax, name.start, name.end)
+                })
+        })
         .map(|(span, mut call)| {
             let start = span.start;
             let in_function = |name: &str| function_locals.at(name, start);
+            if language == Language::Go && call.qualifier.is_some() {
+                call.receiver =
+                    tree().and_then(|syntax| receivers::receiver_of(syntax, span.start, span.end));
+            }
             call.at = Some(locator.locate(span));
             for arg in &mut call.args {
                 member_local(&mut arg.key);
@@ -768,6 +781,11 @@ fn extract_file(
     }
     if !only_wrappers || !sites.wrappers.is_empty() {
         bind_across_files(&mut sites, tree(), &assignments, &local_ids);
+        if language == Language::Go
+            && let Some(syntax) = tree()
+        {
+            sites.wrappers.go_types = GoTypes::read(syntax);
+        }
     }
     sites.assigned = local_ids.into_values().map(|id| id.value()).collect();
     sites

@@ -83,6 +83,7 @@ mod collections;
 mod extract;
 mod plugins;
 mod prefilter;
+mod receivers;
 mod scope;
 mod syntax;
 mod values;

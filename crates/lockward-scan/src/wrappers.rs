@@ -32,6 +32,7 @@ use crate::extract::functions::is_member_value_field;
 use crate::extract::{FileSites, Item, ItemKind, Key, Location, Shape};
 use crate::lang::Language;
 use crate::lexer::{Token, TokenKind};
+use crate::receivers::{GoTypes, Receiver, TypeTable};
 use crate::words;
 
 /// A parameter of a definition.
@@ -101,6 +102,8 @@ pub(crate) struct Call {
     pub(crate) args: Vec<Arg>,
     /// The body start of the innermost definition around the call.
     pub(crate) within: Option<usize>,
+    /// A Go method call's receiver, as far as its file says what it is.
+    pub(crate) receiver: Option<Receiver>,
 }
 
 /// One argument of a call.
@@ -140,6 +143,9 @@ pub(crate) struct FileWrappers {
     /// The names of every function the file defines: a call of one of them is a call of the
     /// file's own, whatever other files define.
     pub(crate) defined: HashSet<String>,
+    /// A Go file's methods, functions, struct fields and interfaces: what tells a receiver's
+    /// type.
+    pub(crate) go_types: GoTypes,
 }
 
 /// The [`FileWrappers::words`] of a file.
@@ -180,6 +186,9 @@ impl FileWrappers {
         self.calls.extend(other.calls);
         self.words.extend(other.words);
         self.defined.extend(other.defined);
+        if self.go_types.is_empty() {
+            self.go_types = other.go_types;
+        }
         self.reach_sites.extend(other.reach_sites);
         self.reach_sites.sort_unstable();
         self.reach_sites.dedup();
@@ -584,6 +593,7 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
         for k in &known {
             by_name.entry(&k.definition.name).or_default().push(k);
         }
+        let types = TypeTable::new(files.iter().map(|file| &file.wrappers.go_types));
         let wrapper_at = |path: &str, body: usize| {
             known
                 .iter()
@@ -611,6 +621,15 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                         continue;
                     }
                     if !target.callable_from(&file.path, language, qualifier, &file.wrappers) {
+                        continue;
+                    }
+                    // A Go call on a value of another type that has a method of this name runs
+                    // that one (a SQLite store's, a mock's).
+                    if let (Some(receiver), Some(owner)) =
+                        (&call.receiver, target.definition.owner.as_deref())
+                        && target.language == Language::Go
+                        && types.runs_another(receiver, &call.callee, owner)
+                    {
                         continue;
                     }
                     // A helper that takes no key: the call is a site of the keys it locks.

@@ -437,6 +437,7 @@ impl Extractor<'_> {
                         at: None,
                         args,
                         within: around.first().map(|&d| definitions[d].body_start),
+                        receiver: None,
                     },
                 ));
             }
