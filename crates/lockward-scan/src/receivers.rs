@@ -11,7 +11,7 @@
 //! wrapper's. Every other call, an interface's or one whose receiver's type is not stated, stays
 //! a call of the wrapper: an unknown type must never hide a lock.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use tree_sitter::Node;
 
@@ -39,16 +39,11 @@ pub(crate) struct GoTypes {
     pub(crate) functions: Vec<(String, Option<String>)>,
     /// Struct fields: the struct, the field, its type.
     pub(crate) fields: Vec<(String, String, String)>,
-    /// The interface types.
-    pub(crate) interfaces: Vec<String>,
 }
 
 impl GoTypes {
     pub(crate) fn is_empty(&self) -> bool {
-        self.methods.is_empty()
-            && self.functions.is_empty()
-            && self.fields.is_empty()
-            && self.interfaces.is_empty()
+        self.methods.is_empty() && self.functions.is_empty() && self.fields.is_empty()
     }
 
     /// The declarations at the outermost scope of a Go file.
@@ -84,13 +79,8 @@ impl GoTypes {
                         ) else {
                             continue;
                         };
-                        let name = syntax.text(name).to_owned();
-                        match body.kind() {
-                            "interface_type" => types.interfaces.push(name),
-                            "struct_type" => {
-                                struct_fields(syntax, &name, body, &mut types.fields);
-                            }
-                            _ => {}
+                        if body.kind() == "struct_type" {
+                            struct_fields(syntax, syntax.text(name), body, &mut types.fields);
                         }
                     }
                 }
@@ -355,7 +345,6 @@ pub(crate) struct TypeTable {
     methods: HashMap<(String, String), Option<String>>,
     functions: HashMap<String, Option<String>>,
     fields: HashMap<(String, String), Option<String>>,
-    interfaces: HashSet<String>,
 }
 
 impl TypeTable {
@@ -379,7 +368,6 @@ impl TypeTable {
                     Some(of.clone()),
                 );
             }
-            table.interfaces.extend(types.interfaces.iter().cloned());
         }
         table
     }
@@ -401,14 +389,12 @@ impl TypeTable {
     }
 
     /// Whether a call of the method `name` on `receiver` runs another type's method than
-    /// `owner`'s: its receiver's type is known, concrete, not `owner`, and defines `name` itself
-    /// (a type that embeds `owner` runs `owner`'s).
+    /// `owner`'s: its receiver's type is known, not `owner`, and has a method `name` of its own
+    /// (an interface has none: any implementation may be `owner`; a type that embeds `owner`
+    /// runs `owner`'s).
     pub(crate) fn runs_another(&self, receiver: &Receiver, name: &str, owner: &str) -> bool {
-        self.type_of(receiver).is_some_and(|of| {
-            of != owner
-                && !self.interfaces.contains(&of)
-                && self.methods.contains_key(&(of, name.to_owned()))
-        })
+        self.type_of(receiver)
+            .is_some_and(|of| of != owner && self.methods.contains_key(&(of, name.to_owned())))
     }
 }
 
