@@ -8,6 +8,7 @@ use std::ops::Range;
 use lockward_registry::{Code, Excerpt, Finding, Id, Severity, Span};
 
 use crate::collections;
+use crate::fields;
 use crate::lang::{Language, SQL};
 use crate::lexer::{KEYWORDS_BEFORE_EXPRESSION, Lexed, Token, TokenKind, lex};
 use crate::receivers::{self, GoTypes};
@@ -465,7 +466,7 @@ fn extract_file(
     extractor.raw.sort_by_key(|(span, _)| span.start);
     let functions::Functions {
         mut definitions,
-        calls,
+        mut calls,
         defined,
     } = extractor.functions(&code.tokens, language, wanted);
     // A constructor that stores its parameter in a field reaches the lock calls of this file
@@ -642,6 +643,9 @@ fn extract_file(
         &assignments,
         &wanted,
     );
+    if matches!(language, Language::Go | Language::Rust) {
+        carried_in_fields(language, text, &mut raw, &mut calls, tree);
+    }
     // A name first assigned a member (`val LOCK_KEY = AdvisoryLockKey.CREATE_DISTRIBUTION`)
     // is that member, before it is read as an alias of the member's last name.
     // So is its field that gives a member's id (`LOCK_KEY.lockId`).
@@ -784,11 +788,113 @@ fn extract_file(
         if language == Language::Go
             && let Some(syntax) = tree()
         {
-            sites.wrappers.go_types = GoTypes::read(syntax);
+            let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
+            sites.wrappers.go_types = GoTypes::read(syntax, dir);
         }
     }
     sites.assigned = local_ids.into_values().map(|id| id.value()).collect();
     sites
+}
+
+/// Keys read from a struct field through a receiver (`w.lockID`, `self.id`), in a lock call or
+/// a wrapper call: when struct literals of the receiver's type in the file write the field, each
+/// write is where a key is written, and takes the read's place (see [`fields`]).
+fn carried_in_fields<'s>(
+    language: Language,
+    text: &str,
+    raw: &mut Vec<(Range<usize>, ItemKind, Later)>,
+    calls: &mut Vec<(Range<usize>, crate::wrappers::Call)>,
+    tree: impl Fn() -> Option<&'s Syntax<'s>>,
+) {
+    fn read(key: &Key) -> Option<(&str, &str)> {
+        match key {
+            Key::Name(written) => fields::field_read(written),
+            _ => None,
+        }
+    }
+    let in_raw = raw
+        .iter()
+        .any(|(_, kind, _)| matches!(kind, ItemKind::Call { key, .. } if read(key).is_some()));
+    let in_calls = calls
+        .iter()
+        .any(|(_, call)| call.args.iter().any(|arg| read(&arg.key).is_some()));
+    if !in_raw && !in_calls {
+        return;
+    }
+    let Some(syntax) = tree() else {
+        return;
+    };
+    let writes = fields::writes(syntax, language);
+    if writes.is_empty() {
+        return;
+    }
+    // The literal writes of the field a key reads, and whether a constructor also stores a
+    // parameter in it (then the read stays: `wrappers` makes the constructor's callers sites).
+    let written = |key: &Key, at: usize| -> (Vec<&fields::Write>, bool) {
+        let Some((receiver, field)) = read(key) else {
+            return (Vec::new(), true);
+        };
+        let Some(owner) = fields::receiver_type(syntax, language, receiver, at) else {
+            return (Vec::new(), true);
+        };
+        let (stored, literal): (Vec<&fields::Write>, Vec<&fields::Write>) = writes
+            .iter()
+            .filter(|w| w.owner == owner && w.field == field)
+            .partition(|w| w.parameter);
+        let keep = literal.is_empty() || !stored.is_empty();
+        (literal, keep)
+    };
+    let value = |write: &fields::Write| {
+        let code = lex(text, write.value.clone(), language.syntax());
+        match literal_value(text, &code.tokens, language) {
+            Some(id) => Key::Literal(id),
+            None => Key::Name(text[write.value.clone()].to_owned()),
+        }
+    };
+    let mut carried = Vec::with_capacity(raw.len());
+    for (span, kind, later) in raw.drain(..) {
+        let (writes, keep) = match &kind {
+            ItemKind::Call { key, .. } => written(key, span.start),
+            _ => (Vec::new(), true),
+        };
+        for write in writes {
+            let mut kind = kind.clone();
+            if let ItemKind::Call { key, .. } = &mut kind {
+                *key = value(write);
+            }
+            carried.push((write.value.clone(), kind, Later::Nothing));
+        }
+        if keep {
+            carried.push((span, kind, later));
+        }
+    }
+    carried.sort_by_key(|(span, _, _)| span.start);
+    // A field several lock calls read (a lock and its unlock) is one site at each write.
+    carried.dedup_by(|(a, kind, _), (b, _, _)| {
+        a == b && matches!(kind, ItemKind::Call { .. }) && writes.iter().any(|w| w.value == *a)
+    });
+    *raw = carried;
+    let mut carried = Vec::with_capacity(calls.len());
+    for (span, call) in calls.drain(..) {
+        let found = call.args.iter().enumerate().find_map(|(a, arg)| {
+            let (writes, keep) = written(&arg.key, arg.offset);
+            (!writes.is_empty()).then_some((a, writes, keep))
+        });
+        let Some((a, writes, keep)) = found else {
+            carried.push((span, call));
+            continue;
+        };
+        for write in writes {
+            let mut call = call.clone();
+            call.args[a].key = value(write);
+            call.args[a].offset = write.value.start;
+            carried.push((span.clone(), call));
+        }
+        if keep {
+            carried.push((span, call));
+        }
+    }
+    *calls = carried;
 }
 
 /// What the file binds beyond itself, read off its syntax tree: its package and imports, and the

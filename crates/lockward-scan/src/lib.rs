@@ -81,6 +81,7 @@ mod bind;
 mod check;
 mod collections;
 mod extract;
+mod fields;
 mod plugins;
 mod prefilter;
 mod receivers;

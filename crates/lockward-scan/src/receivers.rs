@@ -30,9 +30,12 @@ pub(crate) enum Receiver {
     Field(Box<Receiver>, String),
 }
 
-/// The Go declarations of one file that tell a receiver's type.
+/// The Go declarations of one file that tell a receiver's type. A type is written as in the
+/// source, `Store` for one of the file's package (its directory), `pkg.Store` for another's.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct GoTypes {
+    /// The file's directory: its package.
+    pub(crate) dir: String,
     /// Methods: the receiver's type, the name, the type of the first result.
     pub(crate) methods: Vec<(String, String, Option<String>)>,
     /// Functions: the name, the type of the first result.
@@ -46,9 +49,12 @@ impl GoTypes {
         self.methods.is_empty() && self.functions.is_empty() && self.fields.is_empty()
     }
 
-    /// The declarations at the outermost scope of a Go file.
-    pub(crate) fn read(syntax: &Syntax<'_>) -> Self {
-        let mut types = Self::default();
+    /// The declarations at the outermost scope of a Go file in the directory `dir`.
+    pub(crate) fn read(syntax: &Syntax<'_>, dir: &str) -> Self {
+        let mut types = Self {
+            dir: dir.to_owned(),
+            ..Self::default()
+        };
         for node in children(syntax.tree.root_node()) {
             match node.kind() {
                 "method_declaration" => {
@@ -116,17 +122,14 @@ fn struct_fields(
     }
 }
 
-/// The last name of a type (`*pkg.Store[T]` is `Store`); `None` for a type with no name of its
-/// own (a map, a slice, a function type).
+/// The name of a type as written, without pointer or type arguments (`*pkg.Store[T]` is
+/// `pkg.Store`); `None` for a type with no name of its own (a map, a slice, a function type).
 fn type_name(syntax: &Syntax<'_>, node: Node<'_>) -> Option<String> {
     match node.kind() {
-        "type_identifier" => Some(syntax.text(node).to_owned()),
+        "type_identifier" | "qualified_type" => Some(syntax.text(node).to_owned()),
         "pointer_type" | "parenthesized_type" => {
             children(node).next().and_then(|t| type_name(syntax, t))
         }
-        "qualified_type" => node
-            .child_by_field_name("name")
-            .map(|n| syntax.text(n).to_owned()),
         "generic_type" => node
             .child_by_field_name("type")
             .and_then(|t| type_name(syntax, t)),
@@ -166,6 +169,16 @@ pub(crate) fn declares_interface_method(syntax: &Syntax<'_>, start: usize, end: 
         .is_some_and(|parent| matches!(parent.kind(), "method_elem" | "method_spec"))
 }
 
+/// What the name `name` holds where it is read at `at` (inside `node`), if its function says.
+pub(crate) fn name_at(
+    syntax: &Syntax<'_>,
+    node: Node<'_>,
+    name: &str,
+    at: usize,
+) -> Option<Receiver> {
+    local(syntax, node, name, at, 0)
+}
+
 /// How deep a receiver's expression is followed (`a.b().c.d()`, a local assigned a local).
 const DEPTH: usize = 8;
 
@@ -198,7 +211,9 @@ fn expression(syntax: &Syntax<'_>, node: Node<'_>, at: usize, depth: usize) -> O
                     // `pkg.NewStore()` when `pkg` is no value in scope, else a method's result.
                     match expression(syntax, operand, at, depth + 1) {
                         Some(receiver) => Some(Receiver::MethodResult(Box::new(receiver), name)),
-                        None if operand.kind() == "identifier" => Some(Receiver::Returned(name)),
+                        None if operand.kind() == "identifier" => Some(Receiver::Returned(
+                            format!("{}.{name}", syntax.text(operand)),
+                        )),
                         None => None,
                     }
                 }
@@ -321,80 +336,138 @@ fn declared(
     expression(syntax, value, at, depth + 1)
 }
 
-/// Adds a declaration's type to `map`: two that disagree (the same name in two packages) tell
-/// nothing.
-fn add<K: std::hash::Hash + Eq>(
-    map: &mut HashMap<K, Option<String>>,
-    key: K,
-    value: Option<String>,
-) {
-    map.entry(key)
-        .and_modify(|known| {
-            if *known != value {
-                *known = None;
-            }
-        })
-        .or_insert(value);
+/// A type of the tree: its name, and its package's directory when that is known (a qualified
+/// `pkg.Store` is not followed to its directory).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TypeName {
+    pub(crate) dir: Option<String>,
+    pub(crate) name: String,
+}
+
+impl TypeName {
+    /// A type as written in a file of `dir`.
+    pub(crate) fn written(written: &str, dir: &str) -> Self {
+        match written.rsplit_once('.') {
+            Some((_, name)) => Self {
+                dir: None,
+                name: name.to_owned(),
+            },
+            None => Self {
+                dir: Some(dir.to_owned()),
+                name: written.to_owned(),
+            },
+        }
+    }
+
+    /// Whether it may be the type `name` of the package in `dir`.
+    fn may_be(&self, name: &str, dir: &str) -> bool {
+        self.name == name && self.dir.as_deref().is_none_or(|d| d == dir)
+    }
+}
+
+/// Declarations of one name, each with its package's directory and its type.
+type Declared = Vec<(String, Option<TypeName>)>;
+
+/// The one type the declarations of a name in `dir` (any package when `None`) agree on.
+fn agreed(declared: Option<&Declared>, dir: Option<&str>) -> Option<TypeName> {
+    let mut types = declared?
+        .iter()
+        .filter(|(d, _)| dir.is_none_or(|dir| dir == d))
+        .map(|(_, t)| t);
+    let first = types.next()?.clone()?;
+    types.all(|t| t.as_ref() == Some(&first)).then_some(first)
 }
 
 /// The Go declarations of the whole tree, to resolve a [`Receiver`] to a type.
 #[derive(Debug, Default)]
 pub(crate) struct TypeTable {
-    /// Which types define a method of each name, and the type of its first result (`None`
-    /// when it has none or the types disagree).
-    methods: HashMap<(String, String), Option<String>>,
-    functions: HashMap<String, Option<String>>,
-    fields: HashMap<(String, String), Option<String>>,
+    /// The methods of each type name, and the type of each one's first result.
+    methods: HashMap<(String, String), Declared>,
+    functions: HashMap<String, Declared>,
+    fields: HashMap<(String, String), Declared>,
 }
 
 impl TypeTable {
     pub(crate) fn new<'a>(files: impl Iterator<Item = &'a GoTypes>) -> Self {
         let mut table = Self::default();
         for types in files {
+            let dir = &types.dir;
+            let of =
+                |written: &Option<String>| written.as_deref().map(|w| TypeName::written(w, dir));
             for (owner, name, result) in &types.methods {
-                add(
-                    &mut table.methods,
-                    (owner.clone(), name.clone()),
-                    result.clone(),
-                );
+                table
+                    .methods
+                    .entry((owner.clone(), name.clone()))
+                    .or_default()
+                    .push((dir.clone(), of(result)));
             }
             for (name, result) in &types.functions {
-                add(&mut table.functions, name.clone(), result.clone());
+                table
+                    .functions
+                    .entry(name.clone())
+                    .or_default()
+                    .push((dir.clone(), of(result)));
             }
-            for (owner, field, of) in &types.fields {
-                add(
-                    &mut table.fields,
-                    (owner.clone(), field.clone()),
-                    Some(of.clone()),
-                );
+            for (owner, field, written) in &types.fields {
+                table
+                    .fields
+                    .entry((owner.clone(), field.clone()))
+                    .or_default()
+                    .push((dir.clone(), Some(TypeName::written(written, dir))));
             }
         }
         table
     }
 
-    /// The type a receiver is of, if the tree says.
-    pub(crate) fn type_of(&self, receiver: &Receiver) -> Option<String> {
+    /// The type a receiver read in a file of `dir` is of, if the tree says.
+    pub(crate) fn type_of(&self, receiver: &Receiver, dir: &str) -> Option<TypeName> {
         match receiver {
-            Receiver::Named(name) => Some(name.clone()),
-            Receiver::Returned(function) => self.functions.get(function)?.clone(),
+            Receiver::Named(written) => Some(TypeName::written(written, dir)),
+            Receiver::Returned(written) => match written.rsplit_once('.') {
+                Some((_, function)) => agreed(self.functions.get(function), None),
+                None => agreed(self.functions.get(written), Some(dir)),
+            },
             Receiver::MethodResult(of, name) => {
-                let of = self.type_of(of)?;
-                self.methods.get(&(of, name.clone()))?.clone()
+                let of = self.type_of(of, dir)?;
+                agreed(
+                    self.methods.get(&(of.name, name.clone())),
+                    of.dir.as_deref(),
+                )
             }
             Receiver::Field(of, field) => {
-                let of = self.type_of(of)?;
-                self.fields.get(&(of, field.clone()))?.clone()
+                let of = self.type_of(of, dir)?;
+                agreed(
+                    self.fields.get(&(of.name, field.clone())),
+                    of.dir.as_deref(),
+                )
             }
         }
     }
 
-    /// Whether a call of the method `name` on `receiver` runs another type's method than
-    /// `owner`'s: its receiver's type is known, not `owner`, and has a method `name` of its own
-    /// (an interface has none: any implementation may be `owner`; a type that embeds `owner`
-    /// runs `owner`'s).
-    pub(crate) fn runs_another(&self, receiver: &Receiver, name: &str, owner: &str) -> bool {
-        self.type_of(receiver)
-            .is_some_and(|of| of != owner && self.methods.contains_key(&(of, name.to_owned())))
+    /// Whether a call of the method `name` on `receiver`, in a file of `dir`, runs another
+    /// type's method than that of `owner` (of the package in `owner_dir`): its receiver's type
+    /// is known, is not `owner` (a type of another package may have its name: a SQLite
+    /// `sqlite.Store` beside `store.Store`), and has a method `name` of its own (an interface
+    /// has none: any implementation may be `owner`; a type that embeds `owner` runs `owner`'s).
+    pub(crate) fn runs_another(
+        &self,
+        receiver: &Receiver,
+        dir: &str,
+        name: &str,
+        owner: &str,
+        owner_dir: &str,
+    ) -> bool {
+        self.type_of(receiver, dir).is_some_and(|of| {
+            !of.may_be(owner, owner_dir)
+                && self
+                    .methods
+                    .get(&(of.name.clone(), name.to_owned()))
+                    .is_some_and(|declared| {
+                        declared
+                            .iter()
+                            .any(|(d, _)| of.dir.as_deref().is_none_or(|dir| dir == d))
+                    })
+        })
     }
 }
 
@@ -442,8 +515,12 @@ func use(lite *Lite, s *Service, db Store) {
     #[test]
     fn a_receivers_type_is_read_where_the_code_states_it() {
         let syntax = Syntax::parse("s.go", Language::Go, SOURCE).expect("a tree");
-        let table = TypeTable::new(std::iter::once(&GoTypes::read(&syntax)));
-        let of = |call: &str| receiver(&syntax, call).and_then(|r| table.type_of(&r));
+        let table = TypeTable::new(std::iter::once(&GoTypes::read(&syntax, "store")));
+        let of = |call: &str| {
+            receiver(&syntax, call)
+                .and_then(|r| table.type_of(&r, "store"))
+                .map(|t| t.name)
+        };
         assert_eq!(of("lite.Lock(1)").as_deref(), Some("Lite"));
         assert_eq!(of("pg.Lock(2)").as_deref(), Some("PG"));
         assert_eq!(of("EXPECT().Lock(3)").as_deref(), Some("Recorder"));
@@ -453,7 +530,8 @@ func use(lite *Lite, s *Service, db Store) {
         assert_eq!(of("other.Lock(7)").as_deref(), Some("Lite"));
         assert_eq!(of("unknown().Lock(8)"), None);
         let runs_another = |call: &str| {
-            receiver(&syntax, call).is_some_and(|r| table.runs_another(&r, "Lock", "PG"))
+            receiver(&syntax, call)
+                .is_some_and(|r| table.runs_another(&r, "store", "Lock", "PG", "store"))
         };
         assert!(runs_another("lite.Lock(1)"));
         assert!(!runs_another("pg.Lock(2)"));
@@ -462,5 +540,42 @@ func use(lite *Lite, s *Service, db Store) {
         assert!(!runs_another("s.db.Lock(5)"));
         assert!(!runs_another("db.Lock(6)"));
         assert!(!runs_another("unknown().Lock(8)"));
+    }
+
+    #[test]
+    fn a_type_of_another_package_with_the_wrappers_name_is_another_type() {
+        let postgres = "package store\ntype Store struct{}\nfunc (s *Store) Lock(id int64) error { return nil }\nfunc use() { pg := &Store{}; pg.Lock(1) }\n";
+        let sqlite = "package sqlite\ntype Store struct{}\nfunc (s *Store) Lock(id int64) error { return nil }\nfunc newTestStore() *Store { return &Store{} }\nfunc use(other *store.Store) { s := newTestStore(); s.Lock(2); other.Lock(3) }\n";
+        let postgres_tree = Syntax::parse("store/s.go", Language::Go, postgres).expect("a tree");
+        let sqlite_tree = Syntax::parse("store/sqlite/s.go", Language::Go, sqlite).expect("a tree");
+        let types = [
+            GoTypes::read(&postgres_tree, "store"),
+            GoTypes::read(&sqlite_tree, "store/sqlite"),
+        ];
+        let table = TypeTable::new(types.iter());
+        let runs_another = |syntax: &Syntax<'_>, source: &str, dir: &str, call: &str| {
+            let start = source.find(call).expect("the call");
+            receiver_of(syntax, start, start + call.len())
+                .is_some_and(|r| table.runs_another(&r, dir, "Lock", "Store", "store"))
+        };
+        assert!(!runs_another(
+            &postgres_tree,
+            postgres,
+            "store",
+            "pg.Lock(1)"
+        ));
+        assert!(runs_another(
+            &sqlite_tree,
+            sqlite,
+            "store/sqlite",
+            "s.Lock(2)"
+        ));
+        // `store.Store` is not followed to its directory: it may be the wrapper's.
+        assert!(!runs_another(
+            &sqlite_tree,
+            sqlite,
+            "store/sqlite",
+            "other.Lock(3)"
+        ));
     }
 }

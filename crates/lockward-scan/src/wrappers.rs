@@ -628,7 +628,13 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                     if let (Some(receiver), Some(owner)) =
                         (&call.receiver, target.definition.owner.as_deref())
                         && target.language == Language::Go
-                        && types.runs_another(receiver, &call.callee, owner)
+                        && types.runs_another(
+                            receiver,
+                            directory(&file.path),
+                            &call.callee,
+                            owner,
+                            directory(target.path),
+                        )
                     {
                         continue;
                     }

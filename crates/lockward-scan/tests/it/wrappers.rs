@@ -440,3 +440,42 @@ fn a_typed_async_arrow_is_no_function_named_async() {
         .collect();
     assert_eq!(notes, ["web/src/jobs/reap.ts:3 dynamic-key"]);
 }
+
+#[test]
+fn a_field_several_lock_calls_read_is_one_site_at_each_literal_that_writes_it() {
+    let report = project(&[(
+        "services/store/src/locks.rs",
+        "struct Family {\n    id: i32,\n}\n\nimpl Family {\n    fn lock(&self, shard: i32) -> String {\n        format!(\"select pg_advisory_lock({}, {shard})\", self.id)\n    }\n\n    fn unlock(&self, shard: i32) -> String {\n        format!(\"select pg_advisory_unlock({}, {shard})\", self.id)\n    }\n}\n\nconst COPY: Family = Family { id: 7_063_111 };\nconst PRUNE: Family = Family { id: 7_063_112 };\n",
+    )]);
+    let sites: Vec<String> = report
+        .sites
+        .iter()
+        .filter(|s| s.path == "services/store/src/locks.rs")
+        .map(|s| format!("{}:{} {}", s.line, s.column, s.id))
+        .collect();
+    assert_eq!(sites, ["15:35 7063111", "16:36 7063112"]);
+    assert_eq!(
+        brief(&report.findings),
+        [
+            "services/store/src/locks.rs:15 unregistered-id",
+            "services/store/src/locks.rs:16 unregistered-id",
+        ]
+    );
+    assert_eq!(
+        report.dynamic_keys, 0,
+        "`self.id` is written by the literals"
+    );
+}
+
+#[test]
+fn a_field_no_literal_of_the_file_writes_stays_a_dynamic_key() {
+    let report = project(&[(
+        "services/worker/worker.go",
+        "package worker\n\ntype Worker struct{ lockID int64 }\n\nfunc (w *Worker) Run(ctx context.Context) error {\n\t_, err := w.conn.ExecContext(ctx, \"SELECT pg_advisory_lock($1)\", w.lockID)\n\treturn err\n}\n\nvar other = Task{lockID: 7_063_113}\n",
+    )]);
+    assert_eq!(
+        report.dynamic_keys, 1,
+        "another type's literal writes no Worker"
+    );
+    assert!(report.sites.iter().all(|s| s.id != 7_063_113));
+}

@@ -1,0 +1,364 @@
+//! Keys carried in struct fields (Go and Rust), read off the syntax trees.
+//!
+//! A worker keeps its id in a field its constructor writes (`&Worker{lockID: locks.Replicator}`),
+//! a table of tasks holds one per element (`[]task{{key: locks.Scrubber}, ...}`), a family lives
+//! in a `const COPY: Scope = Scope { id: 1 }`; the lock call, or the wrapper call, reads the field
+//! through a receiver (`w.lockID`, `self.id`). The field itself is no id: each struct literal of
+//! the receiver's type that writes the field is where a key is written, so each such write is a
+//! site of its value, and the read is not a dynamic key. Only the literals of the same file are
+//! read (where such types keep their writes: a constructor beside its methods, a table beside
+//! its loop); a read whose writes are elsewhere stays a `dynamic-key` note.
+
+use std::ops::Range;
+
+use lockward_lang::Language;
+use tree_sitter::Node;
+
+use crate::receivers::{self, Receiver};
+use crate::syntax::{Syntax, children, find_all};
+
+/// One struct literal's write of a field: `Type { field: value }`.
+#[derive(Debug, Clone)]
+pub(crate) struct Write {
+    pub(crate) owner: String,
+    pub(crate) field: String,
+    /// The value's bytes: a site where the key is written.
+    pub(crate) value: Range<usize>,
+    /// Whether the value is a parameter of the function around the literal (a constructor's
+    /// `&Lock{id: id}`): its callers write the key (`wrappers`' constructors), not the literal.
+    pub(crate) parameter: bool,
+}
+
+/// Whether a key as written reads a field through a receiver (`w.lockID`, `self.id`): the
+/// receiver and the field.
+pub(crate) fn field_read(written: &str) -> Option<(&str, &str)> {
+    let (receiver, field) = written.split_once('.')?;
+    let plain = |s: &str| {
+        !s.is_empty()
+            && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+            && !s.starts_with(|c: char| c.is_ascii_digit())
+    };
+    (plain(receiver) && plain(field)).then_some((receiver, field))
+}
+
+/// Every struct literal's field write in the file whose value is a plain value (a literal or a
+/// name: a key as written, not an expression of run-time values).
+pub(crate) fn writes(syntax: &Syntax<'_>, language: Language) -> Vec<Write> {
+    let root = syntax.tree.root_node();
+    let mut found = Vec::new();
+    match language {
+        Language::Go => {
+            for literal in find_all(root, &|n| n.kind() == "composite_literal") {
+                go_literal(syntax, literal, &mut found);
+            }
+        }
+        Language::Rust => {
+            for literal in find_all(root, &|n| n.kind() == "struct_expression") {
+                rust_literal(syntax, literal, &mut found);
+            }
+        }
+        _ => {}
+    }
+    found
+}
+
+/// A Go composite literal's writes, and those of the literals nested in it: an element of a
+/// slice, array or map of a struct type may leave its type out (`[]task{{key: X}}`).
+fn go_literal(syntax: &Syntax<'_>, literal: Node<'_>, found: &mut Vec<Write>) {
+    let Some(of) = literal.child_by_field_name("type") else {
+        return;
+    };
+    let Some(body) = literal.child_by_field_name("body") else {
+        return;
+    };
+    let element = match of.kind() {
+        "slice_type" | "array_type" | "implicit_length_array_type" => of
+            .child_by_field_name("element")
+            .and_then(|t| go_type_name(syntax, t)),
+        "map_type" => of
+            .child_by_field_name("value")
+            .and_then(|t| go_type_name(syntax, t)),
+        _ => None,
+    };
+    if let Some(element) = element {
+        // The elements (and a map's values) that leave the type out.
+        for item in children(body) {
+            let value = if item.kind() == "keyed_element" {
+                item.child_by_field_name("value")
+                    .or_else(|| children(item).nth(1))
+            } else {
+                Some(item)
+            };
+            let inner = value.and_then(|v| {
+                if v.kind() == "literal_value" {
+                    Some(v)
+                } else {
+                    children(v).next().filter(|n| n.kind() == "literal_value")
+                }
+            });
+            if let Some(inner) = inner {
+                go_fields(syntax, &element, inner, found);
+            }
+        }
+        // Nested composite literals with a type of their own are found on their own.
+        let nested = find_all(body, &|n| n.kind() == "composite_literal");
+        for literal in nested {
+            go_literal(syntax, literal, found);
+        }
+        return;
+    }
+    if let Some(owner) = go_type_name(syntax, of) {
+        go_fields(syntax, &owner, body, found);
+    }
+    for literal in children(body).flat_map(|n| find_all(n, &|n| n.kind() == "composite_literal")) {
+        go_literal(syntax, literal, found);
+    }
+}
+
+fn go_type_name(syntax: &Syntax<'_>, node: Node<'_>) -> Option<String> {
+    match node.kind() {
+        "type_identifier" => Some(syntax.text(node).to_owned()),
+        "pointer_type" => children(node).next().and_then(|t| go_type_name(syntax, t)),
+        "qualified_type" => node
+            .child_by_field_name("name")
+            .map(|n| syntax.text(n).to_owned()),
+        "generic_type" => node
+            .child_by_field_name("type")
+            .and_then(|t| go_type_name(syntax, t)),
+        _ => None,
+    }
+}
+
+/// The `field: value` elements of a Go literal value of `owner`.
+fn go_fields(syntax: &Syntax<'_>, owner: &str, body: Node<'_>, found: &mut Vec<Write>) {
+    for element in children(body).filter(|n| n.kind() == "keyed_element") {
+        let mut parts = children(element);
+        let (Some(key), Some(value)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        let (Some(key), Some(value)) = (unwrap(key), unwrap(value)) else {
+            continue;
+        };
+        if !matches!(key.kind(), "identifier" | "field_identifier") || !plain_value(value) {
+            continue;
+        }
+        found.push(Write {
+            owner: owner.to_owned(),
+            field: syntax.text(key).to_owned(),
+            value: value.byte_range(),
+            parameter: is_parameter(syntax, value),
+        });
+    }
+}
+
+/// A side of a Go keyed element, out of the `literal_element` the grammar wraps it in.
+fn unwrap(n: Node<'_>) -> Option<Node<'_>> {
+    if n.kind() == "literal_element" {
+        children(n).next()
+    } else {
+        Some(n)
+    }
+}
+
+/// A Rust struct expression's `field: value` initialisers.
+fn rust_literal(syntax: &Syntax<'_>, literal: Node<'_>, found: &mut Vec<Write>) {
+    let Some(owner) = literal
+        .child_by_field_name("name")
+        .and_then(|n| rust_type_name(syntax, n))
+    else {
+        return;
+    };
+    let Some(body) = literal.child_by_field_name("body") else {
+        return;
+    };
+    for initialiser in children(body).filter(|n| n.kind() == "field_initializer") {
+        let (Some(field), Some(value)) = (
+            initialiser.child_by_field_name("field"),
+            initialiser.child_by_field_name("value"),
+        ) else {
+            continue;
+        };
+        if plain_value(value) {
+            found.push(Write {
+                owner: owner.clone(),
+                field: syntax.text(field).to_owned(),
+                value: value.byte_range(),
+                parameter: is_parameter(syntax, value),
+            });
+        }
+    }
+}
+
+fn rust_type_name(syntax: &Syntax<'_>, node: Node<'_>) -> Option<String> {
+    match node.kind() {
+        "type_identifier" | "identifier" => Some(syntax.text(node).to_owned()),
+        "scoped_type_identifier" | "scoped_identifier" => node
+            .child_by_field_name("name")
+            .map(|n| syntax.text(n).to_owned()),
+        "generic_type" => node
+            .child_by_field_name("type")
+            .and_then(|t| rust_type_name(syntax, t)),
+        "reference_type" => node
+            .child_by_field_name("type")
+            .and_then(|t| rust_type_name(syntax, t)),
+        _ => None,
+    }
+}
+
+/// Whether `value` is a name of a parameter of the function around it.
+fn is_parameter(syntax: &Syntax<'_>, value: Node<'_>) -> bool {
+    if value.kind() != "identifier" {
+        return false;
+    }
+    let name = syntax.text(value);
+    std::iter::successors(value.parent(), Node::parent)
+        .filter(|n| {
+            matches!(
+                n.kind(),
+                "function_declaration" | "method_declaration" | "func_literal" | "function_item"
+            )
+        })
+        .filter_map(|f| f.child_by_field_name("parameters"))
+        .flat_map(children)
+        .any(|param| {
+            let mut cursor = param.walk();
+            let go = param
+                .children_by_field_name("name", &mut cursor)
+                .any(|n| syntax.text(n) == name);
+            go || param
+                .child_by_field_name("pattern")
+                .is_some_and(|n| syntax.text(n) == name)
+        })
+}
+
+/// Whether a value is a key as written: an integer literal (negated or converted), a name or a
+/// qualified name.
+fn plain_value(node: Node<'_>) -> bool {
+    match node.kind() {
+        "int_literal" | "integer_literal" | "identifier" | "scoped_identifier" => true,
+        "selector_expression" | "field_expression" => {
+            children(node).all(|n| plain_value(n) || n.kind() == "field_identifier")
+        }
+        "unary_expression" | "parenthesized_expression" => children(node).all(plain_value),
+        // Go's `int64(7)`, Rust's `7 as i64`.
+        "call_expression" => {
+            let mut parts = children(node);
+            parts
+                .next()
+                .is_some_and(|f| matches!(f.kind(), "identifier" | "type_identifier"))
+                && parts.next().is_some_and(|args| {
+                    children(args).count() == 1 && children(args).all(plain_value)
+                })
+        }
+        "type_cast_expression" => node.child_by_field_name("value").is_some_and(plain_value),
+        _ => false,
+    }
+}
+
+/// The type of `receiver` where it is read at `at`: Go's parameter, receiver or local; Rust's
+/// `self` in an `impl` block, or a parameter's type.
+pub(crate) fn receiver_type(
+    syntax: &Syntax<'_>,
+    language: Language,
+    receiver: &str,
+    at: usize,
+) -> Option<String> {
+    let node = syntax.node_at(at, at + 1)?;
+    match language {
+        Language::Go => match receivers::name_at(syntax, node, receiver, at)? {
+            // The literals are the file's own: a type of its package, or one qualified alike.
+            Receiver::Named(of) => Some(of.rsplit('.').next().unwrap_or(&of).to_owned()),
+            _ => None,
+        },
+        Language::Rust => {
+            let mut around = std::iter::successors(Some(node), Node::parent);
+            if receiver == "self" {
+                let block = around.find(|n| n.kind() == "impl_item")?;
+                return rust_type_name(syntax, block.child_by_field_name("type")?);
+            }
+            let function = around.find(|n| n.kind() == "function_item")?;
+            children(function.child_by_field_name("parameters")?)
+                .filter(|p| p.kind() == "parameter")
+                .find(|p| {
+                    p.child_by_field_name("pattern")
+                        .is_some_and(|n| syntax.text(n) == receiver)
+                })
+                .and_then(|p| p.child_by_field_name("type"))
+                .and_then(|t| rust_type_name(syntax, t))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn written(syntax: &Syntax<'_>, writes: &[Write]) -> Vec<(String, String, String)> {
+        writes
+            .iter()
+            .map(|w| {
+                (
+                    w.owner.clone(),
+                    w.field.clone(),
+                    syntax.text[w.value.clone()].to_owned(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn go_literals_write_fields_also_in_elements_that_leave_their_type_out() {
+        let source = "package w\n\
+            func New() *Worker { return &Worker{name: \"r\", lockID: locks.Replicator} }\n\
+            var tasks = []task{\n\t{key: locks.Scrub, step: scrub},\n\t{key: 7, name: f()},\n}\n\
+            var byName = map[string]task{\"a\": {key: int64(8)}}\n\
+            var skip = Worker{lockID: next()}\n";
+        let syntax = Syntax::parse("w.go", Language::Go, source).expect("a tree");
+        assert_eq!(
+            written(&syntax, &writes(&syntax, Language::Go)),
+            [
+                ("Worker", "lockID", "locks.Replicator"),
+                ("task", "key", "locks.Scrub"),
+                ("task", "step", "scrub"),
+                ("task", "key", "7"),
+                ("task", "key", "int64(8)"),
+            ]
+            .map(|(a, b, c)| (a.to_owned(), b.to_owned(), c.to_owned()))
+        );
+        let at = source.find("locks.Replicator").expect("the write");
+        assert_eq!(
+            receiver_type(&syntax, Language::Go, "w", at),
+            None,
+            "no w there"
+        );
+    }
+
+    #[test]
+    fn rust_struct_expressions_write_fields_and_self_is_the_impl_type() {
+        let source = "struct Scope { id: i32 }\n\
+            impl Scope { fn lock(&self) -> String { format!(\"{}\", self.id) } }\n\
+            const COPY: Scope = Scope { id: 1 };\n\
+            const PRUNE: Scope = crate::Scope { id: -3 };\n\
+            fn other(s: &Scope) -> i32 { s.id }\n";
+        let syntax = Syntax::parse("a.rs", Language::Rust, source).expect("a tree");
+        assert_eq!(
+            written(&syntax, &writes(&syntax, Language::Rust)),
+            [("Scope", "id", "1"), ("Scope", "id", "-3")].map(|(a, b, c)| (
+                a.to_owned(),
+                b.to_owned(),
+                c.to_owned()
+            ))
+        );
+        let at = source.find("self.id").expect("the read");
+        assert_eq!(
+            receiver_type(&syntax, Language::Rust, "self", at).as_deref(),
+            Some("Scope")
+        );
+        let at = source.find("s.id").expect("the read");
+        assert_eq!(
+            receiver_type(&syntax, Language::Rust, "s", at).as_deref(),
+            Some("Scope")
+        );
+    }
+}
