@@ -76,7 +76,7 @@ pub(crate) struct Definition {
     pub(crate) field_defaults: Vec<(usize, String, Key)>,
     /// The fixed keys of its own lock calls: a helper that takes no key locks these, and each
     /// call of it is a site of them (when no parameter is a key).
-    pub(crate) fixed: Vec<Id>,
+    pub(crate) fixed: Vec<(Id, Shape)>,
     /// Fields a parameter is stored in (`Lock{id: id}`, `self.lock_id = lock_id`): a lock call
     /// of the same file keyed by such a field (`l.id`) makes this a wrapper, as a constructor.
     pub(crate) stores: Vec<(String, usize)>,
@@ -640,11 +640,11 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                     }
                     // A helper that takes no key: the call is a site of the keys it locks.
                     if target.keys.is_empty() {
-                        items.extend(target.definition.fixed.iter().map(|value| Item {
+                        items.extend(target.definition.fixed.iter().map(|(value, shape)| Item {
                             at: at.clone(),
                             kind: ItemKind::Wrapper {
                                 function: call.callee.clone(),
-                                shape: Shape::Bigint,
+                                shape: *shape,
                                 key: Key::Fixed(value.clone()),
                             },
                         }));

@@ -536,20 +536,23 @@ impl Extractor<'_> {
         lookups
     }
 
-    /// The fixed keys of the one-key lock calls inside `body` (a literal, or a local of the
-    /// file), each once.
-    fn fixed_keys(&self, body: &Range<usize>) -> Vec<lockward_registry::Id> {
-        let mut fixed: Vec<lockward_registry::Id> = Vec::new();
+    /// The fixed keys of the lock calls inside `body` (a literal, or a local of the file), each
+    /// once, with their form: a pair's fixed family whatever its second int
+    /// (`pg_advisory_xact_lock(7_064_500, member)`: each call of the helper locks that family).
+    fn fixed_keys(&self, body: &Range<usize>) -> Vec<(lockward_registry::Id, Shape)> {
+        let mut fixed: Vec<(lockward_registry::Id, Shape)> = Vec::new();
         for (span, kind) in &self.raw {
             if let ItemKind::Call {
-                shape: Shape::Bigint,
+                shape,
                 key: Key::Literal(value) | Key::Local { value, .. },
                 ..
             } = kind
                 && body.contains(&span.start)
-                && !fixed.iter().any(|f| f.value() == value.value())
+                && !fixed
+                    .iter()
+                    .any(|(f, s)| f.value() == value.value() && s == shape)
             {
-                fixed.push(value.clone());
+                fixed.push((value.clone(), *shape));
             }
         }
         fixed
