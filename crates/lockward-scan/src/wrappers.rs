@@ -438,7 +438,8 @@ impl Known<'_> {
         if family(language) != family(self.language) {
             return false;
         }
-        if path == self.path {
+        // A SQL function is the database's: any SQL of the tree may call it.
+        if path == self.path || self.language == Language::Sql {
             return true;
         }
         // A bare call of a function the calling file defines itself is of that one.

@@ -153,6 +153,10 @@ const MAX_CONSTRUCTOR_TOKENS: usize = 16_384;
 /// How far back a call's argument looks for the local that holds it, in tokens.
 const MAX_LOCAL_TOKENS: usize = 4096;
 
+/// How far after a SQL function's parameters its body's dollar quote is looked for, in bytes
+/// (`RETURNS TABLE (..) LANGUAGE plpgsql SECURITY DEFINER SET search_path = .. AS $$`).
+const MAX_SQL_HEADER_BYTES: usize = 1024;
+
 /// How far a header's parts (generics, a return type) are looked through, in tokens.
 const MAX_HEADER_TOKENS: usize = 48;
 
@@ -193,9 +197,6 @@ impl Extractor<'_> {
         language: Language,
         wanted: &HashSet<String>,
     ) -> Functions {
-        if language == Language::Sql {
-            return Functions::default();
-        }
         let mut headers = Vec::new();
         for i in 0..tokens.len() {
             if tokens[i].kind == TokenKind::Ident
@@ -1113,6 +1114,7 @@ impl Extractor<'_> {
                 let method = self.indent_of(tokens[i].span.start) > 0;
                 self.braced(tokens, i, language, method, None)
             }
+            Language::Sql => self.sql_function(tokens, i),
             Language::JavaScript if before(1) == "function" || before(1) == "*" => {
                 self.braced(tokens, i, language, false, None)
             }
@@ -1136,6 +1138,73 @@ impl Extractor<'_> {
             }
             _ => None,
         }
+    }
+
+    /// SQL: `CREATE [OR REPLACE] FUNCTION|PROCEDURE [schema.]name(params) ... AS $tag$ body
+    /// $tag$`, a PL/pgSQL function whose lock calls may take a parameter by its name
+    /// (`pg_try_advisory_lock(p_key)`): every caller in SQL (`SELECT app.run_exclusive(7, ..)`,
+    /// a pg_cron job's `$$..$$` command) passes the key. A body quoted otherwise is not read.
+    fn sql_function(&self, tokens: &[Token], i: usize) -> Option<Header> {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        let before = i.checked_sub(1)?;
+        let keyword = if text(before) == "." {
+            before.checked_sub(2)?
+        } else {
+            before
+        };
+        if !["function", "procedure"]
+            .iter()
+            .any(|w| text(keyword).eq_ignore_ascii_case(w))
+        {
+            return None;
+        }
+        let open = i + 1;
+        if text(open) != "(" {
+            return None;
+        }
+        let (arguments, close) = self.arguments(tokens, open)?;
+        // A parameter's mode comes before its name.
+        let arguments: Vec<Range<usize>> = arguments
+            .into_iter()
+            .map(|argument| {
+                let mode = ["in", "out", "inout", "variadic"]
+                    .iter()
+                    .any(|m| text(argument.start).eq_ignore_ascii_case(m));
+                if mode && argument.len() > 1 {
+                    argument.start + 1..argument.end
+                } else {
+                    argument
+                }
+            })
+            .collect();
+        let params = self.params(tokens, &arguments, Language::Sql);
+        // The body: the dollar-quoted text after the header (`AS $$`, `AS $fn$`), whose
+        // delimiters the lexer skips.
+        let after = tokens[close].span.end;
+        let mut end = self.file.len().min(after + MAX_SQL_HEADER_BYTES);
+        while !self.file.is_char_boundary(end) {
+            end -= 1;
+        }
+        let tag_start = after + self.file.get(after..end)?.find('$')?;
+        let tag_len =
+            self.file[tag_start + 1..].find(|c: char| !(c.is_ascii_alphabetic() || c == '_'))?;
+        if !self.file[tag_start + 1 + tag_len..].starts_with('$') {
+            return None;
+        }
+        let tag = &self.file[tag_start..tag_start + tag_len + 2];
+        let body_start = tag_start + tag.len();
+        let body_end = body_start + self.file[body_start..].find(tag)?;
+        let first = tokens.partition_point(|t| t.span.start < body_start);
+        let last = tokens.partition_point(|t| t.span.start < body_end);
+        Some(Header {
+            name_at: i,
+            method: false,
+            owner: None,
+            params,
+            body: first..last,
+            declaration: false,
+            constructs: None,
+        })
     }
 
     /// The class that the definition named at `i` constructs, if it is a constructor: the
