@@ -371,6 +371,9 @@ struct Known<'a> {
     keys: HashSet<usize>,
     /// Which of those are the family of a two-int key.
     pairs: HashSet<usize>,
+    /// The fixed keys it locks whatever its callers pass: its own lock calls' and, when it
+    /// takes no key, those it passes to the wrappers it calls.
+    fixed: Vec<(Id, Shape)>,
 }
 
 /// Languages whose code calls each other's functions.
@@ -493,6 +496,7 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
                 definition,
                 keys: definition.reaches.iter().map(|&(p, _)| p).collect(),
                 pairs: definition.pairs.iter().copied().collect(),
+                fixed: definition.fixed.clone(),
             });
         }
     }
@@ -566,8 +570,79 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
             }
         }
     }
-    known.retain(|k| !k.keys.is_empty() || !k.definition.fixed.is_empty());
+    fixed_through_calls(&mut known, &by_name);
+    known.retain(|k| !k.keys.is_empty() || !k.fixed.is_empty());
     known
+}
+
+/// A helper that takes no key and calls a wrapper with a fixed one (`lock_copying(conn)` runs
+/// `COPY.lock(conn, ..)`; `purge_sessions()` runs `run_exclusive(7065101, ..)`) locks that key:
+/// each call of it is a site of it, as of one that locks a literal itself. To a fixed point:
+/// each round adds a key to a helper or ends.
+fn fixed_through_calls(known: &mut [Known<'_>], by_name: &HashMap<&str, Vec<usize>>) {
+    loop {
+        let mut added: Vec<(usize, Id, Shape)> = Vec::new();
+        for (k, caller) in known.iter().enumerate() {
+            if !caller.keys.is_empty() {
+                continue;
+            }
+            let inside = caller
+                .file
+                .calls
+                .iter()
+                .filter(|call| call.within == Some(caller.definition.body_start));
+            for call in inside {
+                for &t in by_name.get(call.callee.as_str()).into_iter().flatten() {
+                    let target = &known[t];
+                    if t == k
+                        || !target.callable_from(
+                            caller.path,
+                            caller.language,
+                            call.qualifier.as_deref(),
+                            caller.file,
+                        )
+                    {
+                        continue;
+                    }
+                    let mut locks: Vec<(Id, Shape)> = Vec::new();
+                    if target.keys.is_empty() {
+                        locks.extend(target.fixed.iter().cloned());
+                    }
+                    for &p in &target.keys {
+                        let slot = Slot::key(target, p);
+                        let Some(arg) = slot.pick(&call.args) else {
+                            continue;
+                        };
+                        let key = arg.pair.as_ref().unwrap_or(&arg.key);
+                        if let Key::Literal(value) | Key::Local { value, .. } | Key::Fixed(value) =
+                            key
+                        {
+                            let shape = if arg.pair.is_some() {
+                                Shape::Pair
+                            } else {
+                                slot.shape
+                            };
+                            locks.push((value.clone(), shape));
+                        }
+                    }
+                    for (value, shape) in locks {
+                        let same = |v: &Id, s: &Shape| v.value() == value.value() && *s == shape;
+                        let new = !caller.fixed.iter().any(|(v, s)| same(v, s))
+                            && !added.iter().any(|(a, v, s)| *a == k && same(v, s));
+                        if new {
+                            added.push((k, value, shape));
+                        }
+                    }
+                }
+            }
+        }
+        if added.is_empty() {
+            return;
+        }
+        for (k, value, shape) in added {
+            known[k].fixed.push((value, shape));
+        }
+    }
 }
 
 /// The names of the wrappers inferred from `files` so far, with the languages (Java and Kotlin
@@ -641,7 +716,7 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                     }
                     // A helper that takes no key: the call is a site of the keys it locks.
                     if target.keys.is_empty() {
-                        items.extend(target.definition.fixed.iter().map(|(value, shape)| Item {
+                        items.extend(target.fixed.iter().map(|(value, shape)| Item {
                             at: at.clone(),
                             kind: ItemKind::Wrapper {
                                 function: call.callee.clone(),

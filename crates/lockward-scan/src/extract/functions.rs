@@ -444,11 +444,16 @@ impl Extractor<'_> {
             }
         }
         let defined = definitions.iter().map(|d| d.name.clone()).collect();
+        // A definition that calls a wanted name may lock what it passes it
+        // (`wrappers::fixed_through_calls`).
         definitions.retain(|d| {
             !d.reaches.is_empty()
                 || !d.forwards.is_empty()
                 || !d.stores.is_empty()
                 || !d.fixed.is_empty()
+                || calls
+                    .iter()
+                    .any(|(_, call)| call.within == Some(d.body_start))
         });
         Functions {
             definitions,
