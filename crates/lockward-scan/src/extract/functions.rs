@@ -157,6 +157,9 @@ const MAX_LOCAL_TOKENS: usize = 4096;
 /// (`RETURNS TABLE (..) LANGUAGE plpgsql SECURITY DEFINER SET search_path = .. AS $$`).
 const MAX_SQL_HEADER_BYTES: usize = 1024;
 
+/// How far back the brace around a literal's entry is looked for, in tokens.
+const MAX_LITERAL_TOKENS: usize = 256;
+
 /// How far a header's parts (generics, a return type) are looked through, in tokens.
 const MAX_HEADER_TOKENS: usize = 48;
 
@@ -291,7 +294,18 @@ impl Extractor<'_> {
                 && name == "new"
                 && i.checked_sub(1)
                     .is_some_and(|p| self.text(tokens[p].span.clone()) == ".");
-            if (CONTROL.contains(&name) && !ruby_new) || self.after_definition_keyword(tokens, i) {
+            // Rust constructs with `ElectionSqlFactory::new(..)`: a call of the type's `new`,
+            // named after the type (see [`Self::constructs`]).
+            let rust_new = language == Language::Rust
+                && name == "new"
+                && i.checked_sub(2).is_some_and(|p| {
+                    self.text(tokens[p + 1].span.clone()) == "::"
+                        && tokens[p].kind == TokenKind::Ident
+                        && self.text(tokens[p].span.clone()) != "Self"
+                });
+            if (CONTROL.contains(&name) && !ruby_new && !rust_new)
+                || self.after_definition_keyword(tokens, i)
+            {
                 continue;
             }
             let Some((arguments, close)) = self.arguments(tokens, open) else {
@@ -329,6 +343,10 @@ impl Extractor<'_> {
                     .filter(|q| q.starts_with(|c: char| c.is_ascii_uppercase()))
             {
                 name = Cow::Owned(class.rsplit("::").next().unwrap_or(class).to_owned());
+                qualifier = None;
+            }
+            if rust_new {
+                name = Cow::Owned(self.text(tokens[i - 2].span.clone()).to_owned());
                 qualifier = None;
             }
             let name = name.as_ref();
@@ -819,6 +837,14 @@ impl Extractor<'_> {
                 stores.push((field.to_owned(), p));
                 continue;
             }
+            // Rust's and JavaScript's shorthand: `Self { lock_id, schema }`, `{ lockKey }`.
+            let shorthand = matches!(text(k.wrapping_sub(1)), "{" | ",")
+                && matches!(text(k + 1), "," | "}")
+                && self.in_struct_literal(tokens, k);
+            if shorthand && let Some(p) = param(k) {
+                stores.push((field.to_owned(), p));
+                continue;
+            }
             let on_self = (matches!(text(k.wrapping_sub(2)), "self" | "this")
                 && text(k.wrapping_sub(1)) == ".")
                 || text(k.wrapping_sub(1)) == "@";
@@ -833,6 +859,32 @@ impl Extractor<'_> {
             }
         }
         stores
+    }
+
+    /// Whether the token at `k` is an entry of a struct or object literal: the bracket around
+    /// it is a brace after a type's name (`Self {`, `Election {`) or a value's place (`= {`,
+    /// `return {`, `({`).
+    fn in_struct_literal(&self, tokens: &[Token], k: usize) -> bool {
+        let text = |j: usize| tokens.get(j).map_or("", |t| self.text(t.span.clone()));
+        let mut depth = 0usize;
+        for j in (k.saturating_sub(MAX_LITERAL_TOKENS)..k).rev() {
+            match text(j) {
+                ")" | "]" | "}" => depth += 1,
+                "(" | "[" if depth == 0 => return false,
+                "(" | "[" => depth -= 1,
+                "{" if depth > 0 => depth -= 1,
+                "{" => {
+                    let before = j.checked_sub(1);
+                    return before.is_some_and(|b| {
+                        tokens[b].kind == TokenKind::Ident
+                            && !matches!(text(b), "else" | "loop" | "unsafe" | "async" | "move")
+                            || matches!(text(b), "=" | "(" | "," | ":" | "return" | "=>")
+                    });
+                }
+                _ => {}
+            }
+        }
+        false
     }
 
     fn after_definition_keyword(&self, tokens: &[Token], i: usize) -> bool {
@@ -1077,7 +1129,8 @@ impl Extractor<'_> {
         let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
         let before = |back: usize| i.checked_sub(back).map_or("", text);
         let name = text(i);
-        if CONTROL.contains(&name) {
+        // Rust's `fn new` is a constructor ([`Self::constructs`]).
+        if CONTROL.contains(&name) && !(language == Language::Rust && name == "new") {
             return None;
         }
         match language {
@@ -1222,10 +1275,14 @@ impl Extractor<'_> {
             Language::Python => name == "__init__",
             Language::Ruby => name == "initialize",
             Language::JavaScript => name == "constructor",
+            Language::Rust => name == "new",
             _ => false,
         };
         if !constructor {
             return None;
+        }
+        if language == Language::Rust {
+            return self.impl_type(tokens, i);
         }
         let indent = self.indent_of(tokens[i].span.start);
         let class = (0..i).rev().take(MAX_CONSTRUCTOR_TOKENS).find(|&k| {
@@ -1239,6 +1296,35 @@ impl Extractor<'_> {
                 }
         })?;
         Some(text(class + 1).to_owned())
+    }
+
+    /// The type of the `impl` block around the token at `i`: `impl<'a> Factory<'a> {` and
+    /// `impl Trait for Factory {` give `Factory`.
+    fn impl_type(&self, tokens: &[Token], i: usize) -> Option<String> {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        let block = (0..i)
+            .rev()
+            .take(MAX_CONSTRUCTOR_TOKENS)
+            .find(|&k| text(k) == "impl" && self.depths[k] + 1 == self.depths[i])?;
+        let open = (block..i).find(|&k| text(k) == "{")?;
+        let start = (block + 1..open)
+            .rfind(|&k| text(k) == "for")
+            .map_or(block + 1, |k| k + 1);
+        let mut depth = 0usize;
+        (start..open).find_map(|k| match text(k) {
+            "<" => {
+                depth += 1;
+                None
+            }
+            ">" => {
+                depth = depth.saturating_sub(1);
+                None
+            }
+            _ if depth == 0 && tokens[k].kind == TokenKind::Ident && text(k + 1) != "::" => {
+                Some(text(k).to_owned())
+            }
+            _ => None,
+        })
     }
 
     /// Python and Ruby: the parameters after the name, and the block indented under the line.
