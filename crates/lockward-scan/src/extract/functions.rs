@@ -65,9 +65,18 @@ const MEMBER_VALUE_FIELDS: &[&str] = &[
     "value", "key", "code", "lockId", "lock_id", "lockKey", "lock_key", "family",
 ];
 
-/// Whether `field` is one through which an enum's member gives its id ([`MEMBER_VALUE_FIELDS`]).
+/// Whether `field` is one through which an enum's member gives its id ([`MEMBER_VALUE_FIELDS`]),
+/// or the Java getter of one (`getKey`, Lombok's `getFamily`).
 pub(crate) fn is_member_value_field(field: &str) -> bool {
     MEMBER_VALUE_FIELDS.contains(&field)
+        || field.strip_prefix("get").is_some_and(|rest| {
+            rest.starts_with(|c: char| c.is_ascii_uppercase())
+                && MEMBER_VALUE_FIELDS.iter().any(|member| {
+                    member.len() == rest.len()
+                        && member[..1].eq_ignore_ascii_case(&rest[..1])
+                        && member[1..] == rest[1..]
+                })
+        })
 }
 
 /// The parameter a lock call's key is: itself (`key`), a field of it or of a local merging it
