@@ -307,6 +307,9 @@ struct Assignment {
     literal: Option<Id>,
     /// An attribute's (`self.lock_id = ..`): a field, no function's local.
     attribute: bool,
+    /// The expression assigned when it is not a literal (`key := int64(LockKindGenerator)`):
+    /// evaluated over the file's names once they are known.
+    expr: Option<Expr>,
 }
 
 /// The values of names the file assigns different integers in different functions
@@ -636,6 +639,19 @@ fn extract_file(
             .get_or_init(|| Syntax::parse(path, language, text))
             .as_ref()
     };
+    // A function's local assigned an expression of the file's names (`key :=
+    // int64(LockKindGeneratorWorker)`) has that value in the function.
+    let assignments: Vec<Assignment> = assignments
+        .into_iter()
+        .map(|mut assignment| {
+            if let Some(expr) = assignment.expr.take()
+                && let Some(value) = values::evaluate(&expr, language, &mut |n| local_value(n))
+            {
+                assignment.literal = Some(Id::plain(value));
+            }
+            assignment
+        })
+        .collect();
     let wanted = FunctionLocals::wanted(&assignments, &local_ids);
     let function_locals = FunctionLocals::new(
         if wanted.is_empty() { None } else { tree() },
@@ -2006,6 +2022,7 @@ impl Extractor<'_> {
                 span: tokens[i].span.clone(),
                 literal: literal.clone().filter(|_| !attribute),
                 attribute,
+                expr: expr.clone().filter(|_| !attribute && literal.is_none()),
             });
             // A path (`AdvisoryLockKey.CREATE_DISTRIBUTION`) evaluates as its last name, but
             // may be a member.
