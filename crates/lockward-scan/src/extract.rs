@@ -625,6 +625,7 @@ fn extract_file(
             words,
             defined,
             go_types: GoTypes::default(),
+            constant_fields: Vec::new(),
         },
         exports: HashMap::new(),
         assigned_names: locals.keys().cloned().collect(),
@@ -806,6 +807,21 @@ fn extract_file(
         {
             let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
             sites.wrappers.go_types = GoTypes::read(syntax, dir);
+        }
+        if matches!(language, Language::Go | Language::Rust)
+            && let Some(syntax) = tree()
+        {
+            sites.wrappers.constant_fields = fields::constants(syntax, language)
+                .into_iter()
+                .map(|(name, field, value)| {
+                    let code = lex(text, value.clone(), language.syntax());
+                    let key = match literal_value(text, &code.tokens, language) {
+                        Some(id) => Key::Literal(id),
+                        None => Key::Name(text[value].to_owned()),
+                    };
+                    (name, field, key)
+                })
+                .collect();
         }
     }
     sites.assigned = local_ids.into_values().map(|id| id.value()).collect();

@@ -62,6 +62,72 @@ pub(crate) fn writes(syntax: &Syntax<'_>, language: Language) -> Vec<Write> {
     found
 }
 
+/// The constants of the file's outermost scope defined as a struct literal (Rust's `const COPY:
+/// Scope = Scope { id: 1 };`, Go's `var copyScope = Scope{id: 1}`): each one's name, and the
+/// fields the literal writes with plain values.
+pub(crate) fn constants(
+    syntax: &Syntax<'_>,
+    language: Language,
+) -> Vec<(String, String, Range<usize>)> {
+    let root = syntax.tree.root_node();
+    let mut found = Vec::new();
+    let mut add = |name: Node<'_>, value: Node<'_>| {
+        for write in writes_of(syntax, language, value) {
+            found.push((syntax.text(name).to_owned(), write.field, write.value));
+        }
+    };
+    match language {
+        Language::Rust => {
+            for item in children(root).filter(|n| matches!(n.kind(), "const_item" | "static_item"))
+            {
+                if let (Some(name), Some(value)) = (
+                    item.child_by_field_name("name"),
+                    item.child_by_field_name("value"),
+                ) {
+                    add(name, value);
+                }
+            }
+        }
+        Language::Go => {
+            let specs = children(root)
+                .filter(|n| n.kind() == "var_declaration")
+                .flat_map(|d| find_all(d, &|n| n.kind() == "var_spec"));
+            for spec in specs {
+                let mut cursor = spec.walk();
+                let names: Vec<Node<'_>> =
+                    spec.children_by_field_name("name", &mut cursor).collect();
+                let values: Vec<Node<'_>> = spec
+                    .child_by_field_name("value")
+                    .map(|v| children(v).collect())
+                    .unwrap_or_default();
+                if names.len() == values.len() {
+                    for (name, value) in names.into_iter().zip(values) {
+                        add(name, value);
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    found
+}
+
+/// The field writes of one value: a struct literal, or `&` of one.
+fn writes_of(syntax: &Syntax<'_>, language: Language, value: Node<'_>) -> Vec<Write> {
+    let mut found = Vec::new();
+    let literal = if value.kind() == "unary_expression" {
+        value.child_by_field_name("operand").unwrap_or(value)
+    } else {
+        value
+    };
+    match (language, literal.kind()) {
+        (Language::Go, "composite_literal") => go_literal(syntax, literal, &mut found),
+        (Language::Rust, "struct_expression") => rust_literal(syntax, literal, &mut found),
+        _ => {}
+    }
+    found
+}
+
 /// A Go composite literal's writes, and those of the literals nested in it: an element of a
 /// slice, array or map of a struct type may leave its type out (`[]task{{key: X}}`).
 fn go_literal(syntax: &Syntax<'_>, literal: Node<'_>, found: &mut Vec<Write>) {

@@ -80,6 +80,10 @@ pub(crate) struct Definition {
     /// Fields a parameter is stored in (`Lock{id: id}`, `self.lock_id = lock_id`): a lock call
     /// of the same file keyed by such a field (`l.id`) makes this a wrapper, as a constructor.
     pub(crate) stores: Vec<(String, usize)>,
+    /// A method's: the fields of `self` its lock calls take as their key (`self.id`), with the
+    /// calls' form. Its call on a constant whose struct literal writes the field
+    /// (`COPY.lock(conn, id)`, `const COPY: Scope = Scope { id: 1 }`) is a site of that value.
+    pub(crate) receiver_fields: Vec<(String, Shape)>,
 }
 
 /// A call inside a definition that passes one of its parameters.
@@ -146,6 +150,9 @@ pub(crate) struct FileWrappers {
     /// A Go file's methods, functions, struct fields and interfaces: what tells a receiver's
     /// type.
     pub(crate) go_types: GoTypes,
+    /// The constants (Rust `const`/`static`, Go `var`) the file defines as a struct literal,
+    /// with the fields it writes: each constant's name, field and value.
+    pub(crate) constant_fields: Vec<(String, String, Key)>,
 }
 
 /// The [`FileWrappers::words`] of a file.
@@ -188,6 +195,9 @@ impl FileWrappers {
         self.defined.extend(other.defined);
         if self.go_types.is_empty() {
             self.go_types = other.go_types;
+        }
+        if self.constant_fields.is_empty() {
+            self.constant_fields = other.constant_fields;
         }
         self.reach_sites.extend(other.reach_sites);
         self.reach_sites.sort_unstable();
@@ -570,16 +580,64 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
             }
         }
     }
-    fixed_through_calls(&mut known, &by_name);
-    known.retain(|k| !k.keys.is_empty() || !k.fixed.is_empty());
+    let constants = Constants::new(files);
+    fixed_through_calls(&mut known, &by_name, &constants);
+    known.retain(|k| {
+        !k.keys.is_empty() || !k.fixed.is_empty() || !k.definition.receiver_fields.is_empty()
+    });
     known
+}
+
+/// The constants of the tree defined as struct literals, by name: the fields each writes.
+struct Constants<'a> {
+    by_name: HashMap<&'a str, Vec<(&'a str, &'a Key)>>,
+}
+
+impl<'a> Constants<'a> {
+    fn new(files: &'a [FileSites]) -> Self {
+        let mut by_name: HashMap<&str, Vec<(&str, &Key)>> = HashMap::new();
+        for (name, field, key) in files.iter().flat_map(|f| &f.wrappers.constant_fields) {
+            by_name
+                .entry(name.as_str())
+                .or_default()
+                .push((field.as_str(), key));
+        }
+        Self { by_name }
+    }
+
+    /// The keys a call of `target` on `qualifier` locks, when `target` is a method keyed by its
+    /// receiver's field and `qualifier` a constant writing that field.
+    fn keys_of(&self, target: &Known<'_>, qualifier: Option<&str>) -> Vec<(Key, Shape)> {
+        let Some(writes) = qualifier.and_then(|q| self.by_name.get(q.rsplit("::").next()?)) else {
+            return Vec::new();
+        };
+        target
+            .definition
+            .receiver_fields
+            .iter()
+            .flat_map(|(field, shape)| {
+                writes
+                    .iter()
+                    .filter(move |(f, _)| f == field)
+                    // The literal is reported where the constant writes it.
+                    .map(move |(_, key)| match key {
+                        Key::Literal(value) => (Key::Fixed(value.clone()), *shape),
+                        key => ((*key).clone(), *shape),
+                    })
+            })
+            .collect()
+    }
 }
 
 /// A helper that takes no key and calls a wrapper with a fixed one (`lock_copying(conn)` runs
 /// `COPY.lock(conn, ..)`; `purge_sessions()` runs `run_exclusive(7065101, ..)`) locks that key:
 /// each call of it is a site of it, as of one that locks a literal itself. To a fixed point:
 /// each round adds a key to a helper or ends.
-fn fixed_through_calls(known: &mut [Known<'_>], by_name: &HashMap<&str, Vec<usize>>) {
+fn fixed_through_calls(
+    known: &mut [Known<'_>],
+    by_name: &HashMap<&str, Vec<usize>>,
+    constants: &Constants<'_>,
+) {
     loop {
         let mut added: Vec<(usize, Id, Shape)> = Vec::new();
         for (k, caller) in known.iter().enumerate() {
@@ -607,6 +665,15 @@ fn fixed_through_calls(known: &mut [Known<'_>], by_name: &HashMap<&str, Vec<usiz
                     let mut locks: Vec<(Id, Shape)> = Vec::new();
                     if target.keys.is_empty() {
                         locks.extend(target.fixed.iter().cloned());
+                        locks.extend(
+                            constants
+                                .keys_of(target, call.qualifier.as_deref())
+                                .into_iter()
+                                .filter_map(|(key, shape)| match key {
+                                    Key::Fixed(value) => Some((value, shape)),
+                                    _ => None,
+                                }),
+                        );
                     }
                     for &p in &target.keys {
                         let slot = Slot::key(target, p);
@@ -670,6 +737,7 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
             by_name.entry(&k.definition.name).or_default().push(k);
         }
         let types = TypeTable::new(files.iter().map(|file| &file.wrappers.go_types));
+        let constants = Constants::new(files);
         let wrapper_at = |path: &str, body: usize| {
             known
                 .iter()
@@ -712,6 +780,21 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                             directory(target.path),
                         )
                     {
+                        continue;
+                    }
+                    // A method keyed by its receiver's field, called on a constant writing it.
+                    let on_constant = constants.keys_of(target, qualifier);
+                    if !on_constant.is_empty() {
+                        targets.push((target.path.to_owned(), target.definition.body_start));
+                        called.insert((target.path.to_owned(), target.definition.body_start));
+                        items.extend(on_constant.into_iter().map(|(key, shape)| Item {
+                            at: at.clone(),
+                            kind: ItemKind::Wrapper {
+                                function: call.callee.clone(),
+                                shape,
+                                key,
+                            },
+                        }));
                         continue;
                     }
                     // A helper that takes no key: the call is a site of the keys it locks.

@@ -273,6 +273,11 @@ impl Extractor<'_> {
                     })
                     .collect(),
                 fixed: self.fixed_keys(body),
+                receiver_fields: if header.method {
+                    self.receiver_fields(body)
+                } else {
+                    Vec::new()
+                },
                 forwards: Vec::new(),
                 stores: self.stores(tokens, &header.body, &header.params),
             })
@@ -478,6 +483,7 @@ impl Extractor<'_> {
                 || !d.forwards.is_empty()
                 || !d.stores.is_empty()
                 || !d.fixed.is_empty()
+                || !d.receiver_fields.is_empty()
                 || calls
                     .iter()
                     .any(|(_, call)| call.within == Some(d.body_start))
@@ -567,6 +573,29 @@ impl Extractor<'_> {
             }
         }
         lookups
+    }
+
+    /// The fields of `self` that the lock calls inside a method's `body` take as their key
+    /// (`format!("select pg_advisory_lock({}, {id})", self.id)`), with the calls' form: a call
+    /// of the method on a constant whose literal writes the field locks that value.
+    fn receiver_fields(&self, body: &Range<usize>) -> Vec<(String, Shape)> {
+        let mut found: Vec<(String, Shape)> = Vec::new();
+        for (span, kind) in &self.raw {
+            if let ItemKind::Call {
+                shape,
+                key: Key::Name(written),
+                ..
+            } = kind
+                && body.contains(&span.start)
+                && let Some(field) = written
+                    .strip_prefix("self.")
+                    .filter(|f| crate::fields::field_read(written).is_some() && !f.is_empty())
+                && !found.iter().any(|(f, s)| f == field && s == shape)
+            {
+                found.push((field.to_owned(), *shape));
+            }
+        }
+        found
     }
 
     /// The fixed keys of the lock calls inside `body` (a literal, or a local of the file), each
