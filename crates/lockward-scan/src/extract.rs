@@ -462,11 +462,30 @@ fn extract_file(
         depths: brace_depths(text, &code.tokens),
         assignments: Vec::new(),
         sql_literals: HashSet::new(),
+        sql_holders: Vec::new(),
     };
     extractor.collect_directives(&code);
     extractor.walk(&code.tokens, language, true);
     extractor.strings(&code.tokens, language, 0);
     extractor.raw.sort_by_key(|(span, _)| span.start);
+    // The tree is parsed once, when something needs it: the names the file's functions assign
+    // each their own value, what it binds beyond itself, receivers' types, struct fields.
+    let syntax = std::cell::OnceCell::new();
+    let tree = || {
+        syntax
+            .get_or_init(|| Syntax::parse(path, language, text))
+            .as_ref()
+    };
+    // Only a name at the outermost scope holds SQL another file can pass (a function's `const
+    // query = \`..\`` is its own).
+    if !extractor.sql_holders.is_empty() {
+        extractor.sql_holders.retain(|(name, start, _)| {
+            tree().is_some_and(|syntax| {
+                let at = text[..*start].rfind(name.as_str()).unwrap_or(*start);
+                scope::outermost(Some(syntax), at, at + name.len(), language)
+            })
+        });
+    }
     let functions::Functions {
         mut definitions,
         mut calls,
@@ -632,14 +651,6 @@ fn extract_file(
         scope: Scope::default(),
     };
     let local_value = |name: &str| local_ids.get(name).map(Id::value);
-    // The tree is parsed once, for the names the file's functions assign each their own value
-    // and for what it binds beyond itself, and only when one of those is needed.
-    let syntax = std::cell::OnceCell::new();
-    let tree = || {
-        syntax
-            .get_or_init(|| Syntax::parse(path, language, text))
-            .as_ref()
-    };
     // A function's local assigned an expression of the file's names (`key :=
     // int64(LockKindGeneratorWorker)`) has that value in the function.
     let assignments: Vec<Assignment> = assignments
@@ -1284,7 +1295,16 @@ struct Extractor<'a> {
     assignments: Vec<Assignment>,
     /// The offsets of the calls whose key is a literal of their SQL text.
     sql_literals: HashSet<usize>,
+    /// SQL held in a name that this file never passes (`tryLockQuery = \`select
+    /// pg_try_advisory_lock($1)\``): the name, where its text starts, and each lock call's
+    /// placeholder number and offset. Another file passing the name binds them
+    /// ([`functions`]: a wrapper named after the name).
+    sql_holders: Vec<SqlHolder>,
 }
+
+/// SQL held in a name ([`Extractor`]'s `sql_holders`): the name, where its text starts, and each
+/// lock call's placeholder number and offset.
+type SqlHolder = (String, usize, Vec<(usize, usize)>);
 
 /// The number of braces open before each token.
 fn brace_depths(text: &str, tokens: &[Token]) -> Vec<usize> {
@@ -1450,6 +1470,27 @@ impl Extractor<'_> {
                 for (span, _) in &mut self.raw[before..] {
                     *span = used_at.clone();
                 }
+            } else if let Some(name) = self.holder(tokens, first) {
+                let placeholders: Vec<(usize, usize)> = self.raw[before..]
+                    .iter()
+                    .filter_map(|(span, kind)| match kind {
+                        ItemKind::Call {
+                            key: Key::Dynamic(written) | Key::Name(written),
+                            ..
+                        } => {
+                            let n = written.strip_prefix('$')?.parse::<usize>().ok()?;
+                            Some((n, span.start))
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                if !placeholders.is_empty() {
+                    self.sql_holders.push((
+                        name.to_owned(),
+                        tokens[first].span.start,
+                        placeholders,
+                    ));
+                }
             }
             self.binds = outer;
             self.strings(&inner.tokens, Language::Sql, depth + 1);
@@ -1476,7 +1517,9 @@ impl Extractor<'_> {
             || word(previous) == "to" && previous > 0 && word(previous - 1) == "similar"
     }
 
-    fn named_use(&self, tokens: &[Token], first: usize) -> Option<usize> {
+    /// The name the string at `first` is the value of (`NAME = "..."`, `const NAME string =
+    /// \`...\``), and where that name is.
+    fn holder_at(&self, tokens: &[Token], first: usize) -> Option<usize> {
         let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
         if !matches!(text(first.checked_sub(1)?), "=" | ":=") {
             return None;
@@ -1485,9 +1528,18 @@ impl Extractor<'_> {
         if matches!(text(at), "string" | "str" | "String") && at > 0 {
             at -= 1;
         }
-        if tokens[at].kind != TokenKind::Ident {
-            return None;
-        }
+        (tokens[at].kind == TokenKind::Ident).then_some(at)
+    }
+
+    /// [`Self::holder_at`]'s name.
+    fn holder(&self, tokens: &[Token], first: usize) -> Option<&str> {
+        self.holder_at(tokens, first)
+            .map(|at| self.text(tokens[at].span.clone()))
+    }
+
+    fn named_use(&self, tokens: &[Token], first: usize) -> Option<usize> {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        let at = self.holder_at(tokens, first)?;
         let name = text(at);
         // The nearest use after the definition: a local redefined before each use
         // (`sqlQuery := "..."` in every method) is bound at its own.

@@ -84,12 +84,19 @@ pub(crate) struct Definition {
     /// calls' form. Its call on a constant whose struct literal writes the field
     /// (`COPY.lock(conn, id)`, `const COPY: Scope = Scope { id: 1 }`) is a site of that value.
     pub(crate) receiver_fields: Vec<(String, Shape)>,
+    /// SQL text held in a name (`tryLockQuery = \`select pg_try_advisory_lock($1)\``), its
+    /// placeholders the parameters: "called" where the name is passed, with the arguments after
+    /// it.
+    pub(crate) holds_sql: bool,
 }
 
 /// A call inside a definition that passes one of its parameters.
 #[derive(Debug, Clone)]
 pub(crate) struct Forward {
     pub(crate) callee: String,
+    /// Passed on after a name holding SQL (`ExecContext(ctx, tryLockQuery, id)`): only such
+    /// SQL ([`Definition::holds_sql`]) takes it.
+    pub(crate) passed: bool,
     pub(crate) qualifier: Option<String>,
     pub(crate) position: Option<usize>,
     pub(crate) keyword: Option<String>,
@@ -108,6 +115,9 @@ pub(crate) struct Call {
     pub(crate) within: Option<usize>,
     /// A Go method call's receiver, as far as its file says what it is.
     pub(crate) receiver: Option<Receiver>,
+    /// A name passed as an argument (`ExecContext(ctx, tryLockQuery, id)`), not called: only
+    /// SQL held in that name ([`Definition::holds_sql`]) is "called" so.
+    pub(crate) passed: bool,
 }
 
 /// One argument of a call.
@@ -455,8 +465,12 @@ impl Known<'_> {
         if path == self.path || self.language == Language::Sql {
             return true;
         }
-        // A bare call of a function the calling file defines itself is of that one.
-        if qualifier.is_none() && file.defined.contains(&self.definition.name) {
+        // A bare call of a function the calling file defines itself is of that one (SQL held in
+        // a name is never called: a function of its name is another thing).
+        if qualifier.is_none()
+            && !self.definition.holds_sql
+            && file.defined.contains(&self.definition.name)
+        {
             return false;
         }
         // Ruby calls a mixed-in module's methods bare.
@@ -552,12 +566,14 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
                     .filter(|&&t| t != k)
                     .find_map(|&t| {
                         let target = &known[t];
-                        if !target.callable_from(
-                            caller.path,
-                            caller.language,
-                            forward.qualifier.as_deref(),
-                            caller.file,
-                        ) {
+                        if forward.passed != target.definition.holds_sql
+                            || !target.callable_from(
+                                caller.path,
+                                caller.language,
+                                forward.qualifier.as_deref(),
+                                caller.file,
+                            )
+                        {
                             return None;
                         }
                         target.keys.iter().find_map(|&p| {
@@ -653,6 +669,7 @@ fn fixed_through_calls(
                 for &t in by_name.get(call.callee.as_str()).into_iter().flatten() {
                     let target = &known[t];
                     if t == k
+                        || call.passed != target.definition.holds_sql
                         || !target.callable_from(
                             caller.path,
                             caller.language,
@@ -764,7 +781,9 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                         // A recursive call.
                         continue;
                     }
-                    if !target.callable_from(&file.path, language, qualifier, &file.wrappers) {
+                    if call.passed != target.definition.holds_sql
+                        || !target.callable_from(&file.path, language, qualifier, &file.wrappers)
+                    {
                         continue;
                     }
                     // A Go call on a value of another type that has a method of this name runs
@@ -886,12 +905,14 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                 }
                 for forward in &k.definition.forwards {
                     for target in by_name.get(forward.callee.as_str()).into_iter().flatten() {
-                        if target.callable_from(
-                            k.path,
-                            k.language,
-                            forward.qualifier.as_deref(),
-                            k.file,
-                        ) {
+                        if forward.passed == target.definition.holds_sql
+                            && target.callable_from(
+                                k.path,
+                                k.language,
+                                forward.qualifier.as_deref(),
+                                k.file,
+                            )
+                        {
                             called.insert((target.path.to_owned(), target.definition.body_start));
                         }
                     }

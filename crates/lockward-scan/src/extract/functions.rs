@@ -273,6 +273,7 @@ impl Extractor<'_> {
                     })
                     .collect(),
                 fixed: self.fixed_keys(body),
+                holds_sql: false,
                 receiver_fields: if header.method {
                     self.receiver_fields(body)
                 } else {
@@ -366,11 +367,22 @@ impl Extractor<'_> {
             let name = name.as_ref();
             let mut args = Vec::with_capacity(arguments.len());
             let mut positional = 0usize;
+            // A wanted name passed as an argument (`ExecContext(ctx, tryLockQuery, id)`): the SQL
+            // another file holds in it, bound by the arguments after it.
+            let mut holder: Option<(usize, &str, usize)> = None;
             for argument in &arguments {
                 let argument = &tokens[argument.clone()];
                 let (keyword, value) = self.keyword_argument(argument, language);
                 if keyword.is_none() {
                     positional += 1;
+                }
+                if holder.is_none()
+                    && keyword.is_none()
+                    && let [only] = value
+                    && only.kind == TokenKind::Ident
+                    && wanted.contains(self.text(only.span.clone()))
+                {
+                    holder = Some((args.len() + 1, self.text(only.span.clone()), positional));
                 }
                 let param = around
                     .iter()
@@ -391,9 +403,24 @@ impl Extractor<'_> {
                         })
                     });
                 let param = param.or(stored);
+                if let Some((d, param)) = param
+                    && let Some((_, holder, at)) = holder
+                    && keyword.is_none()
+                    && positional > at
+                {
+                    definitions[d].forwards.push(Forward {
+                        callee: holder.to_owned(),
+                        passed: true,
+                        qualifier: None,
+                        position: Some(positional - at),
+                        keyword: None,
+                        param,
+                    });
+                }
                 if let Some((d, param)) = param {
                     definitions[d].forwards.push(Forward {
                         callee: name.to_owned(),
+                        passed: false,
                         qualifier: qualifier.clone(),
                         position: keyword.is_none().then_some(positional),
                         keyword: keyword.clone(),
@@ -460,8 +487,30 @@ impl Extractor<'_> {
                         .map(|family| key_of(family, false)),
                 });
             }
+            let within = around.first().map(|&d| definitions[d].body_start);
+            let span = token.span.start..tokens[close].span.end;
+            if let Some((first, holder, _)) = holder {
+                // node-postgres binds an array after the text: `query(LOCK_SQL, [KEY])`.
+                let following = arguments
+                    .get(first)
+                    .and_then(|values| {
+                        self.array_elements(tokens, values, language, &around, &definitions)
+                    })
+                    .unwrap_or_else(|| args.get(first..).map(<[Arg]>::to_vec).unwrap_or_default());
+                calls.push((
+                    span.clone(),
+                    Call {
+                        callee: holder.to_owned(),
+                        qualifier: None,
+                        at: None,
+                        args: following,
+                        within,
+                        receiver: None,
+                        passed: true,
+                    },
+                ));
+            }
             if wanted.contains(name) {
-                let span = token.span.start..tokens[close].span.end;
                 calls.push((
                     span,
                     Call {
@@ -469,11 +518,42 @@ impl Extractor<'_> {
                         qualifier,
                         at: None,
                         args,
-                        within: around.first().map(|&d| definitions[d].body_start),
+                        within,
                         receiver: None,
+                        passed: false,
                     },
                 ));
             }
+        }
+        // SQL held in a name the file never passes is a wrapper of that name whose parameters
+        // are its placeholders (`$1` the first argument after the name where it is passed).
+        for (name, start, placeholders) in &self.sql_holders {
+            let count = placeholders.iter().map(|&(n, _)| n).max().unwrap_or(0);
+            definitions.push(Definition {
+                name: name.clone(),
+                method: false,
+                owner: None,
+                params: (1..=count)
+                    .map(|n| Param {
+                        name: format!("${n}"),
+                        position: Some(n),
+                        keyword: false,
+                        default: None,
+                        bound_as: None,
+                    })
+                    .collect(),
+                body_start: *start,
+                reaches: placeholders.iter().map(|&(n, at)| (n - 1, at)).collect(),
+                forwards: Vec::new(),
+                fields: Vec::new(),
+                pairs: Vec::new(),
+                lookups: Vec::new(),
+                field_defaults: Vec::new(),
+                fixed: Vec::new(),
+                stores: Vec::new(),
+                receiver_fields: Vec::new(),
+                holds_sql: true,
+            });
         }
         let defined = definitions.iter().map(|d| d.name.clone()).collect();
         // A definition that calls a wanted name may lock what it passes it
@@ -1135,6 +1215,46 @@ impl Extractor<'_> {
     }
 
     /// The parameter a value is, when it is exactly one (`key`, `&key`, `*key`).
+    /// The elements of an array literal argument (`[KEY, shard]`), each as a positional
+    /// argument; `None` when the argument is no array literal.
+    fn array_elements(
+        &self,
+        tokens: &[Token],
+        argument: &Range<usize>,
+        language: Language,
+        around: &[usize],
+        definitions: &[Definition],
+    ) -> Option<Vec<Arg>> {
+        let value = &tokens[argument.clone()];
+        let (open, close) = (value.first()?, value.last()?);
+        if self.text(open.span.clone()) != "[" || self.text(close.span.clone()) != "]" {
+            return None;
+        }
+        let (elements, _) = self.arguments(tokens, argument.start)?;
+        Some(
+            elements
+                .iter()
+                .map(|element| {
+                    let value = &tokens[element.clone()];
+                    let param = around.iter().find_map(|&d| {
+                        self.param_of(value, &definitions[d].params)
+                            .map(|p| (definitions[d].body_start, p))
+                    });
+                    Arg {
+                        keyword: None,
+                        key: self.key(value, language),
+                        string: self.string_content(value),
+                        param,
+                        offset: value.first().map_or(open.span.start, |t| t.span.start),
+                        at: None,
+                        fields: Vec::new(),
+                        pair: None,
+                    }
+                })
+                .collect(),
+        )
+    }
+
     fn param_of(&self, value: &[Token], params: &[Param]) -> Option<usize> {
         let value = match value {
             [prefix, rest @ ..] if matches!(self.text(prefix.span.clone()), "&" | "*") => rest,

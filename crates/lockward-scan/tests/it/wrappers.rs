@@ -479,3 +479,44 @@ fn a_field_no_literal_of_the_file_writes_stays_a_dynamic_key() {
     );
     assert!(report.sites.iter().all(|s| s.id != 7_063_113));
 }
+
+#[test]
+fn sql_held_in_a_name_binds_only_where_the_name_is_passed() {
+    let report = project(&[
+        (
+            "services/locker/lock.ts",
+            "export const query = `SELECT pg_advisory_lock($1)`\n",
+        ),
+        (
+            "services/locker/store.ts",
+            "import { query } from './lock'\n\nexport class Store {\n  query(db: Db, sql: string) {\n    return db.query(sql)\n  }\n\n  run(db: Db) {\n    return this.query(db, 'select 1')\n  }\n\n  lock(db: Db) {\n    return db.query(query, [7_065_501])\n  }\n}\n",
+        ),
+    ]);
+    assert_eq!(
+        brief(&report.findings),
+        ["services/locker/store.ts:13 unregistered-id"],
+        "a call of a method named like the name is no use of the SQL"
+    );
+}
+
+#[test]
+fn sql_held_in_a_functions_local_is_bound_by_no_other_file() {
+    let report = project(&[
+        (
+            "services/locker/lock.ts",
+            "export async function lock(db: Db, hash: number, timeout: number) {\n  const query = `\n    SELECT pg_advisory_xact_lock($1), set_config('lock_timeout', $2, true)\n  `\n  try {\n    await db.query(\n      {\n        text: query,\n        values: [hash, `${timeout}ms`],\n      },\n    )\n  } catch (e) {\n    throw mapError(e, query)\n  }\n}\n",
+        ),
+        (
+            "services/locker/other.ts",
+            "export function run() {\n  return log(query, 42)\n}\n",
+        ),
+    ]);
+    assert!(
+        report
+            .findings
+            .iter()
+            .all(|f| f.path != "services/locker/other.ts"),
+        "{:?}",
+        brief(&report.findings)
+    );
+}
