@@ -124,6 +124,8 @@ codes! {
     UnknownAllowCode = "unknown-allow-code": "A `lockward: allow(CODE)` comment names a code that does not exist.",
     // Collections, enums and expressions (issue 9, item 3).
     UnsafeJsInteger = "unsafe-js-integer": "A JavaScript/TypeScript integer literal used as a lock id is beyond 2^53 - 1, so the number the code runs with is not the one written.",
+    // A library helper out of sight (issue 17).
+    UnknownLockHelper = "unknown-lock-helper": "A call of a function whose name says it takes an advisory lock, which the tree does not define and `[scan] wrappers` does not declare: the keys it takes are not checked.",
 }
 
 impl Code {

@@ -490,6 +490,7 @@ fn extract_file(
         mut definitions,
         mut calls,
         defined,
+        candidates,
     } = extractor.functions(&code.tokens, language, wanted);
     // A constructor that stores its parameter in a field reaches the lock calls of this file
     // keyed by that field through a receiver (`l.id`, `self.lock_id`).
@@ -645,6 +646,7 @@ fn extract_file(
             defined,
             go_types: GoTypes::default(),
             constant_fields: Vec::new(),
+            candidates: Vec::new(),
         },
         exports: HashMap::new(),
         assigned_names: locals.keys().cloned().collect(),
@@ -808,6 +810,11 @@ fn extract_file(
         }
     }
     sites.wrappers.reach_sites = reach_sites;
+    let mut locator = Locator::new(text, Vec::new());
+    sites.wrappers.candidates = candidates
+        .into_iter()
+        .map(|(span, name)| (name, locator.locate(span)))
+        .collect();
     if language == Language::JavaScript {
         sites.findings = unsafe_js_integers(path, &mut sites.items, &sql_exact);
     }

@@ -26,7 +26,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use lockward_registry::{Id, ScanSettings, Wrapper};
+use lockward_registry::{Code, Finding, Id, ScanSettings, Severity, Wrapper};
 
 use crate::extract::functions::is_member_value_field;
 use crate::extract::{FileSites, Item, ItemKind, Key, Location, Shape};
@@ -163,6 +163,10 @@ pub(crate) struct FileWrappers {
     /// The constants (Rust `const`/`static`, Go `var`) the file defines as a struct literal,
     /// with the fields it writes: each constant's name, field and value.
     pub(crate) constant_fields: Vec<(String, String, Key)>,
+    /// Calls of names that say they take an advisory lock and were not looked for as wrappers
+    /// (`pg.TakeAdvisoryTxLock(conn, id1, id2)`): an `unknown-lock-helper` note each, unless the
+    /// tree defines the name.
+    pub(crate) candidates: Vec<(String, Location)>,
 }
 
 /// The [`FileWrappers::words`] of a file.
@@ -208,6 +212,9 @@ impl FileWrappers {
         }
         if self.constant_fields.is_empty() {
             self.constant_fields = other.constant_fields;
+        }
+        if self.candidates.is_empty() {
+            self.candidates = other.candidates;
         }
         self.reach_sites.extend(other.reach_sites);
         self.reach_sites.sort_unstable();
@@ -741,6 +748,52 @@ pub(crate) fn inferred_names(
         .collect()
 }
 
+/// An `unknown-lock-helper` note at each call of a name that says it takes an advisory lock but
+/// that no file of the tree defines (in its language) and `[scan] wrappers` does not declare:
+/// a library's helper, whose keys the scan cannot see. Said, so that a tree whose only locks go
+/// through such a helper is never called clean.
+fn unknown_helpers(files: &mut [FileSites], declared: &Declared) {
+    let defined: HashSet<(String, Language)> = files
+        .iter()
+        .filter_map(|file| Some((file, family(Language::from_path(&file.path)?))))
+        .flat_map(|(file, language)| {
+            file.wrappers
+                .defined
+                .iter()
+                .map(move |name| (name.clone(), language))
+        })
+        .collect();
+    for file in files.iter_mut() {
+        let Some(language) = Language::from_path(&file.path) else {
+            continue;
+        };
+        let mut noted: HashSet<(usize, usize)> = HashSet::new();
+        for (name, at) in std::mem::take(&mut file.wrappers.candidates) {
+            if defined.contains(&(name.clone(), family(language)))
+                || declared.contains(&name)
+                || !noted.insert((at.span.line, at.span.column))
+            {
+                continue;
+            }
+            let finding = Finding {
+                code: Code::UnknownLockHelper,
+                severity: Severity::Note,
+                message: format!(
+                    "`{name}` is named as if it takes an advisory lock, but no file of the tree defines it and `[scan] wrappers` does not declare it: the key of this call is not checked"
+                ),
+                path: file.path.clone(),
+                span: Some(at.span.clone()),
+                labels: Vec::new(),
+                help: None,
+            };
+            let help = format!(
+                "declare the library's helper so its calls are checked: `[scan] wrappers = [{{ name = \"{name}\", position = N }}]`, N its key's place among the arguments"
+            );
+            file.findings.push((at, finding.with_help(help)));
+        }
+    }
+}
+
 /// Turns each file's calls of wrappers into lock sites (items), and drops the `dynamic-key`
 /// items of lock calls inside wrappers whose callers were found (the callers are the sites).
 pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
@@ -923,6 +976,7 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
             }
         }
     }
+    unknown_helpers(files, declared);
     for (file, items) in files.iter_mut().zip(new_items) {
         let silenced: HashSet<(usize, usize)> = file
             .wrappers

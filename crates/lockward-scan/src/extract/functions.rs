@@ -153,6 +153,22 @@ fn field_of<'w>(written: &'w str, param: &str) -> Option<&'w str> {
         .filter(|field| !field.is_empty() && field.chars().all(|c| c.is_alphanumeric() || c == '_'))
 }
 
+/// Whether a function's name says it takes an advisory lock (`TakeAdvisoryTxLock`,
+/// `acquire_advisory_lock`, `withAdvisoryLock`): the words `advisory` and a lock word. Not
+/// PostgreSQL's own functions (`pg_advisory_lock`), which the SQL is read for.
+pub(crate) fn says_advisory_lock(name: &str) -> bool {
+    if name.len() > 64 || name.to_ascii_lowercase().starts_with("pg_") {
+        return false;
+    }
+    let words = crate::words::split(name);
+    words.iter().any(|w| w.eq_ignore_ascii_case("advisory"))
+        && words.iter().any(|w| {
+            ["lock", "locks", "locked", "locking"]
+                .iter()
+                .any(|l| w.eq_ignore_ascii_case(l))
+        })
+}
+
 /// Parameter names that are the receiver, not an argument.
 const RECEIVERS: &[&str] = &["self", "cls", "this"];
 
@@ -181,6 +197,9 @@ pub(super) struct Functions {
     pub(super) calls: Vec<(Range<usize>, Call)>,
     /// The names of all the definitions.
     pub(super) defined: HashSet<String>,
+    /// Calls of names that say they take an advisory lock (`TakeAdvisoryTxLock(conn, a, b)`)
+    /// that are not wanted: a library's helper, unless the tree defines it.
+    pub(super) candidates: Vec<(Range<usize>, String)>,
 }
 
 /// A definition found in tokens, before its body is read.
@@ -296,6 +315,7 @@ impl Extractor<'_> {
         }
         let parent: Vec<Option<usize>> = headers.iter().map(|h| innermost[h.name_at]).collect();
         let mut calls = Vec::new();
+        let mut candidates = Vec::new();
         for i in 0..tokens.len() {
             let token = &tokens[i];
             if token.kind != TokenKind::Ident || names.contains(&i) {
@@ -489,6 +509,17 @@ impl Extractor<'_> {
             }
             let within = around.first().map(|&d| definitions[d].body_start);
             let span = token.span.start..tokens[close].span.end;
+            // A capitalised name is a type's outside Go (`class AdvisoryLock(IntEnum)`, a Java
+            // enum's constructor): no helper.
+            let function_name =
+                language == Language::Go || !name.starts_with(|c: char| c.is_ascii_uppercase());
+            if function_name
+                && !wanted.contains(name)
+                && !arguments.is_empty()
+                && says_advisory_lock(name)
+            {
+                candidates.push((span.clone(), name.to_owned()));
+            }
             if let Some((first, holder, _)) = holder {
                 // node-postgres binds an array after the text: `query(LOCK_SQL, [KEY])`.
                 let following = arguments
@@ -572,6 +603,7 @@ impl Extractor<'_> {
             definitions,
             calls,
             defined,
+            candidates,
         }
     }
 
