@@ -1795,10 +1795,24 @@ impl Extractor<'_> {
             else {
                 continue;
             };
+            // The value runs to the `,` or `)` that ends the argument: a getter's own
+            // parentheses (`kind.getFamily()`) are part of it.
+            let mut depth = 0usize;
             let value: Vec<Token> = tokens[..end]
                 .iter()
                 .skip(at + 5)
-                .take_while(|t| !matches!(self.text(t.span.clone()), ")" | "," | ";"))
+                .take_while(|t| match self.text(t.span.clone()) {
+                    "(" | "[" => {
+                        depth += 1;
+                        true
+                    }
+                    ")" | "]" if depth > 0 => {
+                        depth -= 1;
+                        true
+                    }
+                    ")" | "]" | "," | ";" => depth > 0 && self.text(t.span.clone()) == ",",
+                    _ => true,
+                })
                 .take(MAX_VALUE_TOKENS)
                 .cloned()
                 .collect();
@@ -2573,6 +2587,22 @@ impl Extractor<'_> {
         if let Some(key) = self.member_key(tokens, language, &shown) {
             return key;
         }
+        // A Java getter without arguments (`alk.getQueryVal()`) reads a field: the path to it.
+        let tokens = match tokens {
+            [head @ .., dot, getter, open, close]
+                if matches!(language, Language::Java | Language::Kotlin)
+                    && !head.is_empty()
+                    && token_text(dot) == "."
+                    && token_text(getter)
+                        .strip_prefix("get")
+                        .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_uppercase()))
+                    && token_text(open) == "("
+                    && token_text(close) == ")" =>
+            {
+                &tokens[..tokens.len() - 2]
+            }
+            _ => tokens,
+        };
         let is_path = !tokens.is_empty()
             && tokens.iter().enumerate().all(|(k, t)| {
                 if k % 2 == 0 {

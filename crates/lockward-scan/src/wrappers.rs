@@ -364,6 +364,9 @@ impl Slot {
                 .fields
                 .iter()
                 .find(|a| a.keyword.as_deref() == Some(field)),
+            // A Java getter of an enum's field (`alk.getQueryVal()`) given an enum's member is
+            // that member's value, whatever the field's name.
+            Some(field) if is_getter(field) && matches!(arg.key, Key::Member { .. }) => Some(arg),
             Some(field) if !is_member_value_field(field) => None,
             _ => Some(arg),
         }
@@ -401,6 +404,13 @@ struct Known<'a> {
     /// The fixed keys it locks whatever its callers pass: its own lock calls' and, when it
     /// takes no key, those it passes to the wrappers it calls.
     fixed: Vec<(Id, Shape)>,
+}
+
+/// Whether a field read is a Java-style getter (`getQueryVal`).
+fn is_getter(field: &str) -> bool {
+    field
+        .strip_prefix("get")
+        .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_uppercase()))
 }
 
 /// Languages whose code calls each other's functions.
