@@ -1597,6 +1597,8 @@ impl Extractor<'_> {
                 "=>" if depth == 0 && typed => {}
                 "(" | "[" | "<" => depth += 1,
                 ")" | "]" | ">" => depth = depth.saturating_sub(1),
+                // `-> Result<Option<Self>>`: two type arguments close at once.
+                ">>" => depth = depth.saturating_sub(2),
                 // An interface's method: `boolean tryLock(int key);`, Kotlin's `fun f(k: Long)`
                 // with nothing after it on its line.
                 ";" | "}"

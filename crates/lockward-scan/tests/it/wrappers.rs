@@ -520,3 +520,16 @@ fn sql_held_in_a_functions_local_is_bound_by_no_other_file() {
         brief(&report.findings)
     );
 }
+
+#[test]
+fn rust_a_helper_returning_nested_type_arguments_is_a_wrapper() {
+    // `>>` closes two type arguments at once (lakekeeper's `PostgresAdvisoryLock::try_acquire`).
+    let report = project(&[(
+        "services/store/src/lock.rs",
+        "impl PostgresAdvisoryLock {\n    pub async fn try_acquire(state: &State, key: i64) -> anyhow::Result<Option<Self>> {\n        let acquired: bool = sqlx::query_scalar(\"SELECT pg_try_advisory_lock($1)\")\n            .bind(key)\n            .fetch_one(&mut *conn)\n            .await?;\n        Ok(None)\n    }\n}\n\nasync fn reconcile(state: &State) {\n    let lock = PostgresAdvisoryLock::try_acquire(&state, 7_065_701).await;\n}\n",
+    )]);
+    assert_eq!(
+        wrapper_sites(&report),
+        ["services/store/src/lock.rs:12:38 try_acquire 7065701"]
+    );
+}
