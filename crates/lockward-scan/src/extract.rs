@@ -492,6 +492,17 @@ fn extract_file(
         defined,
         candidates,
     } = extractor.functions(&code.tokens, language, wanted);
+    // A Rust fn of an `impl` block is called by its type's path (`PgMutex::try_acquire(..)`)
+    // from other files: the type is its owner, as a Go method's receiver type is.
+    if language == Language::Rust
+        && !definitions.is_empty()
+        && let Some(syntax) = tree()
+    {
+        for definition in definitions.iter_mut().filter(|d| d.owner.is_none()) {
+            definition.owner =
+                fields::receiver_type(syntax, language, "self", definition.body_start);
+        }
+    }
     // A constructor that stores its parameter in a field reaches the lock calls of this file
     // keyed by that field through a receiver (`l.id`, `self.lock_id`).
     // So does one whose field holds an enum's member read through its value
