@@ -1488,7 +1488,16 @@ impl Extractor<'_> {
                 for (span, _) in &mut self.raw[before..] {
                     *span = used_at.clone();
                 }
-            } else if let Some(name) = self.holder(tokens, first) {
+            } else if let Some(name) = self.holder(tokens, first)
+                // Named for its lock (`tryLockQuery`, `LOCK_SQL`, `unlock`): another name (`q`)
+                // would be looked for in every file of its language, for what is most often a
+                // query of its own file's (a `dynamic-key` note then).
+                && words::split(name).iter().any(|w| {
+                    ["lock", "locks", "unlock", "advisory"]
+                        .iter()
+                        .any(|l| w.eq_ignore_ascii_case(l))
+                })
+            {
                 let placeholders: Vec<(usize, usize)> = self.raw[before..]
                     .iter()
                     .filter_map(|(span, kind)| match kind {

@@ -440,13 +440,13 @@ fn directory(path: &str) -> &str {
 }
 
 /// Whether a name says it takes a lock: two words or more, one of them about locking.
-fn says_lock(name: &str) -> bool {
+pub(crate) fn says_lock(name: &str) -> bool {
     let words = words::split(name);
     words.len() >= 2
         && words.iter().any(|w| {
             matches!(
                 w.as_str(),
-                "lock" | "locks" | "locked" | "locking" | "advisory" | "mutex"
+                "lock" | "locks" | "locked" | "locking" | "unlock" | "advisory" | "mutex"
             )
         })
 }
@@ -674,7 +674,13 @@ fn fixed_through_calls(
     loop {
         let mut added: Vec<(usize, Id, Shape)> = Vec::new();
         for (k, caller) in known.iter().enumerate() {
-            if !caller.keys.is_empty() {
+            // Only a helper named for locking (`lock_copying`, `TryLockGeneratorWorker`), or a
+            // SQL function, is followed so to its callers: every function that calls a wrapper
+            // with a literal would otherwise be a helper whose callers a pass over the tree
+            // looks for.
+            if !caller.keys.is_empty()
+                || !(caller.language == Language::Sql || says_lock(&caller.definition.name))
+            {
                 continue;
             }
             let inside = caller

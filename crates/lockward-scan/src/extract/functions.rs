@@ -157,7 +157,15 @@ fn field_of<'w>(written: &'w str, param: &str) -> Option<&'w str> {
 /// `acquire_advisory_lock`, `withAdvisoryLock`): the words `advisory` and a lock word. Not
 /// PostgreSQL's own functions (`pg_advisory_lock`), which the SQL is read for.
 pub(crate) fn says_advisory_lock(name: &str) -> bool {
-    if name.len() > 64 || name.to_ascii_lowercase().starts_with("pg_") {
+    let bytes = name.as_bytes();
+    if name.len() > 64
+        || !bytes
+            .windows(8)
+            .any(|w| w.eq_ignore_ascii_case(b"advisory"))
+        || bytes
+            .get(..3)
+            .is_some_and(|p| p.eq_ignore_ascii_case(b"pg_"))
+    {
         return false;
     }
     let words = crate::words::split(name);
@@ -341,6 +349,11 @@ impl Extractor<'_> {
             if (CONTROL.contains(&name) && !ruby_new && !rust_new)
                 || self.after_definition_keyword(tokens, i)
             {
+                continue;
+            }
+            // SQL's calls matter only as calls of its functions that lock (`app.run_exclusive(..)`),
+            // which are wanted by then.
+            if language == Language::Sql && !wanted.contains(name) {
                 continue;
             }
             let Some((arguments, close)) = self.arguments(tokens, open) else {

@@ -485,16 +485,19 @@ fn sql_held_in_a_name_binds_only_where_the_name_is_passed() {
     let report = project(&[
         (
             "services/locker/lock.ts",
-            "export const query = `SELECT pg_advisory_lock($1)`\n",
+            "export const lockQuery = `SELECT pg_advisory_lock($1)`\n// A name not named for its lock is not looked for in other files (a pass over the tree).\nexport const q = `SELECT pg_advisory_unlock($1)`\n",
         ),
         (
             "services/locker/store.ts",
-            "import { query } from './lock'\n\nexport class Store {\n  query(db: Db, sql: string) {\n    return db.query(sql)\n  }\n\n  run(db: Db) {\n    return this.query(db, 'select 1')\n  }\n\n  lock(db: Db) {\n    return db.query(query, [7_065_501])\n  }\n}\n",
+            "import { lockQuery } from './lock'\n\nexport class Store {\n  lockQuery(key: number, sql: string) {\n    return this.pool.lockQuery(key, sql)\n  }\n\n  run() {\n    return this.lockQuery(7_065_502, 'select 1')\n  }\n\n  lock(db: Db) {\n    return db.query(lockQuery, [7_065_501])\n  }\n\n  unlock(db: Db) {\n    return db.query(q, [7_065_503])\n  }\n}\n",
         ),
     ]);
     assert_eq!(
         brief(&report.findings),
-        ["services/locker/store.ts:13 unregistered-id"],
+        [
+            "services/locker/lock.ts:3 dynamic-key",
+            "services/locker/store.ts:13 unregistered-id"
+        ],
         "a call of a method named like the name is no use of the SQL"
     );
 }
@@ -504,11 +507,11 @@ fn sql_held_in_a_functions_local_is_bound_by_no_other_file() {
     let report = project(&[
         (
             "services/locker/lock.ts",
-            "export async function lock(db: Db, hash: number, timeout: number) {\n  const query = `\n    SELECT pg_advisory_xact_lock($1), set_config('lock_timeout', $2, true)\n  `\n  try {\n    await db.query(\n      {\n        text: query,\n        values: [hash, `${timeout}ms`],\n      },\n    )\n  } catch (e) {\n    throw mapError(e, query)\n  }\n}\n",
+            "export async function lock(db: Db, hash: number, timeout: number) {\n  const lockQuery = `\n    SELECT pg_advisory_xact_lock($1), set_config('lock_timeout', $2, true)\n  `\n  try {\n    await db.query(\n      {\n        text: lockQuery,\n        values: [hash, `${timeout}ms`],\n      },\n    )\n  } catch (e) {\n    throw mapError(e, lockQuery)\n  }\n}\n",
         ),
         (
             "services/locker/other.ts",
-            "export function run() {\n  return log(query, 42)\n}\n",
+            "export function run() {\n  return log(lockQuery, 42)\n}\n",
         ),
     ]);
     assert!(
@@ -531,5 +534,32 @@ fn rust_a_helper_returning_nested_type_arguments_is_a_wrapper() {
     assert_eq!(
         wrapper_sites(&report),
         ["services/store/src/lock.rs:12:38 try_acquire 7065701"]
+    );
+}
+
+#[test]
+fn a_helper_calling_a_wrapper_with_a_literal_is_followed_when_named_for_locking() {
+    let report = project(&[
+        (
+            "services/jobs/locking.py",
+            "def with_lock(cur, key):\n    cur.execute(\"SELECT pg_advisory_lock(%s)\", (key,))\n\n\ndef nightly(cur):\n    with_lock(cur, 7_065_801)\n\n\ndef lock_reports(cur):\n    with_lock(cur, 7_065_802)\n",
+        ),
+        (
+            "services/jobs/run.py",
+            "from services.jobs.locking import nightly, lock_reports\n\n\ndef main(cur):\n    nightly(cur)\n    lock_reports(cur)\n",
+        ),
+    ]);
+    let sites: Vec<String> = wrapper_sites(&report)
+        .into_iter()
+        .filter(|s| s.starts_with("services/jobs/"))
+        .collect();
+    assert_eq!(
+        sites,
+        [
+            "services/jobs/locking.py:6:5 with_lock 7065801",
+            "services/jobs/locking.py:10:5 with_lock 7065802",
+            "services/jobs/run.py:6:5 lock_reports 7065802",
+        ],
+        "each call of a helper named for locking is a site; another function's (`nightly`) is not looked for"
     );
 }
