@@ -181,18 +181,11 @@ fn go_literal(syntax: &Syntax<'_>, literal: Node<'_>, found: &mut Vec<Write>) {
     }
 }
 
+/// A Go type's last name (`*pkg.Worker` is `Worker`): the literals are the file's own, so a type
+/// of its package or one qualified alike.
 fn go_type_name(syntax: &Syntax<'_>, node: Node<'_>) -> Option<String> {
-    match node.kind() {
-        "type_identifier" => Some(syntax.text(node).to_owned()),
-        "pointer_type" => children(node).next().and_then(|t| go_type_name(syntax, t)),
-        "qualified_type" => node
-            .child_by_field_name("name")
-            .map(|n| syntax.text(n).to_owned()),
-        "generic_type" => node
-            .child_by_field_name("type")
-            .and_then(|t| go_type_name(syntax, t)),
-        _ => None,
-    }
+    receivers::type_name(syntax, node)
+        .map(|written| written.rsplit('.').next().unwrap_or(&written).to_owned())
 }
 
 /// The `field: value` elements of a Go literal value of `owner`.

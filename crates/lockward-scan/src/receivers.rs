@@ -124,7 +124,7 @@ fn struct_fields(
 
 /// The name of a type as written, without pointer or type arguments (`*pkg.Store[T]` is
 /// `pkg.Store`); `None` for a type with no name of its own (a map, a slice, a function type).
-fn type_name(syntax: &Syntax<'_>, node: Node<'_>) -> Option<String> {
+pub(crate) fn type_name(syntax: &Syntax<'_>, node: Node<'_>) -> Option<String> {
     match node.kind() {
         "type_identifier" | "qualified_type" => Some(syntax.text(node).to_owned()),
         "pointer_type" | "parenthesized_type" => {
