@@ -1210,6 +1210,11 @@ impl Extractor<'_> {
         {
             return None;
         }
+        // A trailing comma (`(family, member,)`, a tuple spread over lines) ends no element.
+        let inner = match inner {
+            [elements @ .., last] if self.text(last.span.clone()) == "," => elements,
+            _ => inner,
+        };
         let mut depth = 0usize;
         let mut comma = None;
         for (k, token) in inner.iter().enumerate() {

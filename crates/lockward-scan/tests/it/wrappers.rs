@@ -563,3 +563,15 @@ fn a_helper_calling_a_wrapper_with_a_literal_is_followed_when_named_for_locking(
         "each call of a helper named for locking is a site; another function's (`nightly`) is not looked for"
     );
 }
+
+#[test]
+fn a_tuple_key_spread_over_lines_with_a_trailing_comma_is_a_pair() {
+    let report = project(&[(
+        "services/jobs/mirror.py",
+        "from django_pglocks import advisory_lock\n\n\ndef refresh(archive):\n    with advisory_lock(\n        (\n            7_065_901,\n            archive.id,\n        ),\n        wait=False,\n    ):\n        pass\n",
+    )]);
+    assert_eq!(
+        wrapper_sites(&report),
+        ["services/jobs/mirror.py:6:9 advisory_lock 7065901"]
+    );
+}
