@@ -493,14 +493,19 @@ fn extract_file(
         candidates,
     } = extractor.functions(&code.tokens, language, wanted);
     // A Rust fn of an `impl` block is called by its type's path (`PgMutex::try_acquire(..)`)
-    // from other files: the type is its owner, as a Go method's receiver type is.
+    // from other files: the type is its owner, as a Go method's receiver type is. Its `fn new`
+    // is a constructor, called as `ElectionSql::new(..)`: named after the type.
     if language == Language::Rust
         && !definitions.is_empty()
         && let Some(syntax) = tree()
     {
-        for definition in definitions.iter_mut().filter(|d| d.owner.is_none()) {
-            definition.owner =
-                fields::receiver_type(syntax, language, "self", definition.body_start);
+        for definition in &mut definitions {
+            definition.owner = fields::impl_type(syntax, definition.body_start);
+            if definition.name == "new"
+                && let Some(owner) = &definition.owner
+            {
+                definition.name = owner.clone();
+            }
         }
     }
     // A constructor that stores its parameter in a field reaches the lock calls of this file

@@ -314,6 +314,15 @@ fn plain_value(node: Node<'_>) -> bool {
     }
 }
 
+/// The type of the Rust `impl` block around the byte at `at` (`impl<'a> Factory<'a>` and `impl
+/// Trait for Factory` give `Factory`).
+pub(crate) fn impl_type(syntax: &Syntax<'_>, at: usize) -> Option<String> {
+    let node = syntax.node_at(at, at + 1)?;
+    let block =
+        std::iter::successors(Some(node), Node::parent).find(|n| n.kind() == "impl_item")?;
+    rust_type_name(syntax, block.child_by_field_name("type")?)
+}
+
 /// The type of `receiver` where it is read at `at`: Go's parameter, receiver or local; Rust's
 /// `self` in an `impl` block, or a parameter's type.
 pub(crate) fn receiver_type(
@@ -332,8 +341,7 @@ pub(crate) fn receiver_type(
         Language::Rust => {
             let mut around = std::iter::successors(Some(node), Node::parent);
             if receiver == "self" {
-                let block = around.find(|n| n.kind() == "impl_item")?;
-                return rust_type_name(syntax, block.child_by_field_name("type")?);
+                return impl_type(syntax, at);
             }
             let function = around.find(|n| n.kind() == "function_item")?;
             children(function.child_by_field_name("parameters")?)

@@ -1337,7 +1337,8 @@ impl Extractor<'_> {
         let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
         let before = |back: usize| i.checked_sub(back).map_or("", text);
         let name = text(i);
-        // Rust's `fn new` is a constructor ([`Self::constructs`]).
+        // Rust's `fn new` is a constructor, named after its `impl`'s type once the tree is read
+        // (`extract_file`).
         if CONTROL.contains(&name) && !(language == Language::Rust && name == "new") {
             return None;
         }
@@ -1483,14 +1484,10 @@ impl Extractor<'_> {
             Language::Python => name == "__init__",
             Language::Ruby => name == "initialize",
             Language::JavaScript => name == "constructor",
-            Language::Rust => name == "new",
             _ => false,
         };
         if !constructor {
             return None;
-        }
-        if language == Language::Rust {
-            return self.impl_type(tokens, i);
         }
         let indent = self.indent_of(tokens[i].span.start);
         let class = (0..i).rev().take(MAX_CONSTRUCTOR_TOKENS).find(|&k| {
@@ -1504,35 +1501,6 @@ impl Extractor<'_> {
                 }
         })?;
         Some(text(class + 1).to_owned())
-    }
-
-    /// The type of the `impl` block around the token at `i`: `impl<'a> Factory<'a> {` and
-    /// `impl Trait for Factory {` give `Factory`.
-    fn impl_type(&self, tokens: &[Token], i: usize) -> Option<String> {
-        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
-        let block = (0..i)
-            .rev()
-            .take(MAX_CONSTRUCTOR_TOKENS)
-            .find(|&k| text(k) == "impl" && self.depths[k] + 1 == self.depths[i])?;
-        let open = (block..i).find(|&k| text(k) == "{")?;
-        let start = (block + 1..open)
-            .rfind(|&k| text(k) == "for")
-            .map_or(block + 1, |k| k + 1);
-        let mut depth = 0usize;
-        (start..open).find_map(|k| match text(k) {
-            "<" => {
-                depth += 1;
-                None
-            }
-            ">" => {
-                depth = depth.saturating_sub(1);
-                None
-            }
-            _ if depth == 0 && tokens[k].kind == TokenKind::Ident && text(k + 1) != "::" => {
-                Some(text(k).to_owned())
-            }
-            _ => None,
-        })
     }
 
     /// Python and Ruby: the parameters after the name, and the block indented under the line.
