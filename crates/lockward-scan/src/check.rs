@@ -442,6 +442,18 @@ impl<'a> Checker<'a> {
             Key::Local { name, value } if self.defined_here(path, last_part(name)) => {
                 (value.clone(), Written::ByName, Some(last_part(name)))
             }
+            // So does a name bound to another file's definition of an id (a class of lock ids'
+            // `LockIds.REAP`): the definition carries them.
+            Key::Local { name, value }
+                if self
+                    .definitions
+                    .get(last_part(name))
+                    .is_some_and(|defined| {
+                        defined.iter().any(|(id, _)| id.value() == value.value())
+                    }) =>
+            {
+                (value.clone(), Written::ByName, Some(last_part(name)))
+            }
             Key::Local { name, value } => (value.clone(), Written::Literal, Some(last_part(name))),
             // The message shows the key as written (`l.lockID`), the site its name.
             Key::Name(written) => match self.resolve(path, last_part(written)) {

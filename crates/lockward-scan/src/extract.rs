@@ -46,6 +46,8 @@ const SETTING_WORDS: &[&str] = &[
     "millis", "delay", "duration", "mask", "bits", "shift",
 ];
 
+/// How many classes out a class of lock ids is looked for (`AdvisoryLocks.Targets.SYNC`).
+const MAX_CLASS_NESTING: usize = 3;
 /// How far a bound value is followed, in tokens.
 const MAX_VALUE_TOKENS: usize = 64;
 /// How far a call's closing parenthesis is looked for, in tokens; a call without one in reach
@@ -449,6 +451,7 @@ fn extract_file(
         directives: Vec::new(),
         binds: None,
         go_constants: found.go_constants,
+        all_members: found.members.iter().map(|m| m.span.start).collect(),
         member_keys: found
             .members
             .iter()
@@ -1305,6 +1308,9 @@ struct Extractor<'a> {
     /// Offsets of the keys of entries of collections whose name matches a pattern: members,
     /// not definitions of their own.
     member_keys: HashSet<usize>,
+    /// Offsets of the keys of entries of every collection and enum: their container's name,
+    /// not a class around them, decides whether they are ids.
+    all_members: HashSet<usize>,
     /// The expressions of definitions whose value is not a literal, by the name's offset.
     expressions: HashMap<usize, Expr>,
     /// Names assigned a member (`family = LOCK_TYPES["mine-topic"]`): a use of the name is a
@@ -2046,6 +2052,67 @@ impl Extractor<'_> {
         }
     }
 
+    /// Whether a class, object or module around the token at `i` says by its name that it
+    /// holds lock ids ([`names_lock_ids`]): `AdvisoryLockKeys` around `public static final int
+    /// ORDER = 1;`, a Kotlin companion's class, `AdvisoryLocks` around a nested `Targets`.
+    fn in_lock_ids_class(&self, tokens: &[Token], i: usize, language: Language) -> bool {
+        let mut at = i;
+        for _ in 0..MAX_CLASS_NESTING {
+            let Some(class) = self.enclosing_class(tokens, at, language) else {
+                return false;
+            };
+            if names_lock_ids(&words::split(self.text(tokens[class + 1].span.clone()))) {
+                return true;
+            }
+            at = class;
+        }
+        false
+    }
+
+    /// The `class`, `object`, `interface` or `module` keyword (followed by its name) whose body
+    /// holds the token at `i` directly, read off the braces (the indentation in Python and
+    /// Ruby). A Kotlin companion object is its class's body.
+    fn enclosing_class(&self, tokens: &[Token], i: usize, language: Language) -> Option<usize> {
+        const KEYWORDS: &[&str] = &["class", "object", "interface", "module"];
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        let named = |k: usize| {
+            KEYWORDS.contains(&text(k))
+                && tokens
+                    .get(k + 1)
+                    .is_some_and(|t| t.kind == TokenKind::Ident)
+        };
+        match language {
+            Language::Python | Language::Ruby => {
+                let indent = self.indent_of(tokens[i].span.start);
+                let line = (0..i).rev().find(|&k| {
+                    tokens[k].newline_before && self.indent_of(tokens[k].span.start) < indent
+                })?;
+                named(line).then_some(line)
+            }
+            Language::Go | Language::Rust | Language::Sql => None,
+            _ => {
+                let mut depth = self.depths[i].checked_sub(1)?;
+                let mut k = i;
+                loop {
+                    k = (0..k)
+                        .rev()
+                        .find(|&k| self.depths[k] == depth && KEYWORDS.contains(&text(k)))?;
+                    if text(k) == "object"
+                        && k.checked_sub(1).is_some_and(|p| text(p) == "companion")
+                    {
+                        depth = depth.checked_sub(1)?;
+                        continue;
+                    }
+                    // Its body is the brace around `i`, not one closed before it.
+                    let inside = (k..i)
+                        .find(|&t| self.depths[t] == depth && text(t) == "{")
+                        .is_some_and(|open| (open + 1..=i).all(|t| self.depths[t] > depth));
+                    return (named(k) && inside).then_some(k);
+                }
+            }
+        }
+    }
+
     fn binding(
         &mut self,
         tokens: &[Token],
@@ -2168,7 +2235,18 @@ impl Extractor<'_> {
         }
         let name_words = words::split(&name);
         let keyword = self.names.is_keyword(&name_words);
-        let constant = self.names.is_constant(&name_words);
+        let constant = self.names.is_constant(&name_words)
+            // A class that names a set of lock ids (`AdvisoryLockKeys`, `AdvisoryLocks`, `LockIds`)
+            // holds them as its constants (`public static final int ORDER_NAMESPACE = 1;`);
+            // one given another's name is an alias, not a definition.
+            || (binding == Binding::Assign
+                && (literal.is_some() || expr.as_ref().is_some_and(|e| !matches!(e, Expr::Name(_))))
+                && is_screaming(&name)
+                && !self.all_members.contains(&span.start)
+                && !name_words
+                    .last()
+                    .is_some_and(|last| SETTING_WORDS.contains(&last.as_str()))
+                && self.in_lock_ids_class(tokens, i, language));
         let in_arguments = context == Bracket::Arguments;
         // A field of a struct literal or of an object passed to a call, and a call's keyword
         // argument, configure something (`AdvisoryLockPrefix: 123_456`): only a keyword
@@ -2933,6 +3011,27 @@ fn contains_ignore_case(haystack: &[u8], needle: &[u8]) -> bool {
     haystack
         .windows(needle.len())
         .any(|window| window.eq_ignore_ascii_case(needle))
+}
+
+/// Whether a class's name says it holds lock ids: a lock word and a plural last word
+/// (`AdvisoryLockKeys`, `AdvisoryLocks`, `JobLockIds`), not a class that uses locks
+/// (`AdvisoryLockServiceTest`) nor a bare `Locks`.
+fn names_lock_ids(words: &[String]) -> bool {
+    // `Locks` alone may be an enum of lock modes.
+    words.len() >= 2
+        && words.iter().any(|w| w == "lock" || w == "locks")
+        && words
+            .last()
+            .is_some_and(|last| matches!(last.as_str(), "keys" | "ids" | "locks"))
+}
+
+/// Whether a name is written as a constant's: capitals, digits and underscores
+/// (`ORDER_NAMESPACE`), with a letter.
+fn is_screaming(name: &str) -> bool {
+    name.bytes().any(|b| b.is_ascii_uppercase())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
 }
 
 #[cfg(test)]

@@ -1396,7 +1396,11 @@ impl Extractor<'_> {
                     || tokens.get(i.checked_sub(1)?).is_some_and(|t| {
                         t.kind == TokenKind::Ident || matches!(text(i - 1), ">" | "]")
                     });
-                if !java_type || before(1) == "new" {
+                // A Java constructor has no return type before its name (`public PgLock(`,
+                // `PgLock(` after a field).
+                let constructor =
+                    || language == Language::Java && self.constructs(tokens, i, language).is_some();
+                if (!java_type && !constructor()) || before(1) == "new" {
                     return None;
                 }
                 let header = self.braced(tokens, i, language, true, None)?;
@@ -1476,7 +1480,7 @@ impl Extractor<'_> {
 
     /// The class that the definition named at `i` constructs, if it is a constructor: the
     /// nearest `class Name` before it, indented less (Python, Ruby) or one brace out
-    /// (JavaScript).
+    /// (JavaScript; Java's, named after it).
     fn constructs(&self, tokens: &[Token], i: usize, language: Language) -> Option<String> {
         let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
         let name = text(i);
@@ -1484,6 +1488,15 @@ impl Extractor<'_> {
             Language::Python => name == "__init__",
             Language::Ruby => name == "initialize",
             Language::JavaScript => name == "constructor",
+            // Java's is named after its class, one brace in: `public PgLock(Connection c, int a)`.
+            Language::Java => {
+                return (0..i)
+                    .rev()
+                    .take(MAX_CONSTRUCTOR_TOKENS)
+                    .find(|&k| text(k) == "class" && self.depths[k] + 1 == self.depths[i])
+                    .filter(|&k| text(k + 1) == name)
+                    .map(|_| name.to_owned());
+            }
             _ => false,
         };
         if !constructor {
@@ -1956,7 +1969,7 @@ impl Extractor<'_> {
     }
 
     /// The indentation (in bytes) of the line `offset` is on.
-    fn indent_of(&self, offset: usize) -> usize {
+    pub(super) fn indent_of(&self, offset: usize) -> usize {
         let start = self.file[..offset].rfind('\n').map_or(0, |n| n + 1);
         self.file[start..offset]
             .bytes()
