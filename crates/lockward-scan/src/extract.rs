@@ -2605,6 +2605,15 @@ impl Extractor<'_> {
         if language == Language::Sql && !interpolated && matches!(key, Key::Literal(_)) {
             self.sql_literals.insert(span.start);
         }
+        // A site is where its key is written: in code, a call spread over lines
+        // (`postgres.pg_advisory_xact_lock(\n    Locks.REINDEX,\n    user.pk)`) is at its key's line.
+        let mut span = span;
+        if language != Language::Sql
+            && !matches!(key, Key::Dynamic(_))
+            && let Some(start) = first.first().filter(|t| t.newline_before)
+        {
+            span.start = start.span.start;
+        }
         self.raw.push((
             span,
             ItemKind::Call {
