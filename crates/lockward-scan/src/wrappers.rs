@@ -345,7 +345,7 @@ impl Slot {
             } else {
                 Shape::Bigint
             },
-            lookup: definition
+            lookup: known
                 .lookups
                 .iter()
                 .find(|(f, _)| *f == p)
@@ -404,6 +404,9 @@ struct Known<'a> {
     /// The fixed keys it locks whatever its callers pass: its own lock calls' and, when it
     /// takes no key, those it passes to the wrappers it calls.
     fixed: Vec<(Id, Shape)>,
+    /// The key parameters looked up in a collection (`LOCK_TYPES[lock_type]`), by this
+    /// definition or by the wrapper it passes them to: a caller's string is that entry.
+    lookups: Vec<(usize, String)>,
 }
 
 /// Whether a field read is a Java-style getter (`getQueryVal`).
@@ -538,6 +541,7 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
                 keys: definition.reaches.iter().map(|&(p, _)| p).collect(),
                 pairs: definition.pairs.iter().copied().collect(),
                 fixed: definition.fixed.clone(),
+                lookups: definition.lookups.clone(),
             });
         }
     }
@@ -595,21 +599,26 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
                         }
                         target.keys.iter().find_map(|&p| {
                             let key = Slot::key(target, p);
-                            (!key.object_only() && matches(&key)).then_some(key.shape)
+                            (!key.object_only() && matches(&key)).then_some((key.shape, key.lookup))
                         })
                     });
-                if let Some(shape) = inferred_hit.or(declared_hit.then_some(Shape::Bigint)) {
-                    added.push((k, forward.param, shape));
+                if let Some((shape, lookup)) =
+                    inferred_hit.or(declared_hit.then_some((Shape::Bigint, None)))
+                {
+                    added.push((k, forward.param, shape, lookup));
                 }
             }
         }
         if added.is_empty() {
             break;
         }
-        for (k, param, shape) in added {
+        for (k, param, shape, lookup) in added {
             known[k].keys.insert(param);
             if shape == Shape::Pair {
                 known[k].pairs.insert(param);
+            }
+            if let Some(collection) = lookup {
+                known[k].lookups.push((param, collection));
             }
         }
     }
