@@ -48,6 +48,8 @@ const SETTING_WORDS: &[&str] = &[
 
 /// How many classes out a class of lock ids is looked for (`AdvisoryLocks.Targets.SYNC`).
 const MAX_CLASS_NESTING: usize = 3;
+/// How far before a class's body its keyword is looked for, in tokens.
+const MAX_CLASS_HEADER_TOKENS: usize = 48;
 /// How far a bound value is followed, in tokens.
 const MAX_VALUE_TOKENS: usize = 64;
 /// How far a call's closing parenthesis is looked for, in tokens; a call without one in reach
@@ -463,6 +465,7 @@ fn extract_file(
         allows: Vec::new(),
         unresolved: Vec::new(),
         depths: brace_depths(text, &code.tokens),
+        braces: innermost_braces(text, &code.tokens),
         assignments: Vec::new(),
         sql_literals: HashSet::new(),
         sql_holders: Vec::new(),
@@ -1318,6 +1321,8 @@ struct Extractor<'a> {
     member_locals: HashMap<String, Option<Key>>,
     /// The number of braces open before each code token.
     depths: Vec<usize>,
+    /// The index of the innermost `{` open at each token (a `{` itself: the one around it).
+    braces: Vec<Option<usize>>,
     /// Each name assigned in code and where: those at the file's outermost scope, where other
     /// files can bind them, are read off the syntax tree at the end ([`scope::outermost`]), and
     /// so are the functions whose own locals they are ([`FunctionLocals`]).
@@ -1336,6 +1341,27 @@ struct Extractor<'a> {
 type SqlHolder = (String, usize, Vec<(usize, usize)>);
 
 /// The number of braces open before each token.
+fn innermost_braces(text: &str, tokens: &[Token]) -> Vec<Option<usize>> {
+    let mut open: Vec<usize> = Vec::new();
+    tokens
+        .iter()
+        .enumerate()
+        .map(|(i, token)| {
+            let here = open.last().copied();
+            if token.kind == TokenKind::Punct {
+                match &text[token.span.clone()] {
+                    "{" => open.push(i),
+                    "}" => {
+                        open.pop();
+                    }
+                    _ => {}
+                }
+            }
+            here
+        })
+        .collect()
+}
+
 fn brace_depths(text: &str, tokens: &[Token]) -> Vec<usize> {
     let mut depth = 0usize;
     tokens
@@ -2091,23 +2117,21 @@ impl Extractor<'_> {
             }
             Language::Go | Language::Rust | Language::Sql => None,
             _ => {
-                let mut depth = self.depths[i].checked_sub(1)?;
-                let mut k = i;
+                // The keyword is in the header just before the body's brace (`public final
+                // class LockIds extends Base {`, `companion object {`).
+                let mut open = self.braces[i]?;
                 loop {
-                    k = (0..k)
+                    let k = (open.saturating_sub(MAX_CLASS_HEADER_TOKENS)..open)
                         .rev()
-                        .find(|&k| self.depths[k] == depth && KEYWORDS.contains(&text(k)))?;
+                        .take_while(|&k| !matches!(text(k), ";" | "{" | "}"))
+                        .find(|&k| KEYWORDS.contains(&text(k)))?;
                     if text(k) == "object"
                         && k.checked_sub(1).is_some_and(|p| text(p) == "companion")
                     {
-                        depth = depth.checked_sub(1)?;
+                        open = self.braces[k]?;
                         continue;
                     }
-                    // Its body is the brace around `i`, not one closed before it.
-                    let inside = (k..i)
-                        .find(|&t| self.depths[t] == depth && text(t) == "{")
-                        .is_some_and(|open| (open + 1..=i).all(|t| self.depths[t] > depth));
-                    return (named(k) && inside).then_some(k);
+                    return named(k).then_some(k);
                 }
             }
         }
