@@ -2098,7 +2098,12 @@ impl Extractor<'_> {
     /// The `class`, `object`, `interface` or `module` keyword (followed by its name) whose body
     /// holds the token at `i` directly, read off the braces (the indentation in Python and
     /// Ruby). A Kotlin companion object is its class's body.
-    fn enclosing_class(&self, tokens: &[Token], i: usize, language: Language) -> Option<usize> {
+    pub(super) fn enclosing_class(
+        &self,
+        tokens: &[Token],
+        i: usize,
+        language: Language,
+    ) -> Option<usize> {
         const KEYWORDS: &[&str] = &["class", "object", "interface", "module"];
         let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
         let named = |k: usize| {

@@ -1490,11 +1490,9 @@ impl Extractor<'_> {
             Language::JavaScript => name == "constructor",
             // Java's is named after its class, one brace in: `public PgLock(Connection c, int a)`.
             Language::Java => {
-                return (0..i)
-                    .rev()
-                    .take(MAX_CONSTRUCTOR_TOKENS)
-                    .find(|&k| text(k) == "class" && self.depths[k] + 1 == self.depths[i])
-                    .filter(|&k| text(k + 1) == name)
+                return self
+                    .enclosing_class(tokens, i, language)
+                    .filter(|&k| text(k) == "class" && text(k + 1) == name)
                     .map(|_| name.to_owned());
             }
             _ => false,
