@@ -865,8 +865,9 @@ impl Extractor<'_> {
     }
 
     /// Java and Kotlin: the lock calls of a query annotation on the method (Spring Data's
-    /// `@Query("SELECT pg_advisory_xact_lock(:lockId)")`, JDBI's `@SqlQuery`), whose named
-    /// (`:lockId`, by the parameter's name or its `@Param`) or numbered (`?1`) placeholders are
+    /// `@Query("SELECT pg_advisory_xact_lock(:lockId)")`, JDBI's `@SqlQuery`, MyBatis's
+    /// `@Select("SELECT pg_try_advisory_lock(#{key})")`), whose named (`:lockId`, `#{key}`, by
+    /// the parameter's name or its `@Param`) or numbered (`?1`, `#{param1}`) placeholders are
     /// the method's parameters.
     fn annotated_query(
         &self,
@@ -888,25 +889,41 @@ impl Extractor<'_> {
             .iter()
             .filter(|(span, _)| (start..end).contains(&span.start))
             .filter_map(|(span, kind)| {
-                let ItemKind::Call {
-                    shape,
-                    key: Key::Dynamic(text),
-                    ..
-                } = kind
-                else {
+                let ItemKind::Call { shape, key, .. } = kind else {
                     return None;
                 };
-                let param = if let Some(name) = text.strip_prefix(':') {
+                let by_name = |name: &str| {
                     header
                         .params
                         .iter()
-                        .position(|p| p.bound_as.as_deref().unwrap_or(&p.name) == name)?
-                } else {
-                    let number: usize = text.strip_prefix('?')?.parse().ok()?;
-                    header
-                        .params
-                        .iter()
-                        .position(|p| p.position == Some(number))?
+                        .position(|p| p.bound_as.as_deref().unwrap_or(&p.name) == name)
+                };
+                let param = match key {
+                    Key::Dynamic(text) => {
+                        if let Some(name) = text.strip_prefix(':') {
+                            by_name(name)?
+                        } else {
+                            let number: usize = text.strip_prefix('?')?.parse().ok()?;
+                            header
+                                .params
+                                .iter()
+                                .position(|p| p.position == Some(number))?
+                        }
+                    }
+                    // MyBatis's `#{key}` (and `${key}`): by the parameter's `@Param` or name,
+                    // `param1` by position, and any name when the method takes one parameter.
+                    Key::Name(name) if self.file[span.clone()].contains(&format!("{{{name}")) => {
+                        by_name(name)
+                            .or_else(|| {
+                                let number: usize = name.strip_prefix("param")?.parse().ok()?;
+                                header
+                                    .params
+                                    .iter()
+                                    .position(|p| p.position == Some(number))
+                            })
+                            .or_else(|| (header.params.len() == 1).then_some(0))?
+                    }
+                    _ => return None,
                 };
                 Some((param, span.start, *shape))
             })
