@@ -1664,14 +1664,14 @@ impl Extractor<'_> {
         opens_body && alone
     }
 
-    /// The byte offsets where each positional placeholder (`%s`, `%d`, `?`, `{}`) starts, in
-    /// order.
+    /// The byte offsets where each positional placeholder (`%s`, `%d`, Go's `%v`, `?`, `{}`)
+    /// starts, in order.
     fn placeholders(&self, tokens: &[Token]) -> Vec<usize> {
         let mut starts = Vec::new();
         for (i, token) in tokens.iter().enumerate() {
             let next = tokens.get(i + 1).map(|t| self.text(t.span.clone()));
             let is_placeholder = match self.text(token.span.clone()) {
-                "%" => matches!(next, Some("s" | "d")),
+                "%" => matches!(next, Some("s" | "d" | "v")),
                 "{" => next == Some("}"),
                 "?" => true,
                 _ => false,
@@ -1927,8 +1927,11 @@ impl Extractor<'_> {
         let argument = self.without_cast(argument);
         let texts: Vec<&str> = argument.iter().map(|t| self.text(t.span.clone())).collect();
         let position = match texts.as_slice() {
-            ["$", number] => number.parse::<usize>().ok()?.checked_sub(1)?,
-            ["%", "s" | "d"] | ["?"] | ["{", "}"] => {
+            // `$1`, and Go's explicit argument index `%[1]d`.
+            ["$", number] | ["%", "[", number, "]", "s" | "d" | "v"] => {
+                number.parse::<usize>().ok()?.checked_sub(1)?
+            }
+            ["%", "s" | "d" | "v"] | ["?"] | ["{", "}"] => {
                 let start = argument[0].span.start;
                 binds.offset + binds.placeholders.iter().position(|&p| p == start)?
             }
@@ -2889,6 +2892,7 @@ fn is_integer_conversion(name: &str, language: Language) -> bool {
     match language {
         Language::Python => name == "int",
         Language::JavaScript => matches!(name, "Number" | "BigInt"),
+        Language::Go => matches!(name, "int64" | "int32" | "int" | "uint64" | "uint32"),
         _ => false,
     }
 }
