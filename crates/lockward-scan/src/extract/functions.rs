@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::ops::Range;
 
-use super::{Extractor, ItemKind, Key, Shape};
+use super::{Extractor, ItemKind, Key, Local, Shape};
 use crate::lang::Language;
 use crate::lexer::{Token, TokenKind};
 use crate::wrappers::{Arg, Call, Definition, Forward, Param};
@@ -723,18 +723,30 @@ impl Extractor<'_> {
         found
     }
 
-    /// The fixed keys of the lock calls inside `body` (a literal, or a local of the file), each
-    /// once, with their form: a pair's fixed family whatever its second int
+    /// The fixed keys of the lock calls inside `body` (a literal, a local of the file, or a name
+    /// the file always assigns one literal), each once, with their form: a pair's fixed family whatever its second int
     /// (`pg_advisory_xact_lock(7_064_500, member)`: each call of the helper locks that family).
     fn fixed_keys(&self, body: &Range<usize>) -> Vec<(lockward_registry::Id, Shape)> {
         let mut fixed: Vec<(lockward_registry::Id, Shape)> = Vec::new();
         for (span, kind) in &self.raw {
-            if let ItemKind::Call {
-                shape,
-                key: Key::Literal(value) | Key::Local { value, .. },
-                ..
-            } = kind
-                && body.contains(&span.start)
+            let ItemKind::Call { shape, key, .. } = kind else {
+                continue;
+            };
+            let value = match key {
+                Key::Literal(value) | Key::Local { value, .. } => value,
+                // A name the file always assigns one literal (`.bind(CONFIG_EDITOR_LOCK_KEY)`).
+                // (A parameter of that name makes the function a wrapper, whose calls' keys are
+                // what it locks: its fixed keys are not read then.)
+                Key::Name(name) => match self.locals.get(name.as_str()) {
+                    Some(Some(Local {
+                        literal: Some(value),
+                        ..
+                    })) => value,
+                    _ => continue,
+                },
+                _ => continue,
+            };
+            if body.contains(&span.start)
                 && !fixed
                     .iter()
                     .any(|(f, s)| f.value() == value.value() && s == shape)
