@@ -1943,6 +1943,25 @@ impl Extractor<'_> {
         (!matches!(key, Key::Dynamic(_))).then_some(key)
     }
 
+    /// A replacement field of a Python string the code formats with keywords
+    /// (`"SELECT pg_advisory_xact_lock({key})".format(key=self.key)`): the keyword's value.
+    fn format_field(&self, argument: &[Token]) -> Option<Key> {
+        let binds = self
+            .binds
+            .as_ref()
+            .filter(|b| b.language == Language::Python)?;
+        let [open, name, close] = argument else {
+            return None;
+        };
+        if self.text(open.span.clone()) != "{"
+            || self.text(close.span.clone()) != "}"
+            || name.kind != TokenKind::Ident
+        {
+            return None;
+        }
+        self.named_bind(binds, self.text(name.span.clone()))
+    }
+
     /// A named placeholder (psycopg's `%(name)s`, `:name` of SQLAlchemy, kotliquery, JDBI and
     /// Spring's templates): the value of the entry for `name` among the values the code passes:
     /// a dict's `"name": value`, Kotlin's `mapOf("name" to value)`, a Ruby hash's
@@ -2625,9 +2644,12 @@ impl Extractor<'_> {
             _ => return,
         };
         let first = &tokens[arguments[0].clone()];
-        let key = match self.key(first, language) {
-            Key::Dynamic(text) => self.bound_key(first).unwrap_or(Key::Dynamic(text)),
-            key => key,
+        let key = match self.format_field(first) {
+            Some(key) => key,
+            None => match self.key(first, language) {
+                Key::Dynamic(text) => self.bound_key(first).unwrap_or(Key::Dynamic(text)),
+                key => key,
+            },
         };
         // A literal of the SQL text is PostgreSQL's to parse, exactly; one in an interpolation
         // (`${-7311104411650000123}`) is the host language's value first.

@@ -1083,7 +1083,7 @@ impl Extractor<'_> {
         i.checked_sub(1).is_some_and(|p| {
             matches!(
                 self.text(tokens[p].span.clone()),
-                "def" | "fn" | "func" | "fun" | "function"
+                "def" | "fn" | "func" | "fun" | "function" | "class"
             )
         })
     }
