@@ -2738,6 +2738,23 @@ impl Extractor<'_> {
                 return inner;
             }
         }
+        // Kysely's `sql.lit(key)` and `sql.val(key)` put the value in the SQL as it is (inline or
+        // bound).
+        if let [sql, dot, method, open, inner @ .., close] = tokens
+            && matches!(language, Language::JavaScript | Language::Sql)
+            && token_text(sql) == "sql"
+            && token_text(dot) == "."
+            && matches!(token_text(method), "lit" | "val")
+            && token_text(open) == "("
+            && token_text(close) == ")"
+            && !inner.is_empty()
+            && !inner.iter().any(|t| token_text(t) == ",")
+        {
+            let inner = self.key(inner, language);
+            if !matches!(inner, Key::Dynamic(_)) {
+                return inner;
+            }
+        }
         if let Some(value) = literal_value(text, tokens, language) {
             return Key::Literal(value);
         }
@@ -2933,6 +2950,27 @@ pub(crate) fn literal_value(text: &str, tokens: &[Token], language: Language) ->
         }
         _ => tokens,
     };
+    // JavaScript's `BigInt('3853314791062309107')`: the string's integer, exactly, kept as
+    // written (a BigInt is no double to round).
+    if let [conversion, open, string, close] = tokens
+        && &text[conversion.span.clone()] == "BigInt"
+        && &text[open.span.clone()] == "("
+        && string.kind == TokenKind::Str
+        && &text[close.span.clone()] == ")"
+    {
+        let content = text[string.content.clone()].trim();
+        let (negative, digits) = match content.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, content),
+        };
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let magnitude: i128 = digits.parse().ok()?;
+        let value = i64::try_from(if negative { -magnitude } else { magnitude }).ok()?;
+        let written = &text[conversion.span.start..close.span.end];
+        return Some(Id::new(value, written.to_owned()));
+    }
     // A conversion of one literal: Go's `int64(1_001_016)`, JavaScript's `BigInt(1001016)`.
     let tokens = match tokens {
         [conversion, open, inner @ .., close]
