@@ -497,7 +497,7 @@ fn extract_file(
         mut calls,
         defined,
         candidates,
-    } = extractor.functions(&code.tokens, language, wanted);
+    } = extractor.functions(&code.tokens, language, wanted, &tree);
     // A Rust fn of an `impl` block is called by its type's path (`PgMutex::try_acquire(..)`)
     // from other files: the type is its owner, as a Go method's receiver type is. Its `fn new`
     // is a constructor, called as `ElectionSql::new(..)`: named after the type.

@@ -127,6 +127,85 @@ pub(crate) fn functions_around(
         .collect()
 }
 
+/// The option that switches on the code at `offset`: the innermost `if` around it, inside its
+/// function, whose branch taken when the condition holds contains it, tests one of the
+/// function's `params` for an option (`opts[:use_advisory_lock]`, `options["lock"]`,
+/// `options.lock`, `opts.fetch(:lock, false)`, `opts.get("lock")`) or is a parameter itself
+/// (`if lock:` of `def run(db, lock=False)`). `None` when no such `if` is there, or the code is
+/// in its other branch.
+pub(crate) fn option_guard(
+    syntax: &Syntax<'_>,
+    language: Language,
+    offset: usize,
+    params: &[&str],
+) -> Option<String> {
+    let node = syntax.node_at(offset, offset + 1)?;
+    for parent in std::iter::successors(node.parent(), Node::parent) {
+        if is_function(language, parent.kind()) {
+            return None;
+        }
+        let taken = match parent.kind() {
+            "if_statement" | "if_expression" | "if" => parent.child_by_field_name("consequence"),
+            // Ruby's `lock! if opts[:lock]`.
+            "if_modifier" => parent.child_by_field_name("body"),
+            _ => None,
+        };
+        if let Some(taken) = taken
+            && taken.byte_range().contains(&offset)
+            && let Some(condition) = parent.child_by_field_name("condition")
+        {
+            return option_tested(syntax.text(condition), params);
+        }
+    }
+    None
+}
+
+/// The option a condition tests (see [`option_guard`]), if it is one of those forms.
+fn option_tested(condition: &str, params: &[&str]) -> Option<String> {
+    let mut condition = condition.trim();
+    while let Some(inner) = condition
+        .strip_prefix('(')
+        .and_then(|rest| rest.strip_suffix(')'))
+    {
+        condition = inner.trim();
+    }
+    let is_name = |s: &str| {
+        !s.is_empty()
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !s.starts_with(|c: char| c.is_ascii_digit())
+    };
+    if params.contains(&condition) {
+        return Some(condition.to_owned());
+    }
+    let (holder, rest) = condition.split_at(condition.find(['[', '.'])?);
+    if !params.contains(&holder) {
+        return None;
+    }
+    let quoted = |s: &str| {
+        let s = s.trim();
+        let s = s.strip_prefix(':').unwrap_or(s);
+        let s = s
+            .strip_prefix(['"', '\''])
+            .and_then(|s| s.strip_suffix(['"', '\'']))
+            .unwrap_or(s);
+        is_name(s).then(|| s.to_owned())
+    };
+    if let Some(index) = rest.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+        return quoted(index);
+    }
+    let member = rest.strip_prefix('.')?;
+    let member = member.strip_suffix('?').unwrap_or(member);
+    if is_name(member) {
+        return Some(member.to_owned());
+    }
+    // `opts.fetch(:lock, false)`, `opts.get("lock")`: the first argument.
+    let (method, arguments) = member.split_once('(')?;
+    let first = arguments.strip_suffix(')')?.split(',').next()?;
+    matches!(method, "fetch" | "get" | "key?" | "include?")
+        .then(|| quoted(first))
+        .flatten()
+}
+
 /// The named children of a node.
 pub(crate) fn children<'t>(node: Node<'t>) -> impl Iterator<Item = Node<'t>> {
     let mut cursor = node.walk();
@@ -200,6 +279,49 @@ mod tests {
         assert!(
             Syntax::parse("meths.rs", Language::Rust, &bindings[..GENERATED_SIZE / 2]).is_some()
         );
+    }
+
+    #[test]
+    fn option_guard_reads_the_option_an_if_tests() {
+        let guard = |path: &str, language: Language, source: &str, params: &[&str]| {
+            let syntax = Syntax::parse(path, language, source).expect("a tree");
+            let at = source.find("LOCK").expect("a lock call");
+            option_guard(&syntax, language, at, params)
+        };
+        let python = |test: &str| {
+            let source = format!("def f(db, opts, lock=False):\n    if {test}:\n        LOCK()\n");
+            guard("a.py", Language::Python, &source, &["db", "opts", "lock"])
+        };
+        assert_eq!(python("lock").as_deref(), Some("lock"));
+        assert_eq!(python("opts['lock']").as_deref(), Some("lock"));
+        assert_eq!(python("opts.get(\"lock\", False)").as_deref(), Some("lock"));
+        assert_eq!(python("(opts.lock)").as_deref(), Some("lock"));
+        // Not an option of this function's, or not a plain test of one.
+        assert_eq!(python("other"), None);
+        assert_eq!(python("not lock"), None);
+        assert_eq!(python("lock and db"), None);
+        assert_eq!(python("other['lock']"), None);
+        // The branch taken when the option is off is no switch.
+        let otherwise = "def f(lock):\n    if lock:\n        pass\n    else:\n        LOCK()\n";
+        assert_eq!(guard("a.py", Language::Python, otherwise, &["lock"]), None);
+        let ruby = "def self.run(db, opts = {})\n  if opts[:use_lock]\n    LOCK()\n  end\nend\n";
+        assert_eq!(
+            guard("a.rb", Language::Ruby, ruby, &["db", "opts"]).as_deref(),
+            Some("use_lock")
+        );
+        let modifier = "def run(opts)\n  LOCK() if opts.fetch(:lock, false)\nend\n";
+        assert_eq!(
+            guard("a.rb", Language::Ruby, modifier, &["opts"]).as_deref(),
+            Some("lock")
+        );
+        let js = "function f(options) {\n  if (options.lock) {\n    LOCK();\n  }\n}\n";
+        assert_eq!(
+            guard("a.ts", Language::JavaScript, js, &["options"]).as_deref(),
+            Some("lock")
+        );
+        // An `if` outside the function is not the function's option.
+        let outer = "if lock:\n    def f(db):\n        LOCK()\n";
+        assert_eq!(guard("a.py", Language::Python, outer, &["db"]), None);
     }
 
     #[test]

@@ -77,6 +77,11 @@ pub(crate) struct Definition {
     /// The fixed keys of its own lock calls: a helper that takes no key locks these, and each
     /// call of it is a site of them (when no parameter is a key).
     pub(crate) fixed: Vec<(Id, Shape)>,
+    /// The fixed keys of its own lock calls that run only when an option is on (`if
+    /// opts[:use_advisory_lock]`, [`crate::syntax::option_guard`]), with the option: a call of
+    /// it that switches the option on (`run(db, dir, :use_advisory_lock => true)`) is a site of
+    /// them, whatever the helper's name.
+    pub(crate) switched: Vec<(String, Id, Shape)>,
     /// Fields a parameter is stored in (`Lock{id: id}`, `self.lock_id = lock_id`): a lock call
     /// of the same file keyed by such a field (`l.id`) makes this a wrapper, as a constructor.
     pub(crate) stores: Vec<(String, usize)>,
@@ -118,6 +123,9 @@ pub(crate) struct Call {
     /// A name passed as an argument (`ExecContext(ctx, tryLockQuery, id)`), not called: only
     /// SQL held in that name ([`Definition::holds_sql`]) is "called" so.
     pub(crate) passed: bool,
+    /// The option of the definition around it that must be on for it to run
+    /// ([`crate::syntax::option_guard`]).
+    pub(crate) switch: Option<String>,
 }
 
 /// One argument of a call.
@@ -404,9 +412,32 @@ struct Known<'a> {
     /// The fixed keys it locks whatever its callers pass: its own lock calls' and, when it
     /// takes no key, those it passes to the wrappers it calls.
     fixed: Vec<(Id, Shape)>,
+    /// The fixed keys it locks when a call switches an option on, with the option: its own
+    /// lock calls' ([`Definition::switched`]) and those it passes to the wrappers it calls
+    /// under the option.
+    switched: Vec<(String, Id, Shape)>,
     /// The key parameters looked up in a collection (`LOCK_TYPES[lock_type]`), by this
     /// definition or by the wrapper it passes them to: a caller's string is that entry.
     lookups: Vec<(usize, String)>,
+}
+
+/// Whether a call's arguments switch `option` on: a keyword (`lock=True`, `use_lock: true`,
+/// `:use_advisory_lock => true`) or an object's property (`{ lock: true }`) of that name whose
+/// value is not off (`false`, `nil`, `None`, `null`, `undefined`, `0`).
+fn switches_on(args: &[Arg], option: &str) -> bool {
+    args.iter()
+        .chain(args.iter().flat_map(|arg| arg.fields.iter()))
+        .any(|arg| {
+            let off = match &arg.key {
+                Key::Name(name) => matches!(
+                    name.as_str(),
+                    "false" | "False" | "nil" | "None" | "null" | "undefined"
+                ),
+                Key::Literal(value) => value.value() == 0,
+                _ => false,
+            };
+            arg.keyword.as_deref() == Some(option) && !off
+        })
 }
 
 /// Whether a field read is a Java-style getter (`getQueryVal`).
@@ -455,6 +486,17 @@ pub(crate) fn says_lock(name: &str) -> bool {
 }
 
 impl Known<'_> {
+    /// The keys it locks under the options a call's arguments switch on
+    /// ([`switches_on`]).
+    fn switched_on(&self, args: &[Arg]) -> impl Iterator<Item = (Id, Shape)> {
+        self.switched
+            .iter()
+            .filter(|(option, _, _)| switches_on(args, option))
+            .map(|(_, value, shape)| (value.clone(), *shape))
+            .collect::<Vec<_>>()
+            .into_iter()
+    }
+
     /// The names of its module: its file's stem, its directory, Go's receiver type.
     fn modules(&self) -> impl Iterator<Item = &str> {
         let stem = stem(self.path);
@@ -541,6 +583,7 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
                 keys: definition.reaches.iter().map(|&(p, _)| p).collect(),
                 pairs: definition.pairs.iter().copied().collect(),
                 fixed: definition.fixed.clone(),
+                switched: definition.switched.clone(),
                 lookups: definition.lookups.clone(),
             });
         }
@@ -625,7 +668,10 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
     let constants = Constants::new(files);
     fixed_through_calls(&mut known, &by_name, &constants);
     known.retain(|k| {
-        !k.keys.is_empty() || !k.fixed.is_empty() || !k.definition.receiver_fields.is_empty()
+        !k.keys.is_empty()
+            || !k.fixed.is_empty()
+            || !k.switched.is_empty()
+            || !k.definition.receiver_fields.is_empty()
     });
     known
 }
@@ -681,22 +727,22 @@ fn fixed_through_calls(
     constants: &Constants<'_>,
 ) {
     loop {
-        let mut added: Vec<(usize, Id, Shape)> = Vec::new();
+        // The helper, the option the call runs under (none: always), the key.
+        let mut added: Vec<(usize, Option<String>, Id, Shape)> = Vec::new();
         for (k, caller) in known.iter().enumerate() {
             // Only a helper named for locking (`lock_copying`, `TryLockGeneratorWorker`), or a
             // SQL function, is followed so to its callers: every function that calls a wrapper
             // with a literal would otherwise be a helper whose callers a pass over the tree
-            // looks for.
-            if !caller.keys.is_empty()
-                || !(caller.language == Language::Sql || says_lock(&caller.definition.name))
-            {
+            // looks for. A call under an option of the helper is followed whatever its name:
+            // only its callers that switch the option on are its sites.
+            if !caller.keys.is_empty() {
                 continue;
             }
-            let inside = caller
-                .file
-                .calls
-                .iter()
-                .filter(|call| call.within == Some(caller.definition.body_start));
+            let named = caller.language == Language::Sql || says_lock(&caller.definition.name);
+            let inside = caller.file.calls.iter().filter(|call| {
+                call.within == Some(caller.definition.body_start)
+                    && (named || call.switch.is_some())
+            });
             for call in inside {
                 for &t in by_name.get(call.callee.as_str()).into_iter().flatten() {
                     let target = &known[t];
@@ -714,6 +760,7 @@ fn fixed_through_calls(
                     let mut locks: Vec<(Id, Shape)> = Vec::new();
                     if target.keys.is_empty() {
                         locks.extend(target.fixed.iter().cloned());
+                        locks.extend(target.switched_on(&call.args));
                         locks.extend(
                             constants
                                 .keys_of(target, call.qualifier.as_deref())
@@ -743,10 +790,19 @@ fn fixed_through_calls(
                     }
                     for (value, shape) in locks {
                         let same = |v: &Id, s: &Shape| v.value() == value.value() && *s == shape;
-                        let new = !caller.fixed.iter().any(|(v, s)| same(v, s))
-                            && !added.iter().any(|(a, v, s)| *a == k && same(v, s));
+                        let known_already = match &call.switch {
+                            None => caller.fixed.iter().any(|(v, s)| same(v, s)),
+                            Some(option) => caller
+                                .switched
+                                .iter()
+                                .any(|(o, v, s)| o == option && same(v, s)),
+                        };
+                        let new = !known_already
+                            && !added
+                                .iter()
+                                .any(|(a, o, v, s)| *a == k && *o == call.switch && same(v, s));
                         if new {
-                            added.push((k, value, shape));
+                            added.push((k, call.switch.clone(), value, shape));
                         }
                     }
                 }
@@ -755,8 +811,11 @@ fn fixed_through_calls(
         if added.is_empty() {
             return;
         }
-        for (k, value, shape) in added {
-            known[k].fixed.push((value, shape));
+        for (k, option, value, shape) in added {
+            match option {
+                None => known[k].fixed.push((value, shape)),
+                Some(option) => known[k].switched.push((option, value, shape)),
+            }
         }
     }
 }
@@ -894,15 +953,19 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                         }));
                         continue;
                     }
-                    // A helper that takes no key: the call is a site of the keys it locks.
+                    // A helper that takes no key: the call is a site of the keys it locks,
+                    // and of those it locks under the options the call switches on.
                     if target.keys.is_empty() {
-                        items.extend(target.fixed.iter().map(|(value, shape)| Item {
-                            at: at.clone(),
-                            kind: ItemKind::Wrapper {
-                                function: call.callee.clone(),
-                                shape: *shape,
-                                key: Key::Fixed(value.clone()),
-                            },
+                        let switched: Vec<(Id, Shape)> = target.switched_on(&call.args).collect();
+                        items.extend(target.fixed.iter().chain(&switched).map(|(value, shape)| {
+                            Item {
+                                at: at.clone(),
+                                kind: ItemKind::Wrapper {
+                                    function: call.callee.clone(),
+                                    shape: *shape,
+                                    key: Key::Fixed(value.clone()),
+                                },
+                            }
                         }));
                         continue;
                     }

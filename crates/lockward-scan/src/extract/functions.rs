@@ -14,6 +14,7 @@ use std::ops::Range;
 use super::{Extractor, ItemKind, Key, Local, Shape};
 use crate::lang::Language;
 use crate::lexer::{Token, TokenKind};
+use crate::syntax::Syntax;
 use crate::wrappers::{Arg, Call, Definition, Forward, Param};
 
 /// Words that look like a call or a method header but are control flow.
@@ -210,6 +211,13 @@ pub(super) struct Functions {
     pub(super) candidates: Vec<(Range<usize>, String)>,
 }
 
+/// A definition's fixed keys, and those it locks under an option ([`Definition::fixed`],
+/// [`Definition::switched`]).
+type OwnKeys = (
+    Vec<(lockward_registry::Id, Shape)>,
+    Vec<(String, lockward_registry::Id, Shape)>,
+);
+
 /// A definition found in tokens, before its body is read.
 struct Header {
     name_at: usize,
@@ -230,11 +238,12 @@ struct Header {
 impl Extractor<'_> {
     /// The definitions in `tokens` (code only) whose parameters go somewhere, the calls of the
     /// `wanted` names, and the names of all the definitions.
-    pub(super) fn functions(
+    pub(super) fn functions<'s, 't>(
         &self,
         tokens: &[Token],
         language: Language,
         wanted: &HashSet<String>,
+        tree: &dyn Fn() -> Option<&'s Syntax<'t>>,
     ) -> Functions {
         let mut headers = Vec::new();
         for i in 0..tokens.len() {
@@ -259,56 +268,59 @@ impl Extractor<'_> {
                 let spreads = self.spreads(tokens, header, language);
                 let lookups = self.lookups(tokens, header);
                 let annotated = self.annotated_query(tokens, header, language);
-                (header, body, spreads, lookups, annotated)
+                let own = self.own_keys(body, &header.params, language, tree);
+                (header, body, spreads, lookups, annotated, own)
             })
-            .map(|(header, body, spreads, lookups, annotated)| Definition {
-                name: header
-                    .constructs
-                    .clone()
-                    .unwrap_or_else(|| self.text(tokens[header.name_at].span.clone()).to_owned()),
-                method: header.method && header.constructs.is_none(),
-                owner: header.owner.clone(),
-                params: header.params.clone(),
-                body_start: body.start,
-                reaches: {
-                    let mut reaches = self.reaches(&header.params, &spreads, &lookups, body);
-                    reaches.extend(annotated.iter().map(|&(p, offset, _)| (p, offset)));
-                    reaches
+            .map(
+                |(header, body, spreads, lookups, annotated, (fixed, switched))| Definition {
+                    name: header.constructs.clone().unwrap_or_else(|| {
+                        self.text(tokens[header.name_at].span.clone()).to_owned()
+                    }),
+                    method: header.method && header.constructs.is_none(),
+                    owner: header.owner.clone(),
+                    params: header.params.clone(),
+                    body_start: body.start,
+                    reaches: {
+                        let mut reaches = self.reaches(&header.params, &spreads, &lookups, body);
+                        reaches.extend(annotated.iter().map(|&(p, offset, _)| (p, offset)));
+                        reaches
+                    },
+                    fields: self.reached_fields(&header.params, &spreads, body),
+                    pairs: {
+                        let mut pairs = self.pair_families(&header.params, &lookups, body);
+                        pairs.extend(
+                            annotated
+                                .iter()
+                                .filter(|&&(_, _, shape)| shape == Shape::Pair)
+                                .map(|&(p, _, _)| p),
+                        );
+                        pairs
+                    },
+                    lookups: lookups
+                        .iter()
+                        .map(|lookup| (lookup.param, lookup.collection.clone()))
+                        .collect(),
+                    field_defaults: spreads
+                        .into_iter()
+                        .flat_map(|spread| {
+                            spread
+                                .defaults
+                                .into_iter()
+                                .map(move |(field, key)| (spread.param, field, key))
+                        })
+                        .collect(),
+                    fixed,
+                    switched,
+                    holds_sql: false,
+                    receiver_fields: if header.method {
+                        self.receiver_fields(body)
+                    } else {
+                        Vec::new()
+                    },
+                    forwards: Vec::new(),
+                    stores: self.stores(tokens, &header.body, &header.params),
                 },
-                fields: self.reached_fields(&header.params, &spreads, body),
-                pairs: {
-                    let mut pairs = self.pair_families(&header.params, &lookups, body);
-                    pairs.extend(
-                        annotated
-                            .iter()
-                            .filter(|&&(_, _, shape)| shape == Shape::Pair)
-                            .map(|&(p, _, _)| p),
-                    );
-                    pairs
-                },
-                lookups: lookups
-                    .iter()
-                    .map(|lookup| (lookup.param, lookup.collection.clone()))
-                    .collect(),
-                field_defaults: spreads
-                    .into_iter()
-                    .flat_map(|spread| {
-                        spread
-                            .defaults
-                            .into_iter()
-                            .map(move |(field, key)| (spread.param, field, key))
-                    })
-                    .collect(),
-                fixed: self.fixed_keys(body),
-                holds_sql: false,
-                receiver_fields: if header.method {
-                    self.receiver_fields(body)
-                } else {
-                    Vec::new()
-                },
-                forwards: Vec::new(),
-                stores: self.stores(tokens, &header.body, &header.params),
-            })
+            )
             .collect();
         // The innermost definition around each token, and each definition's parent: the
         // definitions around a call in time linear in the bodies' lengths.
@@ -522,6 +534,20 @@ impl Extractor<'_> {
             }
             let within = around.first().map(|&d| definitions[d].body_start);
             let span = token.span.start..tokens[close].span.end;
+            // A call passing a fixed key may run only when an option of its function is on.
+            let switch = around
+                .first()
+                .filter(|_| args.iter().any(|arg| self.fixed_value(&arg.key).is_some()))
+                .and_then(|&d| {
+                    let definition = &definitions[d];
+                    self.switch_at(
+                        definition.body_start,
+                        span.start,
+                        &definition.params,
+                        language,
+                        tree,
+                    )
+                });
             // A capitalised name is a type's outside Go (`class AdvisoryLock(IntEnum)`, a Java
             // enum's constructor): no helper.
             let function_name =
@@ -551,6 +577,7 @@ impl Extractor<'_> {
                         within,
                         receiver: None,
                         passed: true,
+                        switch: None,
                     },
                 ));
             }
@@ -565,6 +592,7 @@ impl Extractor<'_> {
                         within,
                         receiver: None,
                         passed: false,
+                        switch,
                     },
                 ));
             }
@@ -594,6 +622,7 @@ impl Extractor<'_> {
                 lookups: Vec::new(),
                 field_defaults: Vec::new(),
                 fixed: Vec::new(),
+                switched: Vec::new(),
                 stores: Vec::new(),
                 receiver_fields: Vec::new(),
                 holds_sql: true,
@@ -607,6 +636,7 @@ impl Extractor<'_> {
                 || !d.forwards.is_empty()
                 || !d.stores.is_empty()
                 || !d.fixed.is_empty()
+                || !d.switched.is_empty()
                 || !d.receiver_fields.is_empty()
                 || calls
                     .iter()
@@ -723,38 +753,86 @@ impl Extractor<'_> {
         found
     }
 
-    /// The fixed keys of the lock calls inside `body` (a literal, a local of the file, or a name
-    /// the file always assigns one literal), each once, with their form: a pair's fixed family whatever its second int
+    /// The fixed keys of the lock calls inside `body` (see [`Self::fixed_value`]), each once,
+    /// with their form: a pair's fixed family whatever its second int
     /// (`pg_advisory_xact_lock(7_064_500, member)`: each call of the helper locks that family).
-    fn fixed_keys(&self, body: &Range<usize>) -> Vec<(lockward_registry::Id, Shape)> {
+    /// Those that run only when an option of the function is on come apart, with the option
+    /// (see [`crate::syntax::option_guard`]).
+    fn own_keys<'s, 't>(
+        &self,
+        body: &Range<usize>,
+        params: &[Param],
+        language: Language,
+        tree: &dyn Fn() -> Option<&'s Syntax<'t>>,
+    ) -> OwnKeys {
         let mut fixed: Vec<(lockward_registry::Id, Shape)> = Vec::new();
+        let mut switched: Vec<(String, lockward_registry::Id, Shape)> = Vec::new();
         for (span, kind) in &self.raw {
             let ItemKind::Call { shape, key, .. } = kind else {
                 continue;
             };
-            let value = match key {
-                Key::Literal(value) | Key::Local { value, .. } => value,
-                // A name the file always assigns one literal (`.bind(CONFIG_EDITOR_LOCK_KEY)`).
-                // (A parameter of that name makes the function a wrapper, whose calls' keys are
-                // what it locks: its fixed keys are not read then.)
-                Key::Name(name) => match self.locals.get(name.as_str()) {
-                    Some(Some(Local {
-                        literal: Some(value),
-                        ..
-                    })) => value,
-                    _ => continue,
-                },
-                _ => continue,
+            let Some(value) = self.fixed_value(key).filter(|_| body.contains(&span.start)) else {
+                continue;
             };
-            if body.contains(&span.start)
-                && !fixed
-                    .iter()
-                    .any(|(f, s)| f.value() == value.value() && s == shape)
-            {
-                fixed.push((value.clone(), *shape));
+            let same =
+                |v: &lockward_registry::Id, s: &Shape| v.value() == value.value() && s == shape;
+            match self.switch_at(body.start, span.start, params, language, tree) {
+                Some(option) => {
+                    if !switched.iter().any(|(o, v, s)| *o == option && same(v, s)) {
+                        switched.push((option, value.clone(), *shape));
+                    }
+                }
+                None => {
+                    if !fixed.iter().any(|(v, s)| same(v, s)) {
+                        fixed.push((value.clone(), *shape));
+                    }
+                }
             }
         }
-        fixed
+        (fixed, switched)
+    }
+
+    /// The option of a function with `params` that must be on for the code at `offset` to
+    /// run; the tree is read only for a function that tests something (`if`).
+    fn switch_at<'s, 't>(
+        &self,
+        body_start: usize,
+        offset: usize,
+        params: &[Param],
+        language: Language,
+        tree: &dyn Fn() -> Option<&'s Syntax<'t>>,
+    ) -> Option<String> {
+        // `if` before it in the body, or after it on its line (Ruby's `lock! if opts[:lock]`).
+        let line_end = self.file[offset..]
+            .find('\n')
+            .map_or(self.file.len(), |n| offset + n);
+        let tested = self
+            .file
+            .get(body_start..line_end)
+            .is_some_and(|text| text.contains("if"));
+        if params.is_empty() || !tested {
+            return None;
+        }
+        let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
+        crate::syntax::option_guard(tree()?, language, offset, &names)
+    }
+
+    /// A lock call's key when it is fixed: a literal, a local of the file, or a name the file
+    /// always assigns one literal (`.bind(CONFIG_EDITOR_LOCK_KEY)`). (A parameter of that name
+    /// makes the function a wrapper, whose calls' keys are what it locks: its fixed keys are
+    /// not read then.)
+    pub(super) fn fixed_value<'k>(&'k self, key: &'k Key) -> Option<&'k lockward_registry::Id> {
+        match key {
+            Key::Literal(value) | Key::Local { value, .. } => Some(value),
+            Key::Name(name) => match self.locals.get(name.as_str()) {
+                Some(Some(Local {
+                    literal: Some(value),
+                    ..
+                })) => Some(value),
+                _ => None,
+            },
+            _ => None,
+        }
     }
 
     /// The parameters whose field is a lock call's key inside `body` (`options.lockKey`), with
@@ -1166,7 +1244,17 @@ impl Extractor<'_> {
                 return (Some(self.text(name.span.clone()).to_owned()), value);
             }
         }
-        // Ruby's `:name => value` and `name: value` with the colon lexed apart.
+        // Ruby's `:name => value`.
+        if let [colon, name, arrow, value @ ..] = argument
+            && language == Language::Ruby
+            && self.text(colon.span.clone()) == ":"
+            && colon.span.end == name.span.start
+            && name.kind == TokenKind::Ident
+            && self.text(arrow.span.clone()) == "=>"
+            && !value.is_empty()
+        {
+            return (Some(self.text(name.span.clone()).to_owned()), value);
+        }
         (None, argument)
     }
 
@@ -1559,10 +1647,16 @@ impl Extractor<'_> {
         let mut depth = 0usize;
         let mut end = after;
         while let Some(token) = tokens.get(end) {
+            // A Ruby method's `rescue` and `ensure` (and the `else` after a `rescue`) are
+            // written at its own indent, and still its body.
+            let clause = language == Language::Ruby
+                && self.indent_of(token.span.start) == indent
+                && matches!(self.text(token.span.clone()), "rescue" | "ensure" | "else");
             if end > after
                 && token.newline_before
                 && depth == 0
                 && self.indent_of(token.span.start) <= indent
+                && !clause
             {
                 break;
             }
