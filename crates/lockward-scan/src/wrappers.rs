@@ -126,6 +126,9 @@ pub(crate) struct Call {
     /// The option of the definition around it that must be on for it to run
     /// ([`crate::syntax::option_guard`]).
     pub(crate) switch: Option<String>,
+    /// The variable its value is assigned to (`b := newBarrier(ctx, db, 9931)`): a method
+    /// called on it later in the same function may lock what this call stored.
+    pub(crate) assigned: Option<String>,
 }
 
 /// One argument of a call.
@@ -717,6 +720,73 @@ impl<'a> Constants<'a> {
     }
 }
 
+/// The keys a call of `target` locks when `target` is a method keyed by its receiver's field
+/// and the call is on a variable built earlier in the same function by a constructor of the
+/// same file that stores that field (`b := newBarrier(ctx, db, barrierID)`, then
+/// `b.release()`): the fixed value of the constructor's argument for the field.
+fn instance_keys(
+    target: &Known<'_>,
+    call: &Call,
+    file: &FileSites,
+    language: Language,
+    by_name: &HashMap<&str, Vec<&Known<'_>>>,
+) -> Vec<(Key, Shape)> {
+    let (Some(variable), Some(at)) = (call.qualifier.as_deref(), &call.at) else {
+        return Vec::new();
+    };
+    if target.definition.receiver_fields.is_empty() {
+        return Vec::new();
+    }
+    let place = |location: &Location| (location.span.line, location.span.column);
+    let Some(built) = file
+        .wrappers
+        .calls
+        .iter()
+        .filter(|c| {
+            c.assigned.as_deref() == Some(variable)
+                && c.within == call.within
+                && c.at.as_ref().is_some_and(|a| place(a) < place(at))
+        })
+        .max_by_key(|c| c.at.as_ref().map(place))
+    else {
+        return Vec::new();
+    };
+    let mut keys = Vec::new();
+    for constructor in by_name.get(built.callee.as_str()).into_iter().flatten() {
+        if constructor.path != target.path
+            || !constructor.callable_from(
+                &file.path,
+                language,
+                built.qualifier.as_deref(),
+                &file.wrappers,
+            )
+        {
+            continue;
+        }
+        for (field, shape) in &target.definition.receiver_fields {
+            for &(_, param) in constructor
+                .definition
+                .stores
+                .iter()
+                .filter(|(f, _)| f == field)
+            {
+                // Reported where the constructor's call writes it: the method's call is a
+                // site of the value, with no finding of its own.
+                if let Some(arg) = Slot::key(constructor, param).pick(&built.args)
+                    && let Key::Literal(value) | Key::Local { value, .. } | Key::Fixed(value) =
+                        &arg.key
+                    && !keys.iter().any(|(k, s)| {
+                        matches!(k, Key::Fixed(v) if v.value() == value.value()) && s == shape
+                    })
+                {
+                    keys.push((Key::Fixed(value.clone()), *shape));
+                }
+            }
+        }
+    }
+    keys
+}
+
 /// A helper that takes no key and calls a wrapper with a fixed one (`lock_copying(conn)` runs
 /// `COPY.lock(conn, ..)`; `purge_sessions()` runs `run_exclusive(7065101, ..)`) locks that key:
 /// each call of it is a site of it, as of one that locks a literal itself. To a fixed point:
@@ -828,6 +898,15 @@ pub(crate) fn inferred_names(
 ) -> HashSet<(String, Language)> {
     infer(files, declared)
         .into_iter()
+        // A method known only for its receiver's field is called on what a constructor built
+        // (found with the constructor's calls) or on a Rust constant: no pass looks for its
+        // name alone (`execute`, `release` would read most of a tree).
+        .filter(|k| {
+            !k.keys.is_empty()
+                || !k.fixed.is_empty()
+                || !k.switched.is_empty()
+                || k.language == Language::Rust
+        })
         .map(|k| (k.definition.name.clone(), family(k.language)))
         .collect()
 }
@@ -938,12 +1017,17 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                     {
                         continue;
                     }
-                    // A method keyed by its receiver's field, called on a constant writing it.
-                    let on_constant = constants.keys_of(target, qualifier);
-                    if !on_constant.is_empty() {
+                    // A method keyed by its receiver's field, called on a constant writing it,
+                    // or on a variable that a constructor storing the field built earlier in
+                    // the same function.
+                    let mut on_receiver = constants.keys_of(target, qualifier);
+                    if on_receiver.is_empty() {
+                        on_receiver = instance_keys(target, call, file, language, &by_name);
+                    }
+                    if !on_receiver.is_empty() {
                         targets.push((target.path.to_owned(), target.definition.body_start));
                         called.insert((target.path.to_owned(), target.definition.body_start));
-                        items.extend(on_constant.into_iter().map(|(key, shape)| Item {
+                        items.extend(on_receiver.into_iter().map(|(key, shape)| Item {
                             at: at.clone(),
                             kind: ItemKind::Wrapper {
                                 function: call.callee.clone(),

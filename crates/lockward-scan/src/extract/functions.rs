@@ -313,7 +313,7 @@ impl Extractor<'_> {
                     switched,
                     holds_sql: false,
                     receiver_fields: if header.method {
-                        self.receiver_fields(body)
+                        self.receiver_fields(body, self.receiver_name(tokens, header, language))
                     } else {
                         Vec::new()
                     },
@@ -336,6 +336,8 @@ impl Extractor<'_> {
         let parent: Vec<Option<usize>> = headers.iter().map(|h| innermost[h.name_at]).collect();
         let mut calls = Vec::new();
         let mut candidates = Vec::new();
+        // The variables wanted calls' values are assigned to, with the definition around.
+        let mut instances: HashSet<(String, Option<usize>)> = HashSet::new();
         for i in 0..tokens.len() {
             let token = &tokens[i];
             if token.kind != TokenKind::Ident || names.contains(&i) {
@@ -578,10 +580,21 @@ impl Extractor<'_> {
                         receiver: None,
                         passed: true,
                         switch: None,
+                        assigned: None,
                     },
                 ));
             }
-            if wanted.contains(name) {
+            // A method called on a variable a wanted call's value was assigned to in the same
+            // function (`b := newBarrier(ctx, db, 9931)`, then `b.release()`): the method may
+            // lock the field that constructor stored.
+            let on_instance = qualifier
+                .as_ref()
+                .is_some_and(|q| instances.contains(&(q.clone(), within)));
+            if wanted.contains(name) || on_instance {
+                let assigned = self.assigned_to(tokens, i);
+                if let Some(variable) = &assigned {
+                    instances.insert((variable.clone(), within));
+                }
                 calls.push((
                     span,
                     Call {
@@ -593,6 +606,7 @@ impl Extractor<'_> {
                         receiver: None,
                         passed: false,
                         switch,
+                        assigned,
                     },
                 ));
             }
@@ -730,27 +744,61 @@ impl Extractor<'_> {
         lookups
     }
 
-    /// The fields of `self` that the lock calls inside a method's `body` take as their key
-    /// (`format!("select pg_advisory_lock({}, {id})", self.id)`), with the calls' form: a call
-    /// of the method on a constant whose literal writes the field locks that value.
-    fn receiver_fields(&self, body: &Range<usize>) -> Vec<(String, Shape)> {
+    /// The fields of the receiver that the lock calls inside a method's `body` take as their
+    /// key (`format!("select pg_advisory_lock({}, {id})", self.id)`, `b.id` of Go's `func (b
+    /// *barrier)`, `this.key`, Ruby's `@key`), with the calls' form: a call of the method on a
+    /// constant whose literal writes the field locks that value, and so does one on a variable
+    /// a constructor storing that field built (`b := newBarrier(ctx, db, 9931)`, then
+    /// `b.release()`).
+    fn receiver_fields(&self, body: &Range<usize>, receiver: Option<&str>) -> Vec<(String, Shape)> {
         let mut found: Vec<(String, Shape)> = Vec::new();
         for (span, kind) in &self.raw {
-            if let ItemKind::Call {
+            let ItemKind::Call {
                 shape,
                 key: Key::Name(written),
                 ..
             } = kind
+            else {
+                continue;
+            };
+            let field = match crate::fields::field_read(written) {
+                Some((on, field)) if matches!(on, "self" | "this") || Some(on) == receiver => {
+                    Some(field)
+                }
+                None => written
+                    .strip_prefix('@')
+                    .filter(|f| !f.is_empty() && !f.contains(['.', '@'])),
+                _ => None,
+            };
+            if let Some(field) = field
                 && body.contains(&span.start)
-                && let Some(field) = written
-                    .strip_prefix("self.")
-                    .filter(|f| crate::fields::field_read(written).is_some() && !f.is_empty())
                 && !found.iter().any(|(f, s)| f == field && s == shape)
             {
                 found.push((field.to_owned(), *shape));
             }
         }
         found
+    }
+
+    /// A Go method's receiver's name (`b` of `func (b *barrier) release(`).
+    fn receiver_name<'t>(
+        &'t self,
+        tokens: &[Token],
+        header: &Header,
+        language: Language,
+    ) -> Option<&'t str> {
+        if language != Language::Go || header.owner.is_none() {
+            return None;
+        }
+        let text = |k: usize| self.text(tokens[k].span.clone());
+        let open = (header.name_at.saturating_sub(8)..header.name_at)
+            .rev()
+            .find(|&k| text(k) == "(")?;
+        let name = tokens.get(open + 1)?;
+        let after = tokens.get(open + 2)?;
+        (name.kind == TokenKind::Ident
+            && (after.kind == TokenKind::Ident || self.text(after.span.clone()) == "*"))
+            .then(|| self.text(name.span.clone()))
     }
 
     /// The fixed keys of the lock calls inside `body` (see [`Self::fixed_value`]), each once,
@@ -1155,6 +1203,32 @@ impl Extractor<'_> {
             }
         }
         false
+    }
+
+    /// The variable the value of the call named at token `i` is assigned to (`b := newBarrier(..)`,
+    /// `lock = PgLock(..)`, `const lock = new PgLock(..)`, `let lock = PgLock::new(..)`, the
+    /// first of Go's `b, err := ..`), if it is assigned to one.
+    fn assigned_to(&self, tokens: &[Token], i: usize) -> Option<String> {
+        let text = |k: usize| self.text(tokens[k].span.clone());
+        let mut start = i;
+        while start >= 2
+            && matches!(text(start - 1), "." | "::")
+            && tokens[start - 2].kind == TokenKind::Ident
+        {
+            start -= 2;
+        }
+        if start >= 1 && text(start - 1) == "new" {
+            start -= 1;
+        }
+        if start < 2 || !matches!(text(start - 1), "=" | ":=") {
+            return None;
+        }
+        let mut name = start - 2;
+        while name >= 2 && text(name - 1) == "," && tokens[name - 2].kind == TokenKind::Ident {
+            name -= 2;
+        }
+        let field = name >= 1 && matches!(text(name - 1), "." | "::" | "->");
+        (tokens[name].kind == TokenKind::Ident && !field).then(|| text(name).to_owned())
     }
 
     fn after_definition_keyword(&self, tokens: &[Token], i: usize) -> bool {
