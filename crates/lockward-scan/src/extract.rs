@@ -1829,16 +1829,26 @@ impl Extractor<'_> {
     }
 
     /// JDBC's `statement.setLong(1, KEY)` (`setInt`, `setShort`, `setObject`) after a prepared
-    /// statement's SQL, on the lines that follow it: the values by placeholder number.
+    /// statement's SQL, on the lines that follow it, and JPA's `.setParameter(1, KEY)` after a
+    /// native query's: the values by placeholder number.
     fn jdbc_sets(&self, tokens: &[Token], from: usize) -> Vec<Vec<Token>> {
         let text = |i: usize| tokens.get(i).map_or("", |t| self.text(t.span.clone()));
         let mut values: Vec<Vec<Token>> = Vec::new();
         let end = (from + MAX_CALL_TOKENS).min(tokens.len());
+        // The sets of the block the SQL is in, not of the code after it (another method's
+        // `.setParameter(1, ..)`).
+        let mut braces = 0usize;
         for at in from..end {
+            match text(at) {
+                "{" => braces += 1,
+                "}" if braces == 0 => break,
+                "}" => braces -= 1,
+                _ => {}
+            }
             if !(text(at) == "."
                 && matches!(
                     text(at + 1),
-                    "setLong" | "setInt" | "setShort" | "setObject"
+                    "setLong" | "setInt" | "setShort" | "setObject" | "setParameter"
                 )
                 && text(at + 2) == "("
                 && text(at + 4) == ",")
@@ -1876,7 +1886,10 @@ impl Extractor<'_> {
             if values.len() < number {
                 values.resize(number, Vec::new());
             }
-            values[number - 1] = value;
+            // The first set of a placeholder is the statement's.
+            if values[number - 1].is_empty() {
+                values[number - 1] = value;
+            }
         }
         values
     }
@@ -1927,8 +1940,8 @@ impl Extractor<'_> {
         let argument = self.without_cast(argument);
         let texts: Vec<&str> = argument.iter().map(|t| self.text(t.span.clone())).collect();
         let position = match texts.as_slice() {
-            // `$1`, and Go's explicit argument index `%[1]d`.
-            ["$", number] | ["%", "[", number, "]", "s" | "d" | "v"] => {
+            // `$1`, JPA's ordinal `?1`, and Go's explicit argument index `%[1]d`.
+            ["$" | "?", number] | ["%", "[", number, "]", "s" | "d" | "v"] => {
                 number.parse::<usize>().ok()?.checked_sub(1)?
             }
             ["%", "s" | "d" | "v"] | ["?"] | ["{", "}"] => {
