@@ -20,7 +20,9 @@ enum Written {
 struct Checker<'a> {
     registry: &'a Registry,
     plugins: &'a [PluginDir],
-    /// Every pattern-matching constant defined with an integer literal, by name.
+    /// Every definition the extraction kept with an integer value (a constant a pattern or the
+    /// registry names, a member of a class or collection of ids, a member a lock call uses), by
+    /// name, with its file.
     definitions: HashMap<&'a str, Vec<(&'a Id, &'a str)>>,
     report: ScanReport,
     found: HashSet<i64>,
