@@ -469,10 +469,16 @@ impl<'a, 'r, 'f> Binder<'a, 'r, 'f> {
                 .take(1)
                 .collect()
         };
+        // A package is a directory under each source root: a test's package under
+        // `src/test/kotlin` is the main code's under `src/main/kotlin` (Maven's and Gradle's
+        // layout).
+        let package_dirs: Vec<String> = std::iter::once(dir.to_owned())
+            .chain(main_source_dir(dir))
+            .collect();
         let same_package = |only: Option<&str>| -> Vec<String> {
-            self.index
-                .in_dir(dir)
-                .into_iter()
+            package_dirs
+                .iter()
+                .flat_map(|dir| self.index.in_dir(dir))
                 .filter(|path| {
                     *path != file.path && (is(path, Language::Java) || is(path, Language::Kotlin))
                 })
@@ -837,9 +843,17 @@ fn bound_key(
         } => {
             // `locks.vacuumLock`, `LockIds.REAP`: an imported module's or class's constant.
             // The path as written first: `crate::locks::VACUUM` is the member `locks::VACUUM`.
+            // A pattern's name is the checker's to resolve by its definitions, unless it is
+            // qualified by its class (`ImpressionReaper.ADVISORY_LOCK_KEY`: two classes may each
+            // hold one of that name).
             if let Some(value) = std::iter::once(shown)
                 .chain(members)
-                .filter(|m| !m.contains('[') && !is_pattern_name(names, m))
+                .filter(|m| {
+                    !m.contains('[')
+                        && (!is_pattern_name(names, m)
+                            || (matches!(file.language, Language::Java | Language::Kotlin)
+                                && m.contains('.')))
+                })
                 .find_map(|m| binder.value(file, m))
             {
                 return Some(Key::Local {
@@ -954,6 +968,23 @@ fn file_name(path: &str) -> &str {
 fn file_stem(path: &str) -> &str {
     let name = file_name(path);
     name.split_once('.').map_or(name, |(stem, _)| stem)
+}
+
+/// The main source root's directory of the same package as a test's (`app/src/test/kotlin/com/acme`
+/// is `app/src/main/kotlin/com/acme`), if `dir` is under a test source root.
+fn main_source_dir(dir: &str) -> Option<String> {
+    let (before, after) = if let Some(rest) = dir.strip_prefix("src/test/") {
+        ("", rest)
+    } else {
+        let (before, after) = dir.split_once("/src/test/")?;
+        (before, after)
+    };
+    let prefix = if before.is_empty() {
+        String::new()
+    } else {
+        format!("{before}/")
+    };
+    Some(format!("{prefix}src/main/{after}"))
 }
 
 #[cfg(test)]

@@ -1830,10 +1830,12 @@ impl Extractor<'_> {
 
     /// JDBC's `statement.setLong(1, KEY)` (`setInt`, `setShort`, `setObject`) after a prepared
     /// statement's SQL, on the lines that follow it, and JPA's `.setParameter(1, KEY)` after a
-    /// native query's: the values by placeholder number.
+    /// native query's: the values by placeholder number, then JPA's named sets
+    /// (`.setParameter("key", KEY)`), each as its name, a comma and its value.
     fn jdbc_sets(&self, tokens: &[Token], from: usize) -> Vec<Vec<Token>> {
         let text = |i: usize| tokens.get(i).map_or("", |t| self.text(t.span.clone()));
         let mut values: Vec<Vec<Token>> = Vec::new();
+        let mut named_sets: Vec<Vec<Token>> = Vec::new();
         let end = (from + MAX_CALL_TOKENS).min(tokens.len());
         // The sets of the block the SQL is in, not of the code after it (another method's
         // `.setParameter(1, ..)`).
@@ -1855,13 +1857,21 @@ impl Extractor<'_> {
             {
                 continue;
             }
-            let Some(number) = text(at + 3)
+            // JPA's `.setParameter("key", key)` names a `:key` placeholder: kept as its name,
+            // the comma and the value, which [`Self::named_bind`] reads.
+            let named = text(at + 1) == "setParameter"
+                && tokens[at + 3].kind == TokenKind::Str
+                && !named_sets.iter().any(|set: &Vec<Token>| {
+                    set.first().map(|t| self.text(t.content.clone()))
+                        == Some(self.text(tokens[at + 3].content.clone()))
+                });
+            let number = text(at + 3)
                 .parse::<usize>()
                 .ok()
-                .filter(|n| (1..=MAX_VALUE_TOKENS).contains(n))
-            else {
+                .filter(|n| (1..=MAX_VALUE_TOKENS).contains(n));
+            if number.is_none() && !named {
                 continue;
-            };
+            }
             // The value runs to the `,` or `)` that ends the argument: a getter's own
             // parentheses (`kind.getFamily()`) are part of it.
             let mut depth = 0usize;
@@ -1883,6 +1893,16 @@ impl Extractor<'_> {
                 .take(MAX_VALUE_TOKENS)
                 .cloned()
                 .collect();
+            let Some(number) = number else {
+                named_sets.push(
+                    tokens[at + 3..at + 5]
+                        .iter()
+                        .cloned()
+                        .chain(value)
+                        .collect(),
+                );
+                continue;
+            };
             if values.len() < number {
                 values.resize(number, Vec::new());
             }
@@ -1891,6 +1911,7 @@ impl Extractor<'_> {
                 values[number - 1] = value;
             }
         }
+        values.extend(named_sets);
         values
     }
 
@@ -1999,7 +2020,9 @@ impl Extractor<'_> {
                 _ => return None,
             };
             let separates = match key.kind {
-                TokenKind::Str => matches!(text(separator), ":" | "to" | "=>"),
+                // `"name": value`, Kotlin's `"name" to value`, Ruby's `"name" => value`, JPA's
+                // `.setParameter("name", value)` (see [`Self::jdbc_sets`]).
+                TokenKind::Str => matches!(text(separator), ":" | "to" | "=>" | ","),
                 _ => matches!(text(separator), ":" | "="),
             };
             let key = self.key(rest, binds.language);
