@@ -425,22 +425,39 @@ struct Known<'a> {
 }
 
 /// Whether a call's arguments switch `option` on: a keyword (`lock=True`, `use_lock: true`,
-/// `:use_advisory_lock => true`) or an object's property (`{ lock: true }`) of that name whose
-/// value is not off (`false`, `nil`, `None`, `null`, `undefined`, `0`).
-fn switches_on(args: &[Arg], option: &str) -> bool {
-    args.iter()
-        .chain(args.iter().flat_map(|arg| arg.fields.iter()))
-        .any(|arg| {
-            let off = match &arg.key {
-                Key::Name(name) => matches!(
-                    name.as_str(),
-                    "false" | "False" | "nil" | "None" | "null" | "undefined"
-                ),
-                Key::Literal(value) => value.value() == 0,
-                _ => false,
-            };
-            arg.keyword.as_deref() == Some(option) && !off
-        })
+/// `:use_advisory_lock => true`), an object's property (`{ lock: true }`), or the argument at
+/// the position of the parameter of that name (`sync(cursor, True)`), whose value is not off
+/// (`false`, `nil`, `None`, `null`, `undefined`, `0`); a call that passes none of these
+/// switches it on when the parameter's default does (`def sync(cursor, lock=True)`).
+fn switches_on(args: &[Arg], option: &str, params: &[Param]) -> bool {
+    let off = |key: &Key| match key {
+        Key::Name(name) => matches!(
+            name.as_str(),
+            "false" | "False" | "nil" | "None" | "null" | "undefined"
+        ),
+        Key::Literal(value) => value.value() == 0,
+        _ => false,
+    };
+    let param = params.iter().find(|p| p.name == option);
+    let position = param.and_then(|p| p.position);
+    let mut positional = 0usize;
+    let passed = args.iter().find(|arg| {
+        if arg.keyword.is_none() {
+            positional += 1;
+        }
+        arg.keyword.as_deref() == Some(option)
+            || (arg.keyword.is_none() && Some(positional) == position)
+    });
+    let property = args
+        .iter()
+        .flat_map(|arg| arg.fields.iter())
+        .find(|field| field.keyword.as_deref() == Some(option));
+    match passed.or(property) {
+        Some(arg) => !off(&arg.key),
+        None => param
+            .and_then(|p| p.default.as_ref())
+            .is_some_and(|default| matches!(default, Key::Name(n) if n == "True" || n == "true")),
+    }
 }
 
 /// Whether a field read is a Java-style getter (`getQueryVal`).
@@ -494,7 +511,7 @@ impl Known<'_> {
     fn switched_on(&self, args: &[Arg]) -> impl Iterator<Item = (Id, Shape)> {
         self.switched
             .iter()
-            .filter(|(option, _, _)| switches_on(args, option))
+            .filter(|(option, _, _)| switches_on(args, option, &self.definition.params))
             .map(|(_, value, shape)| (value.clone(), *shape))
             .collect::<Vec<_>>()
             .into_iter()
