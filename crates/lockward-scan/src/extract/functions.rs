@@ -536,20 +536,6 @@ impl Extractor<'_> {
             }
             let within = around.first().map(|&d| definitions[d].body_start);
             let span = token.span.start..tokens[close].span.end;
-            // A call passing a fixed key may run only when an option of its function is on.
-            let switch = around
-                .first()
-                .filter(|_| args.iter().any(|arg| self.fixed_value(&arg.key).is_some()))
-                .and_then(|&d| {
-                    let definition = &definitions[d];
-                    self.switch_at(
-                        definition.body_start,
-                        span.start,
-                        &definition.params,
-                        language,
-                        tree,
-                    )
-                });
             // A capitalised name is a type's outside Go (`class AdvisoryLock(IntEnum)`, a Java
             // enum's constructor): no helper.
             let function_name =
@@ -591,6 +577,20 @@ impl Extractor<'_> {
                 .as_ref()
                 .is_some_and(|q| instances.contains(&(q.clone(), within)));
             if wanted.contains(name) || on_instance {
+                // A call passing a fixed key may run only when an option of its function is on.
+                let switch = around
+                    .first()
+                    .filter(|_| args.iter().any(|arg| self.fixed_value(&arg.key).is_some()))
+                    .and_then(|&d| {
+                        let definition = &definitions[d];
+                        self.switch_at(
+                            definition.body_start,
+                            span.start,
+                            &definition.params,
+                            language,
+                            tree,
+                        )
+                    });
                 let assigned = self.assigned_to(tokens, i);
                 if let Some(variable) = &assigned {
                     instances.insert((variable.clone(), within));
