@@ -576,6 +576,16 @@ fn extract_file(
         .iter()
         .flat_map(|d| d.reaches.iter().map(|&(_, offset)| offset))
         .collect();
+    // A lock call keyed by its function's parameter reads the parameter, never a name of the
+    // file that the parameter shadows (`def hold(cursor, lock_id)` beside `lock_id = 7`).
+    let parameter_keys: HashSet<(usize, String)> = definitions
+        .iter()
+        .flat_map(|d| {
+            d.reaches
+                .iter()
+                .filter_map(|&(p, offset)| Some((offset, d.params.get(p)?.name.clone())))
+        })
+        .collect();
     let Extractor {
         raw,
         locals,
@@ -719,13 +729,20 @@ fn extract_file(
             member_local(key);
         }
         let start = span.start;
-        resolve_local(
-            &mut kind,
-            &local_ids,
-            &|name| function_locals.at(name, start),
-            &aliases,
-            &member_names,
+        let parameter = matches!(
+            &kind,
+            ItemKind::Call { key: Key::Name(name), .. }
+                if parameter_keys.contains(&(start, name.clone()))
         );
+        if !parameter {
+            resolve_local(
+                &mut kind,
+                &local_ids,
+                &|name| function_locals.at(name, start),
+                &aliases,
+                &member_names,
+            );
+        }
         let at = locator.locate(span);
         if sql_literals.contains(&start) {
             sql_exact.insert((at.span.line, at.span.column));
