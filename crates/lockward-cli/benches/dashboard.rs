@@ -65,6 +65,7 @@ async fn bench() {
         .collect();
     seed_ledger(
         &client,
+        "harbor",
         &locks,
         Duration::from_secs(60),
         CYCLES,

@@ -58,6 +58,7 @@ async fn main() {
     let seeded = Instant::now();
     seed_ledger(
         &seeder,
+        "harbor",
         &locks,
         Duration::from_secs(60),
         CYCLES,

@@ -61,7 +61,7 @@ async fn measure(registry: &lockward_registry::Registry, days: usize, round_trip
         .collect();
     let now = SystemTime::now();
     let seeding = Instant::now();
-    seed_ledger(&client, &locks, PERIOD, DAY * days, now).await;
+    seed_ledger(&client, "bench", &locks, PERIOD, DAY * days, now).await;
     let seeded = seeding.elapsed();
     client
         .batch_execute("VACUUM ANALYZE lockward_ledger")

@@ -325,6 +325,12 @@ impl FromStr for Identity {
     }
 }
 
+/// `lockward:PROJECT:`, how every identity of `project`'s workers starts (the project encoded as
+/// [`Identity`] writes it): the ledger's reads tell this project's rows from another's by it.
+pub(crate) fn project_prefix(project: &str) -> String {
+    format!("{PREFIX}{}:", encode(project))
+}
+
 fn plain(byte: u8) -> bool {
     byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'-' | b'.')
 }

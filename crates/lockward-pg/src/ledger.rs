@@ -30,8 +30,8 @@
 mod history;
 
 pub use history::{
-    Counts, History, HistoryLock, HostCounts, LedgerCycle, LockCounts, Status, counts, exists,
-    history, history_at,
+    Counts, ForeignCounts, History, HistoryLock, HostCounts, LedgerCycle, LockCounts, Status,
+    counts, exists, history, history_at,
 };
 
 use std::fmt::Write as _;

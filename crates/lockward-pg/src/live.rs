@@ -182,6 +182,9 @@ pub struct LiveLock {
     pub contenders: Vec<LiveContender>,
     /// What is wrong with this key.
     pub flags: Vec<Flag>,
+    /// With the `foreign-holder` flag: who holds the key (or queues for it, or contends for
+    /// it) that is not this registry's worker for it; null otherwise.
+    pub foreign: Option<Foreign>,
     /// The id as the registry writes it (`1_001_004`), for people.
     #[serde(skip)]
     pub literal: Option<String>,
@@ -221,6 +224,75 @@ pub struct LiveContender {
     pub application_name: String,
     /// Its client address; null for a Unix-socket client or when the role may not see it.
     pub client_addr: Option<String>,
+}
+
+/// A session on a registered key that is not this registry's worker for it, as far as its
+/// `application_name` tells. JSON: `{"kind": "project", "project": "reports", "worker": ...,
+/// "pid": 4242}`, `{"kind": "worker", ...}` or `{"kind": "application", "application_name":
+/// "psql", "client_addr": "10.0.0.7", "pid": 4242}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Foreign {
+    /// A lockward worker of another project: two registries gave out one key.
+    Project {
+        /// The other project's name.
+        project: String,
+        /// Its worker, `lockward:PROJECT:LOCK[/MEMBER]`.
+        worker: String,
+        /// The session's backend pid.
+        pid: i32,
+    },
+    /// A lockward worker of this project, named after another lock than the key's.
+    Worker {
+        /// `lockward:PROJECT:LOCK[/MEMBER]`.
+        worker: String,
+        /// The session's backend pid.
+        pid: i32,
+    },
+    /// Any other session: a script, a pooled backend, another tool.
+    Application {
+        /// Its `application_name` (empty when it set none).
+        application_name: String,
+        /// Its client address, when the role may see it.
+        client_addr: Option<String>,
+        /// The session's backend pid.
+        pid: i32,
+    },
+}
+
+impl std::fmt::Display for Foreign {
+    /// `project reports (lockward:reports:ADVISORY_LOCK_X, pid 4242)`, `application psql at
+    /// 10.0.0.7 (pid 4242)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Project {
+                project,
+                worker,
+                pid,
+            } => write!(f, "project {project}'s worker {worker} (pid {pid})"),
+            Self::Worker { worker, pid } => {
+                write!(
+                    f,
+                    "this project's worker {worker}, of another lock (pid {pid})"
+                )
+            }
+            Self::Application {
+                application_name,
+                client_addr,
+                pid,
+            } => {
+                if application_name.is_empty() {
+                    write!(f, "a session with no application name")?;
+                } else {
+                    write!(f, "application {application_name:?}")?;
+                }
+                if let Some(addr) = client_addr {
+                    write!(f, " from {addr}")?;
+                }
+                write!(f, " (pid {pid})")
+            }
+        }
+    }
 }
 
 /// Something wrong with a held key.
@@ -459,6 +531,11 @@ fn live_lock(
     if contended || misplaced {
         flags.push(Flag::ForeignHolder);
     }
+    let foreign = if flags.contains(&Flag::ForeignHolder) {
+        foreign(&rows, &contenders, expected.as_deref(), registry)
+    } else {
+        None
+    };
     let mut holder = None;
     let mut waiters = Vec::new();
     for row in rows {
@@ -478,9 +555,70 @@ fn live_lock(
         waiters,
         contenders,
         flags,
+        foreign,
         literal: entry.map(|lock| lock.id().literal().to_owned()),
         worker: entry.and_then(|lock| lock.worker().map(str::to_owned)),
     }
+}
+
+/// The first session on a flagged key that is not this registry's worker for it: a holder, else a
+/// contender, else a waiter.
+fn foreign(
+    rows: &[Row],
+    contenders: &[LiveContender],
+    expected: Option<&str>,
+    registry: &Registry,
+) -> Option<Foreign> {
+    let sessions = rows
+        .iter()
+        .filter(|row| row.granted)
+        .map(|row| {
+            (
+                row.session.pid,
+                &row.session.application_name,
+                &row.session.client_addr,
+            )
+        })
+        .chain(contenders.iter().map(|contender| {
+            (
+                contender.pid,
+                &contender.application_name,
+                &contender.client_addr,
+            )
+        }))
+        .chain(rows.iter().filter(|row| !row.granted).map(|row| {
+            (
+                row.session.pid,
+                &row.session.application_name,
+                &row.session.client_addr,
+            )
+        }));
+    for (pid, application_name, client_addr) in sessions {
+        match application_name.parse::<Identity>() {
+            Ok(identity) if identity.project() != registry.project().name => {
+                return Some(Foreign::Project {
+                    project: identity.project().to_owned(),
+                    worker: identity.worker(),
+                    pid,
+                });
+            }
+            Ok(identity) if Some(identity.worker().as_str()) == expected => {}
+            Ok(identity) => {
+                return Some(Foreign::Worker {
+                    worker: identity.worker(),
+                    pid,
+                });
+            }
+            Err(_) => {
+                return Some(Foreign::Application {
+                    application_name: application_name.clone(),
+                    client_addr: client_addr.clone(),
+                    pid,
+                });
+            }
+        }
+    }
+    None
 }
 
 /// The registry entry a key belongs to: the entry of a bigint key's id, else the family whose id

@@ -33,6 +33,7 @@
     ['failed', 'failed'],
     ['lost', 'lost'],
     ['unled', 'nobody led'],
+    ['foreign', 'led by another project (a collision)'],
     ['overlap', 'overlapping leaders'],
   ];
 
@@ -202,9 +203,27 @@
     return row.key && row.key.pair ? row.key.pair[1] : null;
   }
 
-  function flagBadges(flags) {
+  /** Who a foreign holder is, in words (the text `lockward live` prints). */
+  function foreignText(foreign) {
+    if (foreign.kind === 'project') {
+      return 'project ' + foreign.project + '\'s worker ' + foreign.worker + ' (pid ' + foreign.pid + ')';
+    }
+    if (foreign.kind === 'worker') {
+      return 'this project\'s worker ' + foreign.worker + ', of another lock (pid ' + foreign.pid + ')';
+    }
+    let text = foreign.application_name
+      ? 'application "' + foreign.application_name + '"'
+      : 'a session with no application name';
+    if (foreign.client_addr) text += ' from ' + foreign.client_addr;
+    return text + ' (pid ' + foreign.pid + ')';
+  }
+
+  function flagBadges(flags, lives) {
     const cell = el('td', { class: 'flags' });
     for (const flag of flags) cell.append(el('span', { class: 'flag flag-' + flag }, flag), ' ');
+    for (const live of lives) {
+      if (live.foreign) cell.append(el('div', { class: 'foreign-who' }, foreignText(live.foreign)));
+    }
     return cell;
   }
 
@@ -265,7 +284,7 @@
     tr.append(el('td', { class: 'state' },
       el('span', { class: 'badge ' + (held ? 'badge-held' : 'badge-free') },
         held ? (count > 1 ? 'held ×' + count : 'held') : 'free')));
-    tr.append(flagBadges(flags));
+    tr.append(flagBadges(flags, lives));
     tr.append(...holderCells(lives, entry.key === 'family'));
     return tr;
   }
@@ -275,6 +294,7 @@
       entry.kind, entry.worker, entry.reason, lives.length ? 'held' : 'free'];
     for (const live of lives) {
       parts.push(...live.flags);
+      if (live.foreign) parts.push(foreignText(live.foreign));
       if (live.holder) {
         parts.push(String(live.holder.pid), live.holder.application_name, live.holder.client_addr);
       }
@@ -356,7 +376,7 @@
     const key = keyText(live.key);
     const tr = el('tr', { 'data-key': key, class: live.holder ? 'held flagged' : 'flagged' });
     tr.append(el('td', { class: 'mono id' }, live.key.pair ? '(' + live.key.pair.join(', ') + ')' : key));
-    tr.append(flagBadges(live.flags));
+    tr.append(flagBadges(live.flags, [live]));
     tr.append(...holderCells([live], false));
     return tr;
   }
@@ -534,6 +554,10 @@
       lines.push('nobody led this cycle');
       return lines.join('\n');
     }
+    if (cycle.status === 'foreign') {
+      lines.push('COLLISION: a worker of project ' + (cycle.project ?? '?') +
+        ' led this cycle on this lock\'s key; this lock\'s job did not run');
+    }
     lines.push('host ' + (cycle.host ?? '?') + ' · pid ' + (cycle.pid ?? '?') +
       ' · fencing token ' + (cycle.fencing_token ?? '?'));
     const started = cycle.started_at ? Date.parse(cycle.started_at) : null;
@@ -576,7 +600,7 @@
     setText(row.meta, meta.join(' · '));
 
     const periodMs = lock.period_seconds ? lock.period_seconds * 1000 : null;
-    const counts = { led: 0, unled: 0, failed: 0, lost: 0, running: 0, cancelled: 0, overlaps: 0 };
+    const counts = { led: 0, unled: 0, foreign: 0, failed: 0, lost: 0, running: 0, cancelled: 0, overlaps: 0 };
     const fragment = document.createDocumentFragment();
     const markerFragment = document.createDocumentFragment();
     // Every cycle seen in this update gets the row's new generation; the others are gone.
@@ -587,14 +611,18 @@
       const cycle = cycles[i];
       const start = cycle.cycle_start;
       if (cycle.status === 'unled') counts.unled += 1;
+      else if (cycle.status === 'foreign') counts.foreign += 1;
       else counts.led += 1;
-      if (cycle.status !== 'unled' && cycle.status in counts) counts[cycle.status] += 1;
+      if (cycle.status !== 'unled' && cycle.status !== 'foreign' && cycle.status in counts) {
+        counts[cycle.status] += 1;
+      }
       if (cycle.overlaps_previous) counts.overlaps += 1;
       // Without a period a mark ends where the next cycle starts (or the row ends).
       const next = periodMs ? '' : i + 1 < cycles.length ? cycles[i + 1].cycle_start : cycle.finished_at || 'now';
       const sig = cycle.status + '|' + cycle.host + '|' + cycle.pid + '|' + cycle.fencing_token + '|' +
         cycle.started_at + '|' + cycle.finished_at + '|' + cycle.overlaps_previous + '|' +
-        cycle.application_name + '|' + next + '|' + (previousLed ? previousLed.finished_at : '');
+        cycle.application_name + '|' + cycle.project + '|' + next + '|' +
+        (previousLed ? previousLed.finished_at : '');
       const cached = row.cycles.get(start);
       if (cached && cached.sig === sig && next !== 'now') {
         cached.generation = generation;
@@ -617,7 +645,7 @@
       const rect = svg('rect', {
         x: x.toFixed(2), y: MARK_Y, width: width.toFixed(2), height: MARK_HEIGHT,
         class: markClass(cycle),
-        fill: cycle.host ? hostColour(cycle.host) : null,
+        fill: cycle.host && cycle.status !== 'foreign' ? hostColour(cycle.host) : null,
         'data-status': cycle.status,
         'data-host': cycle.host ?? '',
         'data-cycle-start': start,
@@ -662,9 +690,11 @@
 
     row.section.setAttribute('data-overlaps', counts.overlaps);
     row.section.setAttribute('data-unled', counts.unled);
+    row.section.setAttribute('data-foreign', counts.foreign);
     row.section.classList.toggle('has-overlap', counts.overlaps > 0);
     row.box.setAttribute('aria-label', lock.lock_key + ': ' + counts.led + ' cycles led, ' +
-      counts.unled + ' nobody led, ' + counts.failed + ' failed, ' + counts.lost + ' lost, ' +
+      counts.unled + ' nobody led, ' + counts.foreign + ' led by another project, ' +
+      counts.failed + ' failed, ' + counts.lost + ' lost, ' +
       counts.overlaps + ' overlapping');
     const chipsSig = JSON.stringify(counts);
     if (chipsSig !== row.chipsSig) {
@@ -673,6 +703,9 @@
       if (counts.running) chips.push(el('span', { class: 'chip chip-running' }, counts.running + ' running'));
       if (counts.cancelled) chips.push(el('span', { class: 'chip chip-cancelled' }, counts.cancelled + ' cancelled'));
       if (counts.unled) chips.push(el('span', { class: 'chip chip-unled' }, counts.unled + ' nobody led'));
+      if (counts.foreign) {
+        chips.push(el('span', { class: 'chip chip-foreign' }, counts.foreign + ' led by another project'));
+      }
       if (counts.failed) chips.push(el('span', { class: 'chip chip-failed' }, counts.failed + ' failed'));
       if (counts.lost) chips.push(el('span', { class: 'chip chip-lost' }, counts.lost + ' lost'));
       if (counts.overlaps) {

@@ -163,6 +163,18 @@ fn human(snapshot: &Snapshot, target: &str) -> String {
         rows.push(row(lock));
     }
     let mut text = crate::table::table(&rows);
+    // Who is on a key that is not its worker's: the table's application name may be a waiter's
+    // or a contender's business, so it is said in words.
+    for lock in &snapshot.locks {
+        if let Some(foreign) = &lock.foreign {
+            let name = lock
+                .constant
+                .as_deref()
+                .map_or_else(String::new, |constant| format!(" ({constant})"));
+            let id = lock.literal.as_deref().unwrap_or("?");
+            let _ = writeln!(text, "{id}{name}: foreign-holder: {foreign}");
+        }
+    }
     let waiting: usize = snapshot.locks.iter().map(|lock| lock.waiters.len()).sum();
     let flagged = snapshot
         .locks

@@ -530,6 +530,7 @@ async fn after_its_first_read_the_page_reads_only_recent_cycles_and_draws_what_a
     let client = dashboard.db.connect().await;
     seed_ledger(
         &client,
+        "harbor",
         &[("1001001".to_owned(), vec!["alpha".to_owned()])],
         Duration::from_secs(60),
         20,
@@ -632,6 +633,7 @@ async fn failed_lost_unled_and_overlapping_cycles_are_marked_and_counted_in_the_
     let client = dashboard.db.connect().await;
     seed_ledger(
         &client,
+        "harbor",
         &[
             (
                 "1001006".to_owned(),
@@ -750,6 +752,7 @@ async fn choosing_the_last_day_draws_the_cycles_before_the_last_hour_and_a_reloa
     // Two hours of cycles that ended two hours ago: nobody has led since.
     seed_ledger(
         &client,
+        "harbor",
         &[("1001001".to_owned(), vec!["alpha".to_owned()])],
         Duration::from_secs(60),
         120,
@@ -831,6 +834,7 @@ async fn a_screenshot_of_the_dashboard_at_work_is_kept_as_a_test_artifact() {
     };
     seed_ledger(
         &client,
+        "harbor",
         &[("1001001".to_owned(), hosts(&["web-1", "web-2"]))],
         Duration::from_secs(60),
         60,
@@ -839,6 +843,7 @@ async fn a_screenshot_of_the_dashboard_at_work_is_kept_as_a_test_artifact() {
     .await;
     seed_ledger(
         &client,
+        "harbor",
         &[(
             "1001004/2".to_owned(),
             hosts(&["web-1", "web-2", "batch-1"]),
@@ -850,6 +855,7 @@ async fn a_screenshot_of_the_dashboard_at_work_is_kept_as_a_test_artifact() {
     .await;
     seed_ledger(
         &client,
+        "harbor",
         &[("1852404596".to_owned(), hosts(&["batch-1"]))],
         Duration::from_secs(30),
         120,
@@ -938,4 +944,186 @@ async fn a_screenshot_of_the_dashboard_at_work_is_kept_as_a_test_artifact() {
     drop(sessions);
     drop(waiting.await.expect("the waiter's task"));
     dashboard.close().await;
+}
+
+/// Issue 19's scenario: harbor's `ADVISORY_LOCK_INVOICE_ROLLUP` (1_001_001) and a second
+/// registry, project `reports`, whose lock has the same id, both `lockward run --ledger` on one
+/// database. The harbor side logged collisions, but `live` showed the key plainly held (exit 0),
+/// the page a green "held", `/metrics` no flag, and the ledger counted reports' cycles as the
+/// rollup's. Now `live` exits 1 naming the other project, the page's row has the red flag and
+/// says who, `/metrics` has the flag, and the ledger keeps reports' cycles apart: `foreign`
+/// marks on the timeline, `lockward_ledger_cycles_foreign_total{project="reports"}`, and the
+/// rollup's own counts only harbor's rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_projects_worker_on_our_id_is_flagged_in_live_the_page_metrics_and_the_ledger() {
+    use crate::run::{Runner, another_project_on_harbors_id, eventually};
+
+    let Some(dashboard) = Dashboard::open().await else {
+        return;
+    };
+    let url = dashboard.db.url();
+    let harbor = TestProject::harbor();
+    let reports = another_project_on_harbors_id();
+    let mut ours = Runner::start_with(&harbor, &url, "1s", &["--ledger"], &["work", "0.3"]);
+    let mut theirs = Runner::start_with(&reports, &url, "1s", &["--ledger"], &["work", "0.3"]);
+    let client = dashboard.db.connect().await;
+    // Both sides lead some cycles: whoever takes the lock first in a second leads it.
+    let mut both = false;
+    for _ in 0..300 {
+        if let Ok((harbors, reports)) = rows_by_project(&client).await
+            && harbors >= 2
+            && reports >= 2
+        {
+            both = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        both,
+        "both projects led cycles within 30 s;\nharbor:\n{}\nreports:\n{}",
+        ours.stderr(),
+        theirs.stderr()
+    );
+
+    // live, from harbor's project: exit 1, the other project named.
+    let mut shown = None;
+    let named = eventually(Duration::from_secs(30), || {
+        let live = harbor.run(&["live", "--database-url", &url]);
+        let json = harbor.run(&["live", "--format", "json", "--database-url", &url]);
+        let value: Value = serde_json::from_str(&json.stdout).unwrap_or(Value::Null);
+        let foreign = value["locks"].as_array().and_then(|locks| {
+            locks
+                .iter()
+                .find(|lock| lock["id"] == 1_001_001 && lock["foreign"]["kind"] == "project")
+                .cloned()
+        });
+        if let Some(lock) = foreign {
+            shown = Some((lock, json.code, live.stdout, live.code));
+        }
+        shown.as_ref().is_some_and(|(_, _, text, _)| {
+            text.contains("ADVISORY_LOCK_INVOICE_ROLLUP): foreign-holder: project reports's worker")
+        })
+    });
+    assert!(named, "live named the other project within 30 s: {shown:?}");
+    let (lock, json_code, _, text_code) = shown.expect("shown");
+    assert_eq!((json_code, text_code), (1, 1), "a flagged key: {lock}");
+    assert_eq!(lock["foreign"]["project"], "reports", "{lock}");
+    assert!(
+        lock["flags"]
+            .as_array()
+            .is_some_and(|flags| flags.contains(&json!("foreign-holder"))),
+        "{lock}"
+    );
+
+    // The page: the red flag on the rollup's row, saying who; foreign marks on its timeline.
+    let flagged = dashboard
+        .browser
+        .wait_for(
+            "the rollup's row flagged foreign-holder, naming reports",
+            "(() => { const tr = document.querySelector('#locks tr[data-id=\"1001001\"]'); \
+             if (!tr || !tr.dataset.flags.includes('foreign-holder')) return false; \
+             const who = tr.querySelector('td.flags .foreign-who'); \
+             return who && who.textContent.includes('project reports') ? \
+               {flags: tr.dataset.flags, who: who.textContent, \
+                colour: getComputedStyle(tr.querySelector('.flag-foreign-holder')).backgroundColor} : false; })()",
+        )
+        .await;
+    assert_eq!(
+        flagged["colour"], "rgb(209, 36, 47)",
+        "a red flag: {flagged}"
+    );
+    let section = "#timelines section[data-lock-key=\"1001001\"]";
+    let foreign = dashboard
+        .browser
+        .wait_for(
+            "reports' cycles marked foreign on the rollup's timeline",
+            &format!(
+                "(() => {{ const marks = [...document.querySelectorAll('{section} rect[data-status=\"foreign\"]')]; \
+                 const s = document.querySelector('{section}'); \
+                 return marks.length >= 2 && s.dataset.foreign >= 2 ? \
+                   {{count: marks.length, title: marks[0].querySelector('title').textContent, \
+                    chips: s.querySelector('.chip-foreign') ? s.querySelector('.chip-foreign').textContent : ''}} : false; }})()"
+            ),
+        )
+        .await;
+    assert!(
+        foreign["title"]
+            .as_str()
+            .is_some_and(|t| t.contains("COLLISION: a worker of project reports")),
+        "{foreign}"
+    );
+    assert!(
+        foreign["chips"]
+            .as_str()
+            .is_some_and(|t| t.ends_with("led by another project")),
+        "{foreign}"
+    );
+
+    // /metrics flags the key while the other project's worker is on it.
+    let metrics_url = format!("{}metrics", dashboard.serve.url());
+    let flag = [("id", "1001001"), ("flag", "foreign-holder")];
+    let mut body = String::new();
+    let flagged = eventually(Duration::from_secs(30), || {
+        body = crate::serve::request(&metrics_url, &[]).body;
+        crate::serve::sample(
+            &crate::serve::parse_metrics(&body),
+            "lockward_lock_flagged",
+            &flag,
+        ) == Some(1.0)
+    });
+    assert!(flagged, "/metrics flagged the rollup within 30 s:\n{body}");
+
+    // Stop both, then read /metrics and the ledger at rest.
+    let term = rustix::process::Signal::TERM;
+    assert_eq!(ours.stop_with(term, Duration::from_secs(15)), 0);
+    assert_eq!(theirs.stop_with(term, Duration::from_secs(15)), 0);
+    let (harbors, reports_rows) = rows_by_project(&client).await.expect("the ledger's rows");
+    let metrics = crate::serve::request(&metrics_url, &[]);
+    let scrape = crate::serve::parse_metrics(&metrics.body);
+    let ours_counted: f64 = scrape
+        .samples
+        .iter()
+        .filter(|s| {
+            s.metric == "lockward_ledger_cycles_total" && s.labels.get("id") == Some("1001001")
+        })
+        .map(|s| match s.value {
+            prometheus_parse::Value::Counter(v) | prometheus_parse::Value::Untyped(v) => v,
+            _ => 0.0,
+        })
+        .sum();
+    #[allow(clippy::cast_precision_loss)] // counts of a few dozen rows
+    let expected = (harbors as f64, reports_rows as f64);
+    #[allow(clippy::float_cmp)] // whole numbers, exact in an f64
+    let only_ours = ours_counted == expected.0;
+    assert!(
+        only_ours,
+        "only harbor's rows are the rollup's cycles: {ours_counted} counted, {harbors} rows"
+    );
+    assert_eq!(
+        crate::serve::sample(
+            &scrape,
+            "lockward_ledger_cycles_foreign_total",
+            &[("id", "1001001"), ("project", "reports")]
+        ),
+        Some(expected.1),
+        "{}",
+        metrics.body
+    );
+    dashboard.close().await;
+}
+
+/// The rollup's ledger rows written by harbor's workers and by reports'.
+async fn rows_by_project(
+    client: &tokio_postgres::Client,
+) -> Result<(i64, i64), tokio_postgres::Error> {
+    let row = client
+        .query_one(
+            "SELECT count(*) FILTER (WHERE application_name LIKE 'lockward:harbor:%'), \
+                    count(*) FILTER (WHERE application_name LIKE 'lockward:reports:%') \
+             FROM lockward_ledger WHERE lock_key = '1001001'",
+            &[],
+        )
+        .await?;
+    Ok((row.get(0), row.get(1)))
 }

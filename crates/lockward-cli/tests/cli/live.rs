@@ -72,11 +72,11 @@ async fn live_prints_the_documented_json_and_exits_1_when_a_key_is_flagged() {
         json!({"locks": [
             {"key": {"bigint": 4242}, "id": null, "constant": null, "owner": null, "kind": null,
              "holder": {"pid": holder_pid, "application_name": ""},
-             "waiters": [], "contenders": [], "flags": ["unregistered"]},
+             "waiters": [], "contenders": [], "flags": ["unregistered"], "foreign": null},
             {"key": {"pair": [1_001_004, 2]}, "id": 1_001_004,
              "constant": "ADVISORY_LOCK_RELOAD_BASE", "owner": "core", "kind": "constant",
              "holder": {"pid": holder_pid, "application_name": ""},
-             "waiters": [], "contenders": [], "flags": []},
+             "waiters": [], "contenders": [], "flags": [], "foreign": null},
         ]})
     );
 }

@@ -21,7 +21,7 @@ use crate::TestProject;
 const LOCK: &str = "ADVISORY_LOCK_INVOICE_ROLLUP";
 
 /// A `lockward run` process in a project, its stderr kept in a file.
-struct Runner {
+pub(crate) struct Runner {
     child: Child,
     stderr: PathBuf,
 }
@@ -33,7 +33,7 @@ impl Runner {
     }
 
     /// The same with the database URL and the period given.
-    fn start_with(
+    pub(crate) fn start_with(
         project: &TestProject,
         url: &str,
         every: &str,
@@ -88,7 +88,7 @@ impl Runner {
     }
 
     /// Sends `signal` and waits (at most `bound`) for lockward to exit; returns its exit code.
-    fn stop_with(&mut self, signal: Signal, bound: Duration) -> i32 {
+    pub(crate) fn stop_with(&mut self, signal: Signal, bound: Duration) -> i32 {
         self.signal(signal);
         let deadline = Instant::now() + bound;
         loop {
@@ -104,7 +104,7 @@ impl Runner {
         }
     }
 
-    fn stderr(&self) -> String {
+    pub(crate) fn stderr(&self) -> String {
         std::fs::read_to_string(&self.stderr).unwrap_or_default()
     }
 }
@@ -175,7 +175,7 @@ fn count(project: &TestProject, kind: &str) -> usize {
 }
 
 /// Polls `condition` every 20 ms for at most `bound`.
-fn eventually(bound: Duration, mut condition: impl FnMut() -> bool) -> bool {
+pub(crate) fn eventually(bound: Duration, mut condition: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + bound;
     while Instant::now() < deadline {
         if condition() {
@@ -1461,7 +1461,7 @@ fn an_empty_host_is_refused_with_exit_2() {
 }
 
 /// A second project whose lock has harbor's id: `reports`, sharing the database.
-fn another_project_on_harbors_id() -> TestProject {
+pub(crate) fn another_project_on_harbors_id() -> TestProject {
     let reports = TestProject::harbor();
     reports.edit("lockward.toml", "name = \"harbor\"", "name = \"reports\"");
     reports

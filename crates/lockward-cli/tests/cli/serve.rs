@@ -1187,6 +1187,7 @@ async fn ledger_metrics_sum_a_familys_members_and_name_an_unknown_key_by_itself(
     let hosts = |names: &[&str]| names.iter().map(|name| (*name).to_owned()).collect();
     lockward_pg::testing::seed_ledger(
         &client,
+        "harbor",
         &[
             ("4242".to_owned(), hosts(&["h1"])),
             ("1001004/1".to_owned(), hosts(&["h1"])),
@@ -1236,6 +1237,7 @@ async fn api_ledger_since_answers_only_the_cycles_from_that_time_on_within_the_r
     let client = db.connect().await;
     lockward_pg::testing::seed_ledger(
         &client,
+        "harbor",
         &[("1001001".to_owned(), vec!["h1".to_owned()])],
         Duration::from_secs(60),
         20,

@@ -16,6 +16,12 @@
 //! A cycle *overlaps the previous* when it started before the previous row's leader finished, or
 //! while the previous row was still running by the rule above: two leaders at once.
 //!
+//! A row written by a worker of another lockward project (its `application_name` says
+//! `lockward:OTHER:...`) on one of this registry's keys is `foreign`: two registries gave out one
+//! key, and that cycle was theirs, not this lock's. It is shown as such (with the project), never
+//! counted as one of this lock's cycles ([`Counts::foreign`] counts it apart), and it gives the
+//! lock no period: a lock's period is its own workers' (their latest row that records one).
+//!
 //! Both reads are index-backed. The lock keys are enumerated by a loose index scan of the primary
 //! key (one probe per key, a recursive CTE), and per key the read touches the latest row before
 //! the range, the rows in it and the lock's latest row, by the primary key: reading an hour of a
@@ -48,10 +54,13 @@ pub enum Status {
     Running,
     /// The cycle ended and nobody led it.
     Unled,
+    /// A worker of another lockward project led it, on this lock's key: a collision (this
+    /// lock's job did not run; [`LedgerCycle::project`] names the other project).
+    Foreign,
 }
 
 impl Status {
-    /// `done`, `failed`, `cancelled`, `lost`, `running` or `unled`.
+    /// `done`, `failed`, `cancelled`, `lost`, `running`, `unled` or `foreign`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Done => "done",
@@ -60,6 +69,7 @@ impl Status {
             Self::Lost => "lost",
             Self::Running => "running",
             Self::Unled => "unled",
+            Self::Foreign => "foreign",
         }
     }
 }
@@ -93,8 +103,9 @@ pub struct HistoryLock {
     pub kind: Option<&'static str>,
     /// The family member (`7` for `1001004/7`).
     pub member: Option<i32>,
-    /// The period recorded by the lock's latest row that records one (searched from the latest
-    /// row before the range on); null when none does (rows of an older lockward).
+    /// The period recorded by the lock's latest row of this project's workers that records one
+    /// (searched from the latest row before the range on); null when none does (rows of an older
+    /// lockward, or only another project's).
     pub period_seconds: Option<f64>,
     /// The cycles whose start is in the range, oldest first.
     pub cycles: Vec<LedgerCycle>,
@@ -116,6 +127,8 @@ pub struct LedgerCycle {
     pub pid: Option<i32>,
     /// The leader's lock session's `application_name`.
     pub application_name: Option<String>,
+    /// For a `foreign` cycle, the other lockward project whose worker led it; else null.
+    pub project: Option<String>,
     /// When the leader claimed the cycle, by the server's clock.
     #[serde(serialize_with = "timestamp::serialize_option")]
     pub started_at: Option<SystemTime>,
@@ -127,13 +140,34 @@ pub struct LedgerCycle {
 }
 
 /// All-time counts for `/metrics`: per lock and host what its leaders did, per lock the cycles
-/// nobody led.
+/// nobody led, and per lock and other project the cycles that project's workers led on its key.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Counts {
     /// One entry per lock key and host that led a cycle, in [`History`]'s lock order, then by host.
+    /// Only this project's workers' cycles: another project's are in `foreign`.
     pub hosts: Vec<HostCounts>,
     /// One entry per lock key, in [`History`]'s lock order.
     pub locks: Vec<LockCounts>,
+    /// One entry per lock key and other lockward project that led cycles on it (a collision), in
+    /// [`History`]'s lock order, then by project.
+    pub foreign: Vec<ForeignCounts>,
+}
+
+/// The cycles a worker of another lockward project led on one of this registry's keys, all time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ForeignCounts {
+    /// The key as the ledger writes it.
+    pub lock_key: String,
+    /// The registry id, when known.
+    pub id: Option<i64>,
+    /// The entry's constant, when known.
+    pub constant: Option<String>,
+    /// The family member, for a member's key.
+    pub member: Option<i32>,
+    /// The other project.
+    pub project: String,
+    /// Its rows.
+    pub cycles: u64,
 }
 
 /// What one host's leaders of one lock did, all time.
@@ -214,10 +248,34 @@ keys AS (
     FROM keys k WHERE k.lock_key IS NOT NULL
 )";
 
+/// Whether the ledger row `l` was written by a worker of another lockward project than the one
+/// whose identities start with the text parameter `{prefix}` (see [`foreign_project`]).
+fn foreign_sql(prefix: &str) -> String {
+    format!(
+        "(l.application_name LIKE 'lockward:%' AND left(l.application_name, length({prefix})) <> {prefix})"
+    )
+}
+
+/// The other lockward project whose worker wrote a ledger row, by its `application_name`: one
+/// that starts with `lockward:` but not with this project's `prefix`
+/// ([`crate::identity::project_prefix`]). The same rule as [`foreign_sql`]'s. A name that does
+/// not parse as an identity is named by its text between `lockward:` and the next `:`.
+fn foreign_project(application_name: &str, prefix: &str) -> Option<String> {
+    let rest = application_name.strip_prefix("lockward:")?;
+    if application_name.starts_with(prefix) {
+        return None;
+    }
+    Some(application_name.parse::<crate::Identity>().map_or_else(
+        |_| rest.split(':').next().unwrap_or(rest).to_owned(),
+        |identity| identity.project().to_owned(),
+    ))
+}
+
 /// A history read: per key, the latest row before `$1`, the rows up to `$2` and the lock's
-/// latest row and period, each through the primary key. `{period}` is the period column, or
-/// NULL on a ledger that lacks it.
+/// latest row and period (of this project's rows: `$3` is its identities' prefix), each through
+/// the primary key. `{period}` is the period column, or NULL on a ledger that lacks it.
 fn history_sql(period: &str) -> String {
+    let foreign = foreign_sql("$3");
     format!(
         "WITH RECURSIVE {KEYS},
 known AS MATERIALIZED (
@@ -234,7 +292,7 @@ periods AS MATERIALIZED (
     SELECT kn.*,
            (SELECT {period} FROM lockward_ledger l
             WHERE l.lock_key = kn.lock_key AND l.cycle_start >= coalesce(kn.before_start, '-infinity')
-              AND {period} IS NOT NULL
+              AND {period} IS NOT NULL AND NOT {foreign}
             ORDER BY l.cycle_start DESC LIMIT 1) AS lock_period
     FROM known kn
 )
@@ -295,10 +353,15 @@ pub async fn history_at(
     } else {
         "NULL::int8"
     });
+    let prefix = crate::identity::project_prefix(&registry.project().name);
     let rows = client
         .query_typed(
             &sql,
-            &[(&from, Type::TIMESTAMPTZ), (&to, Type::TIMESTAMPTZ)],
+            &[
+                (&from, Type::TIMESTAMPTZ),
+                (&to, Type::TIMESTAMPTZ),
+                (&prefix, Type::TEXT),
+            ],
         )
         .await?;
     let window = Window {
@@ -322,10 +385,12 @@ pub async fn history_at(
             current = Some((lock_key, row.try_get(2)?, row.try_get(1)?, Vec::new()));
         }
         if let Some((.., rows)) = current.as_mut() {
+            let application_name: String = row.try_get(5)?;
             rows.push(Row {
                 cycle_start: micros(row.try_get(3)?),
                 fencing_token: row.try_get(4)?,
-                application_name: row.try_get(5)?,
+                project: foreign_project(&application_name, &prefix),
+                application_name,
                 host: row.try_get(6)?,
                 pid: row.try_get(7)?,
                 started_at: micros(row.try_get(8)?),
@@ -348,6 +413,7 @@ pub async fn history_at(
 /// to the microsecond for any time this side of the year 2200 and much cheaper than
 /// `extract`'s numeric; the floors are written out because `/` truncates towards zero.)
 fn counts_sql(period: &str) -> String {
+    let foreign = foreign_sql("$2");
     let floor = |x: &str| format!("(({x}) - ((({x}) % s.p) + s.p) % s.p) / s.p");
     let (next, now, start) = (floor("s.next_cs - 1"), floor("$1"), floor("s.cs"));
     format!(
@@ -355,13 +421,15 @@ fn counts_sql(period: &str) -> String {
 meta AS MATERIALIZED (
     SELECT k.lock_key,
            (SELECT {period} FROM lockward_ledger l WHERE l.lock_key = k.lock_key
-              AND {period} IS NOT NULL ORDER BY l.cycle_start DESC LIMIT 1) AS lock_period,
+              AND {period} IS NOT NULL AND NOT {foreign}
+            ORDER BY l.cycle_start DESC LIMIT 1) AS lock_period,
            (SELECT l.cycle_start FROM lockward_ledger l WHERE l.lock_key = k.lock_key
             ORDER BY l.cycle_start DESC LIMIT 1) AS latest
     FROM keys k WHERE k.lock_key IS NOT NULL
 ),
 r AS (
     SELECT l.lock_key, l.host, l.outcome, l.finished_at, l.cycle_start, {period} AS row_period,
+           l.application_name, {foreign} AS foreign_row,
            lead(l.cycle_start) OVER (PARTITION BY l.lock_key ORDER BY l.cycle_start) AS next_start
     FROM lockward_ledger l
 ),
@@ -369,7 +437,10 @@ s AS (
     SELECT r.lock_key, r.host, r.outcome, r.finished_at, r.cycle_start = m.latest AS latest,
            (date_part('epoch', r.cycle_start) * 1000000)::int8 AS cs,
            (date_part('epoch', r.next_start) * 1000000)::int8 AS next_cs,
-           coalesce(r.row_period, m.lock_period) * 1000 AS p
+           CASE WHEN r.foreign_row THEN m.lock_period
+                ELSE coalesce(r.row_period, m.lock_period) END * 1000 AS p,
+           CASE WHEN r.foreign_row THEN split_part(r.application_name, ':', 2) END AS other,
+           r.application_name
     FROM r JOIN meta m USING (lock_key)
 )
 SELECT s.lock_key, s.host, count(*),
@@ -381,14 +452,16 @@ SELECT s.lock_key, s.host, count(*),
                                        ELSE s.cs + s.p > $1 END),
        coalesce(sum(CASE WHEN s.p IS NULL THEN 0
                          ELSE greatest(0, least(coalesce({next}, 9223372036854775807), {now} - 1)
-                                          - {start}) END), 0)::int8
-FROM s GROUP BY s.lock_key, s.host ORDER BY s.lock_key, s.host"
+                                          - {start}) END), 0)::int8,
+       s.other IS NOT NULL, min(s.application_name)
+FROM s GROUP BY s.lock_key, s.host, s.other ORDER BY s.lock_key, s.host, s.other"
     )
 }
 
-/// All-time counts per lock key and host (cycles led, done, failed, cancelled, lost) and per
-/// lock key (cycles nobody led, from its first row to `now`), by the rules of [`history`]. A
-/// database without a ledger has none.
+/// All-time counts per lock key and host (cycles led, done, failed, cancelled, lost), per lock
+/// key (cycles nobody led, from its first row to `now`) and per lock key and other lockward
+/// project (the cycles its workers led on the key), by the rules of [`history`]. A database
+/// without a ledger has none.
 ///
 /// It reads the whole table once (a sequential pass and a sort, or the primary key in order):
 /// its cost grows with the ledger, unlike [`history`]'s.
@@ -404,6 +477,7 @@ pub async fn counts(
     let mut counts = Counts {
         hosts: Vec::new(),
         locks: Vec::new(),
+        foreign: Vec::new(),
     };
     let Some(has_period) = probe(client).await? else {
         return Ok(counts);
@@ -414,7 +488,10 @@ pub async fn counts(
         "NULL::int8"
     });
     let now = micros(now);
-    let rows = client.query_typed(&sql, &[(&now, Type::INT8)]).await?;
+    let prefix = crate::identity::project_prefix(&registry.project().name);
+    let rows = client
+        .query_typed(&sql, &[(&now, Type::INT8), (&prefix, Type::TEXT)])
+        .await?;
     let count = |row: &tokio_postgres::Row, i: usize| {
         row.try_get::<_, i64>(i)
             .map(|n| u64::try_from(n).unwrap_or(0))
@@ -435,6 +512,27 @@ pub async fn counts(
                 unled,
             }),
         }
+        if row.try_get::<_, bool>(8)? {
+            let application_name: String = row.try_get(9)?;
+            let project = foreign_project(&application_name, &prefix).unwrap_or(application_name);
+            let cycles = count(row, 2)?;
+            match counts
+                .foreign
+                .iter_mut()
+                .find(|other| other.lock_key == lock_key && other.project == project)
+            {
+                Some(other) => other.cycles += cycles,
+                None => counts.foreign.push(ForeignCounts {
+                    lock_key,
+                    id,
+                    constant,
+                    member,
+                    project,
+                    cycles,
+                }),
+            }
+            continue;
+        }
         counts.hosts.push(HostCounts {
             lock_key,
             id,
@@ -450,6 +548,11 @@ pub async fn counts(
     }
     counts.locks.sort_by(|a, b| {
         order(a.id, a.member, &a.lock_key).cmp(&order(b.id, b.member, &b.lock_key))
+    });
+    counts.foreign.sort_by(|a, b| {
+        order(a.id, a.member, &a.lock_key)
+            .cmp(&order(b.id, b.member, &b.lock_key))
+            .then_with(|| a.project.cmp(&b.project))
     });
     counts.hosts.sort_by(|a, b| {
         order(a.id, a.member, &a.lock_key)
@@ -516,6 +619,9 @@ pub(crate) struct Row {
     pub(crate) cycle_start: i64,
     pub(crate) fencing_token: i64,
     pub(crate) application_name: String,
+    /// The other lockward project whose worker wrote the row ([`foreign_project`]); `None` for
+    /// this project's rows.
+    pub(crate) project: Option<String>,
     pub(crate) host: String,
     pub(crate) pid: i32,
     pub(crate) started_at: i64,
@@ -561,8 +667,10 @@ pub(crate) fn derive(
     latest: Option<i64>,
     window: &Window,
 ) -> Vec<LedgerCycle> {
+    // Another project's row keeps to this lock's period: its own says nothing of this lock.
     let period_of = |row: &Row| {
         row.period_ms
+            .filter(|_| row.project.is_none())
             .or(lock_period)
             .filter(|&ms| ms > 0)
             .map(|ms| ms.saturating_mul(1000))
@@ -579,11 +687,16 @@ pub(crate) fn derive(
             });
             cycles.push(LedgerCycle {
                 cycle_start: from_micros(row.cycle_start),
-                status: status(row, period, latest == Some(row.cycle_start), window.now),
+                status: if row.project.is_some() {
+                    Status::Foreign
+                } else {
+                    status(row, period, latest == Some(row.cycle_start), window.now)
+                },
                 fencing_token: Some(row.fencing_token),
                 host: Some(row.host.clone()),
                 pid: Some(row.pid),
                 application_name: Some(row.application_name.clone()),
+                project: row.project.clone(),
                 started_at: Some(from_micros(row.started_at)),
                 finished_at: row.finished_at.map(from_micros),
                 overlaps_previous,
@@ -599,6 +712,7 @@ pub(crate) fn derive(
                     host: None,
                     pid: None,
                     application_name: None,
+                    project: None,
                     started_at: None,
                     finished_at: None,
                     overlaps_previous: false,
@@ -650,6 +764,7 @@ mod tests {
             cycle_start: start,
             fencing_token: start / MINUTE,
             application_name: format!("lockward:harbor:X 1@{host}"),
+            project: None,
             host: host.to_owned(),
             pid: 1,
             started_at: start + 12_000,
@@ -812,6 +927,60 @@ mod tests {
             .find(|cycle| cycle.host.as_deref() == Some("beta"))
             .expect("beta's cycle");
         assert!(second.overlaps_previous, "{cycles:?}");
+    }
+
+    /// Another project's worker on this lock's key (two registries gave out one id): its rows
+    /// read as `foreign`, naming it, and its period (2 minutes here) is not this lock's: the
+    /// lock's own 1-minute grid still tells the boundaries nobody led.
+    #[test]
+    fn another_projects_rows_are_foreign_and_keep_to_this_locks_period() {
+        let mut theirs = done(T0 + MINUTE, "beta");
+        theirs.application_name = "lockward:reports:ROLLUP 9@beta".to_owned();
+        theirs.project = Some("reports".to_owned());
+        theirs.period_ms = Some(120_000);
+        let rows = vec![done(T0, "alpha"), theirs];
+        let window = Window {
+            from: T0,
+            to: T0 + 10 * MINUTE,
+            now: T0 + 4 * MINUTE,
+        };
+        let cycles = derive(&rows, Some(60_000), Some(T0 + MINUTE), &window);
+        assert_eq!(
+            statuses(&cycles),
+            [
+                (0, Status::Done),
+                (1, Status::Foreign),
+                (2, Status::Unled),
+                (3, Status::Unled)
+            ]
+        );
+        assert_eq!(cycles[1].project.as_deref(), Some("reports"));
+        assert_eq!(cycles[0].project, None);
+    }
+
+    #[test]
+    fn a_row_is_another_projects_by_the_start_of_its_application_name() {
+        let prefix = crate::identity::project_prefix("harbor");
+        assert_eq!(prefix, "lockward:harbor:");
+        for (name, expected) in [
+            ("lockward:harbor:ROLLUP 1@a", None),
+            ("lockward:reports:ROLLUP 1@a", Some("reports")),
+            ("lockward:harbor-2:ROLLUP 1@a", Some("harbor-2")),
+            ("lockward:my%20app:ROLLUP 1@a", Some("my app")),
+            ("lockward:odd:row", Some("odd")),
+            ("psql", None),
+        ] {
+            assert_eq!(
+                foreign_project(name, &prefix).as_deref(),
+                expected,
+                "{name}"
+            );
+        }
+        let spaced = crate::identity::project_prefix("my app");
+        assert_eq!(
+            foreign_project("lockward:my%20app:ROLLUP 1@a", &spaced),
+            None
+        );
     }
 
     #[test]

@@ -6,7 +6,8 @@ use tokio_postgres::types::Type;
 use crate::Identity;
 use crate::timestamp::micros;
 
-/// Fills the ledger (creating it if need be) with, for each `(lock_key, hosts)`, `cycles`
+/// Fills the ledger (creating it if need be) with `project`'s workers' rows: for each
+/// `(lock_key, hosts)`, `cycles`
 /// consecutive `done` cycles of `period`, the last one ending at or before `end` (cycles are
 /// aligned to the wall clock, as a worker's), led by `hosts` in turn. Each row has a fencing
 /// token from the ledger's sequence, an identity naming its host as `application_name`, a start
@@ -25,6 +26,7 @@ use crate::timestamp::micros;
 /// Not cancel safe: cancelled between two locks' inserts, the ledger holds only some of them.
 pub async fn seed_ledger(
     client: &Client,
+    project: &str,
     locks: &[(String, Vec<String>)],
     period: Duration,
     cycles: usize,
@@ -47,7 +49,7 @@ pub async fn seed_ledger(
         let names: Vec<String> = hosts
             .iter()
             .map(|host| {
-                Identity::new("seed", format!("LOCK_{lock_key}"), None, pid, host.clone())
+                Identity::new(project, format!("LOCK_{lock_key}"), None, pid, host.clone())
                     .application_name()
                     .unwrap_or_else(|| format!("seed {pid}@{host}"))
             })

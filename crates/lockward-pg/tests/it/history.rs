@@ -300,7 +300,15 @@ fn minute(minutes: u32) -> SystemTime {
 async fn a_leader_that_started_before_the_previous_one_finished_is_flagged_as_overlapping() {
     let db = TestDb::new().await;
     let admin = db.connect().await;
-    seed_ledger(&admin, &[], Duration::from_secs(60), 0, SystemTime::now()).await;
+    seed_ledger(
+        &admin,
+        "pgtest",
+        &[],
+        Duration::from_secs(60),
+        0,
+        SystemTime::now(),
+    )
+    .await;
     let secs = Duration::from_secs;
     // The first runs long past its minute; the second starts before it finished.
     insert(&admin, minute(10), secs(1), Some(secs(75)), Some("done")).await;
@@ -340,7 +348,7 @@ async fn a_database_without_a_ledger_has_an_empty_history_and_no_counts() {
     assert!(history.locks.is_empty());
     let counts = ledger::counts(&client, &registry(), now).await.unwrap();
     assert!(counts.hosts.is_empty() && counts.locks.is_empty());
-    seed_ledger(&client, &[], Duration::from_secs(60), 0, now).await;
+    seed_ledger(&client, "pgtest", &[], Duration::from_secs(60), 0, now).await;
     assert!(ledger::exists(&client).await.unwrap());
 }
 
@@ -394,7 +402,7 @@ async fn seeded_cycles_are_consecutive_done_cycles_ending_before_the_end_with_ho
         ("7000002/3".to_owned(), vec!["delta".to_owned()]),
         ("424242".to_owned(), hosts),
     ];
-    seed_ledger(&client, &locks, period, 1440, end).await;
+    seed_ledger(&client, "pgtest", &locks, period, 1440, end).await;
     let day = Duration::from_secs(86_400);
     let history = ledger::history(&client, &registry(), end - day - period, end)
         .await
@@ -461,7 +469,7 @@ async fn counts_agree_with_the_history_of_all_time_on_a_ledger_with_gaps_and_los
         (ROLLUP_ID.to_string(), hosts.clone()),
         ("7000005".to_owned(), hosts),
     ];
-    seed_ledger(&client, &locks, period, 300, now).await;
+    seed_ledger(&client, "pgtest", &locks, period, 300, now).await;
     let now = SystemTime::now();
     // Gaps, lost and failed cycles, rows of an older lockward without a period, and rows of
     // another period.
@@ -473,7 +481,9 @@ async fn counts_agree_with_the_history_of_all_time_on_a_ledger_with_gaps_and_los
              UPDATE lockward_ledger SET outcome = NULL, finished_at = NULL WHERE fencing_token % 11 = 0; \
              UPDATE lockward_ledger SET outcome = 'failed' WHERE fencing_token % 13 = 0; \
              UPDATE lockward_ledger SET period_ms = NULL WHERE fencing_token % 17 = 0; \
-             UPDATE lockward_ledger SET period_ms = 120000 WHERE fencing_token % 19 = 0;",
+             UPDATE lockward_ledger SET period_ms = 120000 WHERE fencing_token % 19 = 0; \
+             UPDATE lockward_ledger SET application_name = 'lockward:reports:ROLLUP 9@beta', \
+               period_ms = 30000 WHERE fencing_token % 23 = 0;",
         )
         .await
         .unwrap();
@@ -505,8 +515,93 @@ async fn counts_agree_with_the_history_of_all_time_on_a_ledger_with_gaps_and_los
         assert_eq!(sum(|h| h.done), of(Status::Done));
         assert_eq!(sum(|h| h.failed), of(Status::Failed));
         assert_eq!(sum(|h| h.lost), of(Status::Lost));
-        assert_eq!(sum(|h| h.led), lock.cycles.len() as u64 - of(Status::Unled));
+        assert_eq!(
+            sum(|h| h.led),
+            lock.cycles.len() as u64 - of(Status::Unled) - of(Status::Foreign)
+        );
+        let foreign: u64 = counts
+            .foreign
+            .iter()
+            .filter(|c| c.lock_key == lock.lock_key)
+            .map(|c| {
+                assert_eq!(c.project, "reports");
+                c.cycles
+            })
+            .sum();
+        assert_eq!(foreign, of(Status::Foreign), "{}", lock.lock_key);
+        assert!(foreign > 0);
     }
+}
+
+/// Another project, `reports`, whose registry gave out the rollup's id, ran its worker on this
+/// database: the ledger held its cycles under the rollup's key, `serve` counted them as the
+/// rollup's and the row's period flipped between the two projects' (issue 19). Its rows are
+/// `foreign`, named, counted apart, and the rollup's period is its own workers'.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_projects_rows_on_a_key_are_foreign_counted_apart_and_give_it_no_period() {
+    let db = TestDb::new().await;
+    let admin = db.connect().await;
+    seed_ledger(
+        &admin,
+        "pgtest",
+        &[],
+        Duration::from_secs(60),
+        0,
+        SystemTime::now(),
+    )
+    .await;
+    let secs = Duration::from_secs;
+    insert(&admin, minute(10), secs(1), Some(secs(2)), Some("done")).await;
+    insert(&admin, minute(9), secs(1), Some(secs(2)), Some("done")).await;
+    // Theirs, later: the latest row, with a period of its own.
+    admin
+        .execute(
+            "INSERT INTO lockward_ledger (lock_key, cycle_start, fencing_token, application_name, \
+                                          host, pid, started_at, finished_at, outcome, period_ms) \
+             VALUES ($1, $2, nextval('lockward_fencing_token'), 'lockward:reports:ROLLUP 9@delta', \
+                     'delta', 9, $2::timestamptz, $2::timestamptz + interval '2 seconds', 'done', 120000)",
+            &[&ROLLUP_ID.to_string(), &minute(8)],
+        )
+        .await
+        .unwrap();
+    let now = minute(5);
+    let history = ledger::history_at(&admin, &registry(), minute(10), now, now)
+        .await
+        .unwrap();
+    let lock = history
+        .locks
+        .iter()
+        .find(|lock| lock.lock_key == ROLLUP_ID.to_string())
+        .expect("the rollup");
+    assert_eq!(lock.period_seconds, Some(60.0), "the rollup's own period");
+    let cycles: Vec<(Status, Option<&str>)> = lock
+        .cycles
+        .iter()
+        .map(|c| (c.status, c.project.as_deref()))
+        .collect();
+    assert_eq!(
+        cycles,
+        [
+            (Status::Done, None),
+            (Status::Done, None),
+            (Status::Foreign, Some("reports")),
+            (Status::Unled, None),
+            (Status::Unled, None),
+        ]
+    );
+    let counts = ledger::counts(&admin, &registry(), now).await.unwrap();
+    let hosts: Vec<(&str, u64)> = counts
+        .hosts
+        .iter()
+        .map(|h| (h.host.as_str(), h.led))
+        .collect();
+    assert_eq!(hosts, [("gamma", 2)], "only the rollup's own cycles");
+    assert_eq!(counts.foreign.len(), 1, "{counts:#?}");
+    assert_eq!(
+        (counts.foreign[0].project.as_str(), counts.foreign[0].cycles),
+        ("reports", 1)
+    );
+    assert_eq!(counts.locks[0].unled, 2, "{counts:#?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -519,7 +614,7 @@ async fn reading_an_hour_of_a_long_ledger_reads_about_an_hours_rows_through_inde
         .map(|i| (format!("{}", 7_000_000 + i), vec!["alpha".to_owned()]))
         .collect();
     // Ten days of minutes, 43,200 rows.
-    seed_ledger(&client, &locks, period, 14_400, now).await;
+    seed_ledger(&client, "pgtest", &locks, period, 14_400, now).await;
     client
         .batch_execute("ANALYZE lockward_ledger")
         .await
@@ -562,7 +657,7 @@ async fn a_ledger_whose_columns_were_altered_is_an_error_that_names_the_column_n
     let client = db.connect().await;
     let now = SystemTime::now();
     let locks = [(ROLLUP_ID.to_string(), vec!["alpha".to_owned()])];
-    seed_ledger(&client, &locks, Duration::from_secs(60), 3, now).await;
+    seed_ledger(&client, "pgtest", &locks, Duration::from_secs(60), 3, now).await;
     client
         .batch_execute("ALTER TABLE lockward_ledger ALTER COLUMN pid TYPE bigint")
         .await

@@ -135,6 +135,7 @@ async fn live_rows_map_every_key_form_to_the_registry_with_holders_waiters_and_f
         .await;
     let other_worker = session(&db, "psql").await;
     let other_worker_pid = other_worker.pid;
+    let other_worker_addr = other_worker.client_addr.clone();
     other_worker
         .wait_for("pg_advisory_lock(1001001)", &observer)
         .await;
@@ -145,46 +146,48 @@ async fn live_rows_map_every_key_form_to_the_registry_with_holders_waiters_and_f
         {
             "key": {"bigint": -42}, "id": -42, "constant": "_SWEEPER_LOCK_KEY", "owner": "core",
             "kind": "external", "holder": negative.expected_holder(&observer).await,
-            "waiters": [], "contenders": [], "flags": [],
+            "waiters": [], "contenders": [], "flags": [], "foreign": null,
         },
         {
             "key": {"bigint": 777}, "id": null, "constant": null, "owner": null, "kind": null,
             "holder": unknown.expected_holder(&observer).await,
-            "waiters": [], "contenders": [], "flags": ["unregistered"],
+            "waiters": [], "contenders": [], "flags": ["unregistered"], "foreign": null,
         },
         {
             "key": {"bigint": 1_001_001}, "id": 1_001_001,
             "constant": "ADVISORY_LOCK_INVOICE_ROLLUP", "owner": "core", "kind": "constant",
             "holder": rollup.expected_holder(&observer).await,
             "waiters": [same_worker_pid, other_worker_pid], "contenders": [], "flags": ["foreign-holder"],
+            "foreign": {"kind": "application", "application_name": "psql",
+                        "client_addr": other_worker_addr, "pid": other_worker_pid},
         },
         {
             "key": {"bigint": 1_001_002}, "id": 1_001_002, "constant": null,
             "owner": "plugin:billing", "kind": "handover",
             "holder": handover.expected_holder(&observer).await,
-            "waiters": [], "contenders": [], "flags": [],
+            "waiters": [], "contenders": [], "flags": [], "foreign": null,
         },
         {
             "key": {"bigint": 1_001_003}, "id": 1_001_003, "constant": null, "owner": null,
             "kind": "retired", "holder": retired.expected_holder(&observer).await,
-            "waiters": [], "contenders": [], "flags": ["retired"],
+            "waiters": [], "contenders": [], "flags": ["retired"], "foreign": null,
         },
         {
             "key": {"bigint": (1_001_004_i64 << 32) | 7}, "id": 1_001_004,
             "constant": "ADVISORY_LOCK_RELOAD_BASE", "owner": "core", "kind": "constant",
             "holder": bigint_member.expected_holder(&observer).await,
-            "waiters": [], "contenders": [], "flags": [],
+            "waiters": [], "contenders": [], "flags": [], "foreign": null,
         },
         {
             "key": {"pair": [-1, -2]}, "id": null, "constant": null, "owner": null, "kind": null,
             "holder": unknown.expected_holder(&observer).await,
-            "waiters": [], "contenders": [], "flags": ["unregistered"],
+            "waiters": [], "contenders": [], "flags": ["unregistered"], "foreign": null,
         },
         {
             "key": {"pair": [1_001_004, 3]}, "id": 1_001_004,
             "constant": "ADVISORY_LOCK_RELOAD_BASE", "owner": "core", "kind": "constant",
             "holder": member.expected_holder(&observer).await,
-            "waiters": [], "contenders": [], "flags": [],
+            "waiters": [], "contenders": [], "flags": [], "foreign": null,
         },
     ]});
     assert_eq!(serde_json::to_value(&snapshot).unwrap(), expected);
@@ -236,6 +239,13 @@ async fn a_lockward_worker_holding_another_constants_id_is_a_foreign_holder() {
         Some("ADVISORY_LOCK_INVOICE_ROLLUP")
     );
     assert_eq!(snapshot.locks[0].flags, [Flag::ForeignHolder]);
+    assert_eq!(
+        snapshot.locks[0].foreign,
+        Some(live::Foreign::Worker {
+            worker: "lockward:harbor:ADVISORY_LOCK_RELOAD_BASE".to_owned(),
+            pid: stray.pid
+        })
+    );
 }
 
 #[tokio::test]
@@ -416,6 +426,21 @@ async fn a_key_held_away_from_its_present_worker_is_flagged_and_not_without_it()
     assert_eq!(
         flags_of(&observer, 1_001_002).await,
         vec![Flag::ForeignHolder]
+    );
+    let snapshot = live::snapshot(&observer, &registry()).await.unwrap();
+    let lock = snapshot
+        .locks
+        .iter()
+        .find(|lock| lock.key == lockward_registry::AdvisoryKey::Bigint(1_001_002))
+        .expect("the handover's key");
+    assert_eq!(
+        lock.foreign,
+        Some(live::Foreign::Project {
+            project: "reports".to_owned(),
+            worker: "lockward:reports:ADVISORY_LOCK_REPORT".to_owned(),
+            pid: reports.pid
+        }),
+        "the other project is named"
     );
 }
 

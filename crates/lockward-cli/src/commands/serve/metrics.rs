@@ -28,6 +28,8 @@ pub(crate) const UNREGISTERED_KEY_HELD: &str = "lockward_unregistered_key_held";
 pub(crate) const LEDGER_CYCLES: &str = "lockward_ledger_cycles_total";
 /// Per lock: the cycle boundaries nobody led since the lock's first ledger row.
 pub(crate) const LEDGER_UNLED: &str = "lockward_ledger_cycles_unled_total";
+/// Per lock and other lockward project: the cycles that project's workers led on the lock's key.
+pub(crate) const LEDGER_FOREIGN: &str = "lockward_ledger_cycles_foreign_total";
 
 /// What one scrape read.
 pub(crate) struct Scrape<'a> {
@@ -151,6 +153,21 @@ fn record_ledger(counts: &Counts) {
     }
     for ((id, constant), count) in unled {
         metrics::counter!(LEDGER_UNLED, "id" => id, "constant" => constant).absolute(count);
+    }
+    metrics::describe_counter!(
+        LEDGER_FOREIGN,
+        "cycles a worker of another lockward project led on the lock's key (a collision: two registries gave out one key), per lock and project"
+    );
+    let mut foreign: BTreeMap<(String, String, String), u64> = BTreeMap::new();
+    for other in &counts.foreign {
+        let (id, constant) = labels(other.id, other.constant.as_deref(), &other.lock_key);
+        *foreign
+            .entry((id, constant, other.project.clone()))
+            .or_default() += other.cycles;
+    }
+    for ((id, constant, project), count) in foreign {
+        metrics::counter!(LEDGER_FOREIGN, "id" => id, "constant" => constant, "project" => project)
+            .absolute(count);
     }
 }
 
