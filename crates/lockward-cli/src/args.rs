@@ -275,6 +275,11 @@ pub(crate) struct CheckArgs {
     /// commit. What a pre-commit hook runs.
     #[arg(long)]
     pub(crate) staged: bool,
+    /// Another project's registry on the same database (repeatable; `[[share]]` in
+    /// lockward.toml names them for good): a key both registries own, in either key form, is an
+    /// error (`shared-key`).
+    #[arg(long = "with", value_name = "PATH")]
+    pub(crate) with: Vec<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]

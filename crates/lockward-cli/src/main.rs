@@ -28,6 +28,7 @@ mod output;
 mod progress;
 mod project;
 mod report;
+mod shared;
 mod table;
 
 use std::process::ExitCode;

@@ -81,7 +81,21 @@ impl LiveConnection {
     ///
     /// Cancel safe: a read-only query.
     pub async fn snapshot(&self, registry: &Registry) -> Result<Snapshot, LiveError> {
-        snapshot(&self.client, registry)
+        self.snapshot_shared(registry, &[]).await
+    }
+
+    /// Reads the live view against `registry` and the other registries on its database; see
+    /// [`snapshot_shared`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: a read-only query.
+    pub async fn snapshot_shared(
+        &self,
+        registry: &Registry,
+        shared: &[Registry],
+    ) -> Result<Snapshot, LiveError> {
+        snapshot_shared(&self.client, registry, shared)
             .await
             .map_err(|error| LiveError::Query {
                 target: self.target.clone(),
@@ -160,6 +174,9 @@ pub struct LiveLock {
     /// The key as PostgreSQL holds it: `{"bigint": K}` or `{"pair": [A, B]}`.
     #[serde(serialize_with = "serialize_key")]
     pub key: AdvisoryKey,
+    /// The project whose registry has the key: this registry's, or a shared one's (`[[share]]`);
+    /// null when none knows it.
+    pub project: Option<String>,
     /// The registry id the key belongs to (the family's id for a family member); null when the
     /// registry does not know the key.
     pub id: Option<i64>,
@@ -388,6 +405,22 @@ pub async fn snapshot(
     client: &Client,
     registry: &Registry,
 ) -> Result<Snapshot, tokio_postgres::Error> {
+    snapshot_shared(client, registry, &[]).await
+}
+
+/// [`snapshot`] against `registry` and `shared`, the other projects' registries on the same
+/// database: a key only a shared registry knows is that project's (named in
+/// [`LiveLock::project`]), not `unregistered`, and its holder is judged against that project's
+/// worker for it.
+///
+/// # Cancel safety
+///
+/// Cancel safe: a read-only query.
+pub async fn snapshot_shared(
+    client: &Client,
+    registry: &Registry,
+    shared: &[Registry],
+) -> Result<Snapshot, tokio_postgres::Error> {
     // The unnamed statement, not a named one prepared per connection: see `crate::sql`.
     let (rows, sessions) = tokio::try_join!(
         client.query_typed(QUERY, &[]),
@@ -433,7 +466,7 @@ pub async fn snapshot(
             session,
         })
     });
-    Ok(assemble(rows, present, registry))
+    Ok(assemble(rows, present, registry, shared))
 }
 
 /// The lockward workers present in the database, whatever they hold.
@@ -469,7 +502,12 @@ fn exact_since(session: &mut LiveHolder, now: f64) {
 }
 
 /// Groups rows (sorted by key, holders first) into one [`LiveLock`] per key.
-fn assemble(rows: impl Iterator<Item = Row>, present: Present, registry: &Registry) -> Snapshot {
+fn assemble(
+    rows: impl Iterator<Item = Row>,
+    present: Present,
+    registry: &Registry,
+    shared: &[Registry],
+) -> Snapshot {
     let mut groups: Vec<(AdvisoryKey, Vec<Row>, Vec<LiveContender>)> = Vec::new();
     for row in rows {
         match groups.last_mut() {
@@ -485,7 +523,15 @@ fn assemble(rows: impl Iterator<Item = Row>, present: Present, registry: &Regist
     }
     let mut locks: Vec<LiveLock> = groups
         .into_iter()
-        .map(|(key, rows, contenders)| live_lock(key, rows, contenders, &present.workers, registry))
+        .map(|(key, rows, contenders)| {
+            // The key's registry: this one when it knows the key, else the first shared one
+            // that does; a key none knows is judged against this one (`unregistered`).
+            let owner = std::iter::once(registry)
+                .chain(shared)
+                .find(|candidate| entry_for(candidate, key).is_some())
+                .unwrap_or(registry);
+            live_lock(key, rows, contenders, &present.workers, owner)
+        })
         .collect();
     locks.sort_by_key(|lock| lock.key);
     Snapshot { locks }
@@ -547,6 +593,7 @@ fn live_lock(
     }
     LiveLock {
         key,
+        project: entry.map(|_| registry.project().name.clone()),
         id: entry.map(|lock| lock.id().value()),
         constant: entry.and_then(|lock| lock.constant().map(str::to_owned)),
         owner: entry.and_then(Lock::owner),

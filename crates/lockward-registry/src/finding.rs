@@ -126,6 +126,10 @@ codes! {
     UnsafeJsInteger = "unsafe-js-integer": "A JavaScript/TypeScript integer literal used as a lock id is beyond 2^53 - 1, so the number the code runs with is not the one written.",
     // A library helper out of sight (issue 17).
     UnknownLockHelper = "unknown-lock-helper": "A call of a function whose name says it takes an advisory lock, which the tree does not define and `[scan] wrappers` does not declare: the keys it takes are not checked.",
+    // Every holder known (issue 19).
+    SharedKey = "shared-key": "A key this registry owns is owned by another registry on the same database too (`[[share]]`, `check --with`).",
+    SharedProjectName = "shared-project-name": "A shared registry has this project's name, so the two projects' workers cannot be told apart.",
+    SharedRegistryUnreadable = "shared-registry-unreadable": "A registry named by `[[share]]` or `check --with` could not be read or breaks its rules, so its keys were not compared.",
 }
 
 impl Code {

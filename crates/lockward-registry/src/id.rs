@@ -139,9 +139,104 @@ impl AdvisoryKey {
     }
 }
 
+/// The advisory keys one registry entry (or one well-known tool) owns, as PostgreSQL sees
+/// them: what every rule about two owners of one key compares. Keys of the two spaces never
+/// overlap; within the bigint space a family owns the 2^32 keys whose high half is its id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Keys {
+    /// One bigint key: an exact entry's id.
+    Bigint(i64),
+    /// A family `F`: every pair `(F, n)` and every bigint `(F << 32) | n`.
+    Family(i32),
+    /// One pair `(a, b)` (a lock taken by name in the two-int form).
+    Pair(i32, i32),
+}
+
+impl Keys {
+    /// The keys an entry with `id` and `shape` owns; `None` for a family id beyond an `int4`
+    /// (the registry refuses it).
+    pub fn of(id: i64, shape: KeyShape) -> Option<Self> {
+        match shape {
+            KeyShape::Exact => Some(Self::Bigint(id)),
+            KeyShape::Family => i32::try_from(id).ok().map(Self::Family),
+        }
+    }
+
+    /// Whether some key is owned by both.
+    pub fn overlaps(self, other: Self) -> bool {
+        use Keys::{Bigint, Family, Pair};
+        match (self, other) {
+            (Bigint(a), Bigint(b)) => a == b,
+            (Family(f), Family(g)) => f == g,
+            (Bigint(k), Family(f)) | (Family(f), Bigint(k)) => k >> 32 == i64::from(f),
+            (Pair(a, b), Pair(c, d)) => (a, b) == (c, d),
+            (Pair(a, _), Family(f)) | (Family(f), Pair(a, _)) => a == f,
+            (Bigint(_), Pair(..)) | (Pair(..), Bigint(_)) => false,
+        }
+    }
+
+    /// Whether `key` is one of them.
+    pub fn contains(self, key: AdvisoryKey) -> bool {
+        match (self, key) {
+            (Self::Bigint(k), AdvisoryKey::Bigint(held)) => k == held,
+            (Self::Family(f), AdvisoryKey::Bigint(held)) => held >> 32 == i64::from(f),
+            (Self::Family(f), AdvisoryKey::Pair(a, _)) => a == f,
+            (Self::Pair(a, b), AdvisoryKey::Pair(c, d)) => (a, b) == (c, d),
+            (Self::Bigint(_), AdvisoryKey::Pair(..)) | (Self::Pair(..), AdvisoryKey::Bigint(_)) => {
+                false
+            }
+        }
+    }
+}
+
+impl fmt::Display for Keys {
+    /// `bigint key 1001001`, `family 1001004 (pairs (1001004, n), bigints 1001004 << 32 | n)`,
+    /// `pair (7, 42)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Bigint(k) => write!(f, "bigint key {k}"),
+            Self::Family(id) => write!(f, "family {id} (pairs ({id}, n))"),
+            Self::Pair(a, b) => write!(f, "pair ({a}, {b})"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_overlap_only_in_the_same_key_space() {
+        use Keys::{Bigint, Family, Pair};
+        assert!(Bigint(5).overlaps(Bigint(5)));
+        assert!(!Bigint(5).overlaps(Bigint(6)));
+        assert!(
+            !Bigint(5).overlaps(Family(5)),
+            "5 and (5, n) are different locks"
+        );
+        assert!(Bigint((5 << 32) | 9).overlaps(Family(5)));
+        assert!(Family(5).overlaps(Bigint((5 << 32) | 9)));
+        assert!(Bigint(-1).overlaps(Family(-1)));
+        assert!(Family(7).overlaps(Family(7)));
+        assert!(!Family(7).overlaps(Family(8)));
+        assert!(Pair(7, 1).overlaps(Family(7)));
+        assert!(!Pair(7, 1).overlaps(Bigint(7)));
+        assert!(
+            !Pair(7, 1).overlaps(Bigint((7 << 32) | 1)),
+            "a pair is never a bigint"
+        );
+        assert!(Pair(7, 1).overlaps(Pair(7, 1)));
+        assert!(!Pair(7, 1).overlaps(Pair(7, 2)));
+        assert!(Family(5).contains(AdvisoryKey::Pair(5, -3)));
+        assert!(Family(5).contains(AdvisoryKey::Bigint((5 << 32) | 3)));
+        assert!(!Family(5).contains(AdvisoryKey::Bigint(5)));
+        assert!(Bigint(5).contains(AdvisoryKey::Bigint(5)));
+        assert!(!Bigint(5).contains(AdvisoryKey::Pair(0, 5)));
+        assert!(Pair(1, 2).contains(AdvisoryKey::Pair(1, 2)));
+        assert!(!Pair(1, 2).contains(AdvisoryKey::Bigint((1 << 32) | 2)));
+        assert_eq!(Keys::of(5, KeyShape::Family), Some(Family(5)));
+        assert_eq!(Keys::of(1 << 40, KeyShape::Family), None);
+    }
 
     #[test]
     fn thousands_grouping_matches_rust_style() {

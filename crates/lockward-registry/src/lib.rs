@@ -20,11 +20,12 @@ pub mod page;
 mod parse;
 pub mod plugin;
 mod registry;
+pub mod share;
 pub mod source;
 pub mod take;
 
 pub use finding::{Code, Excerpt, Finding, Label, Severity, Span};
-pub use id::{AdvisoryKey, Id, KeyShape};
+pub use id::{AdvisoryKey, Id, KeyShape, Keys};
 pub use parse::{
     LoadError, Loaded, decode_utf8, is_constant_name, is_identifier, is_member_name, parse,
     recorded_ids,
@@ -32,6 +33,6 @@ pub use parse::{
 pub use plugin::{AdmissionReport, AdmittedPlugin, Manifest, Verdict};
 pub use registry::{
     Block, Core, Kind, Lock, LockView, PluginSettings, Project, Registry, Reservation,
-    ScanSettings, Source, Wrapper,
+    ScanSettings, Share, Source, Wrapper,
 };
 pub use source::{Position, SourceFile};

@@ -10,7 +10,8 @@ use toml_edit::{Item, TableLike, Value};
 use crate::finding::{Code, Finding, Severity};
 use crate::id::{Id, KeyShape};
 use crate::registry::{
-    Block, Core, Kind, Lock, PluginSettings, Project, Registry, ScanSettings, Source, Wrapper,
+    Block, Core, Kind, Lock, PluginSettings, Project, Registry, ScanSettings, Share, Source,
+    Wrapper,
 };
 use crate::source::SourceFile;
 
@@ -206,6 +207,7 @@ struct RawRegistry {
     core: Option<Core>,
     plugins: PluginSettings,
     scan: ScanSettings,
+    shares: Vec<Share>,
     locks: Vec<RawLock>,
 }
 
@@ -213,7 +215,8 @@ struct RawRegistry {
 /// lock's name and the session's pid and host.
 const MAX_PROJECT_NAME: usize = 32;
 
-const TOP_KEYS: &[&str] = &["project", "core", "plugins", "scan", "lock"];
+const TOP_KEYS: &[&str] = &["project", "core", "plugins", "scan", "share", "lock"];
+const SHARE_KEYS: &[&str] = &["registry"];
 const PROJECT_KEYS: &[&str] = &["name", "page"];
 const CORE_KEYS: &[&str] = &["constants", "block"];
 const BLOCK_KEYS: &[&str] = &["start", "end"];
@@ -306,12 +309,14 @@ impl Checker<'_> {
 
         let plugins = self.plugins(root);
         let scan = self.scan(root);
+        let shares = self.shares(root);
         let locks = self.locks(root);
         RawRegistry {
             project,
             core,
             plugins,
             scan,
+            shares,
             locks,
         }
     }
@@ -795,17 +800,57 @@ impl Checker<'_> {
         }
     }
 
-    fn locks(&mut self, root: &toml_edit::Table) -> Vec<RawLock> {
-        let Some(item) = root.get("lock") else {
+    /// `[[share]] registry = "../reports/lockward.toml"`: another project's registry on the same
+    /// database. Its path is read, never written, so it may lie outside this registry's
+    /// directory (relative paths are relative to it).
+    fn shares(&mut self, root: &toml_edit::Table) -> Vec<Share> {
+        let Some(array) = self.array_of_tables(root, "share") else {
             return Vec::new();
         };
+        let mut shares = Vec::new();
+        for table in array {
+            self.unknown_keys(table, SHARE_KEYS, "[[share]]");
+            let Some(path) = self.required_string(table, "registry", "[[share]]") else {
+                continue;
+            };
+            if path.value.trim().is_empty() {
+                self.error(
+                    Code::WrongType,
+                    path.span,
+                    "`registry` is empty: name the other project's lockward.toml",
+                );
+                continue;
+            }
+            shares.push(Share {
+                registry: path.value,
+                span: path.span,
+            });
+        }
+        shares
+    }
+
+    /// `[[key]]`'s tables; `None` when there are none, or (reported) when `key` is not an
+    /// array of tables.
+    fn array_of_tables<'t>(
+        &mut self,
+        root: &'t toml_edit::Table,
+        key: &str,
+    ) -> Option<&'t toml_edit::ArrayOfTables> {
+        let item = root.get(key)?;
         let Item::ArrayOfTables(array) = item else {
             let found = item.type_name();
             self.error(
                 Code::WrongType,
                 item_span(item),
-                format!("`lock` must be an array of tables (`[[lock]]`), found {found}"),
+                format!("`{key}` must be an array of tables (`[[{key}]]`), found {found}"),
             );
+            return None;
+        };
+        Some(array)
+    }
+
+    fn locks(&mut self, root: &toml_edit::Table) -> Vec<RawLock> {
+        let Some(array) = self.array_of_tables(root, "lock") else {
             return Vec::new();
         };
         array
@@ -936,6 +981,7 @@ impl Checker<'_> {
             core,
             plugins: raw.plugins,
             scan: raw.scan,
+            shares: raw.shares,
             locks,
             by_id: HashMap::new(),
             file: self.file.clone(),

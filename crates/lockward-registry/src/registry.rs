@@ -16,6 +16,7 @@ pub struct Registry {
     pub(crate) core: Core,
     pub(crate) plugins: PluginSettings,
     pub(crate) scan: ScanSettings,
+    pub(crate) shares: Vec<Share>,
     /// Sorted by numeric id.
     pub(crate) locks: Vec<Lock>,
     pub(crate) by_id: HashMap<i64, usize>,
@@ -29,6 +30,15 @@ pub struct Project {
     pub name: String,
     /// Where `lockward render` writes the page, relative to the registry's directory.
     pub page: Option<String>,
+}
+
+/// `[[share]]`: another project's registry whose workers use the same database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Share {
+    /// Its path as written: relative to this registry's directory, or absolute.
+    pub registry: String,
+    /// Byte range of the path's value in the registry file.
+    pub span: std::ops::Range<usize>,
 }
 
 /// `[core]`.
@@ -337,6 +347,11 @@ impl Registry {
             label.message = format!("{} (on branch {branch})", label.message);
         }
         label
+    }
+
+    /// `[[share]]`: the other registries on this registry's database, in file order.
+    pub fn shares(&self) -> &[Share] {
+        &self.shares
     }
 
     /// `[project]`.

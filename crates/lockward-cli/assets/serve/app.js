@@ -330,10 +330,20 @@
     }
   }
 
+  /** Whether a live row is a key of another project's registry (`[[share]]`), not this one's. */
+  function otherProjects(row) {
+    return Boolean(row.project && state.status && state.status.project && row.project !== state.status.project);
+  }
+
+  /** Whether a live row has no entry in this registry: unknown, or another project's. */
+  function outside(row) {
+    return row.id === null || row.id === undefined || otherProjects(row);
+  }
+
   function renderLocks(registry, live) {
     const byEntry = new Map();
     for (const row of live.locks) {
-      if (row.id === null || row.id === undefined) continue;
+      if (outside(row)) continue;
       if (!byEntry.has(row.id)) byEntry.set(row.id, []);
       byEntry.get(row.id).push(row);
     }
@@ -374,15 +384,22 @@
 
   function unknownRow(live) {
     const key = keyText(live.key);
-    const tr = el('tr', { 'data-key': key, class: live.holder ? 'held flagged' : 'flagged' });
-    tr.append(el('td', { class: 'mono id' }, live.key.pair ? '(' + live.key.pair.join(', ') + ')' : key));
+    const classes = [live.holder ? 'held' : 'free'];
+    if (live.flags.length) classes.push('flagged');
+    const tr = el('tr', { 'data-key': key, 'data-project': live.project || null, class: classes.join(' ') });
+    const cell = el('td', { class: 'mono id' }, live.key.pair ? '(' + live.key.pair.join(', ') + ')' : key);
+    if (otherProjects(live)) {
+      cell.append(el('div', { class: 'shared-entry' },
+        'project ' + live.project + (live.constant ? ' · ' + live.constant : live.kind ? ' · ' + live.kind : '')));
+    }
+    tr.append(cell);
     tr.append(flagBadges(live.flags, [live]));
     tr.append(...holderCells([live], false));
     return tr;
   }
 
   function renderUnknown(live) {
-    const unknown = live.locks.filter((row) => row.id === null || row.id === undefined);
+    const unknown = live.locks.filter(outside);
     const tbody = byId('unknown').tBodies[0];
     const today = day(Date.now());
     const items = unknown.map((row) => ({

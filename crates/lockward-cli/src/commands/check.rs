@@ -109,6 +109,7 @@ fn checks(project: &Project, args: &CheckArgs) -> (Vec<Finding>, Coverage) {
             .findings,
     );
     findings.extend(page_freshness(project));
+    findings.extend(crate::shared::Shared::load(project, &args.with).findings(&project.registry));
     let progress = Arc::new(Progress::default());
     let options = ScanOptions {
         threads: scan_threads(args.threads),

@@ -23,6 +23,10 @@ pub(crate) struct LiveArgs {
     /// Seconds between refreshes with `--watch`: from 0.1 to 86400 (a day), e.g. `0.5`.
     #[arg(long, value_name = "SECONDS", default_value = "2")]
     pub(crate) interval: Interval,
+    /// Another project's registry on the same database (repeatable; with `[[share]]`'s): its
+    /// keys are shown as that project's, not as unregistered.
+    #[arg(long = "with", value_name = "PATH")]
+    pub(crate) with: Vec<std::path::PathBuf>,
     #[command(flatten)]
     pub(crate) output: crate::args::FormatArg,
 }
@@ -68,6 +72,9 @@ impl std::str::FromStr for Interval {
 pub(crate) fn run(global: &Global, args: &LiveArgs) -> anyhow::Result<Outcome> {
     let json = args.output.json();
     let project = super::load(global)?;
+    let shared = crate::shared::Shared::load(&project, &args.with);
+    shared.warn();
+    let shared = shared.registries;
     let mut registry = project.registry;
     // A branch's id held in a staging database shows as reserved for its constant rather than
     // as unregistered. Problems with branches are `check`'s to report.
@@ -79,9 +86,9 @@ pub(crate) fn run(global: &Global, args: &LiveArgs) -> anyhow::Result<Outcome> {
     runtime.block_on(async {
         let connection = live::connect(&args.database_url).await?;
         if args.watch {
-            watch(&connection, &registry, json, args.interval.0).await
+            watch(&connection, &registry, &shared, json, args.interval.0).await
         } else {
-            let snapshot = connection.snapshot(&registry).await?;
+            let snapshot = connection.snapshot_shared(&registry, &shared).await?;
             if json {
                 output::print_json(&snapshot)?;
             } else {
@@ -102,6 +109,7 @@ pub(crate) fn run(global: &Global, args: &LiveArgs) -> anyhow::Result<Outcome> {
 async fn watch(
     connection: &LiveConnection,
     registry: &Registry,
+    shared: &[Registry],
     json: bool,
     interval: Duration,
 ) -> anyhow::Result<Outcome> {
@@ -116,7 +124,7 @@ async fn watch(
         }
         let snapshot = tokio::select! {
             _ = &mut stop => return Ok(Outcome::Clean),
-            snapshot = connection.snapshot(registry) => snapshot?,
+            snapshot = connection.snapshot_shared(registry, shared) => snapshot?,
         };
         if json {
             output::print(&format!(

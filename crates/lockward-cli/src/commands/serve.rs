@@ -54,6 +54,10 @@ pub(crate) struct ServeArgs {
     /// Seconds between the page's refreshes, from 0.1 to 86400.
     #[arg(long, value_name = "SECONDS", default_value = "2")]
     pub(crate) interval: Interval,
+    /// Another project's registry on the same database (repeatable; with `[[share]]`'s): its
+    /// keys are shown as that project's, not as unregistered.
+    #[arg(long = "with", value_name = "PATH")]
+    pub(crate) with: Vec<PathBuf>,
 }
 
 fn parse_listen(text: &str) -> Result<SocketAddr, String> {
@@ -86,7 +90,7 @@ pub(crate) fn run(global: &Global, args: &ServeArgs) -> anyhow::Result<Outcome> 
         .into());
     }
     // Loaded before listening: an invalid registry is bad input (exit 2), as for `live`.
-    let registry = registry::Cache::load(global)?;
+    let registry = registry::Cache::load(global, args.with.clone())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

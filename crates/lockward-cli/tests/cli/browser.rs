@@ -31,7 +31,7 @@ struct Dashboard {
     browser: Browser,
     serve: Serve,
     db: TestDb,
-    _project: TestProject,
+    project: TestProject,
     _turn: tokio::sync::MutexGuard<'static, ()>,
 }
 
@@ -60,7 +60,7 @@ impl Dashboard {
             browser,
             serve,
             db,
-            _project: project,
+            project,
             _turn: turn,
         };
         dashboard.load().await;
@@ -91,7 +91,8 @@ impl Dashboard {
                  const cell = (c) => tr.querySelector('td.' + c).textContent; \
                  return {{state: tr.dataset.state, pid: cell('pid'), app: cell('app'), \
                           client: cell('client'), waiters: cell('waiters'), \
-                          flags: cell('flags').trim()}}; }})()"
+                          flags: [...tr.querySelectorAll('td.flags .flag')].map((f) => f.textContent).join(' '), \
+                          who: [...tr.querySelectorAll('td.flags .foreign-who')].map((f) => f.textContent).join('; ')}}; }})()"
             ))
             .await
     }
@@ -195,6 +196,13 @@ async fn the_page_shows_a_lock_taken_after_it_loaded_with_its_holder_and_waiter_
         })
         .expect("1001001 in /api/live");
     assert_eq!(row["flags"], json!(flags), "the flags live computes: {row}");
+    assert_eq!(
+        row["who"],
+        json!(format!(
+            "application \"harbor-rollup\" from 127.0.0.1 (pid {holder_pid})"
+        )),
+        "who is on the key that is not its worker: {row}"
+    );
     let unknown = browser
         .wait_for(
             "the unknown key 4242 in its own table",
@@ -1126,4 +1134,47 @@ async fn rows_by_project(
         )
         .await?;
     Ok((row.get(0), row.get(1)))
+}
+
+/// A key of another project's registry named by `[[share]]` (added while the page is open) shows
+/// among the keys outside this registry as that project's lock, unflagged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_registrys_key_shows_as_that_projects_lock() {
+    let Some(dashboard) = Dashboard::open().await else {
+        return;
+    };
+    dashboard.project.write(
+        "other/lockward.toml",
+        "[project]\nname = \"reports\"\n\n[core]\nconstants = \"locks.py\"\n\
+         block = { start = 2_000_001, end = 2_000_999 }\n\n\
+         [[lock]]\nid = 2_000_001\nconstant = \"ADVISORY_LOCK_REPORT\"\nworker = \"report builder\"\n",
+    );
+    dashboard.project.edit(
+        "lockward.toml",
+        "[scan]\n",
+        "[[share]]\nregistry = \"other/lockward.toml\"\n\n[scan]\n",
+    );
+    let holder = dashboard.db.connect().await;
+    holder
+        .batch_execute(
+            "SET application_name = 'lockward:reports:ADVISORY_LOCK_REPORT 9@host-r'; \
+             SELECT pg_advisory_lock(2000001)",
+        )
+        .await
+        .expect("hold the report's key");
+    let row = dashboard
+        .browser
+        .wait_for(
+            "the report's key shown as project reports's",
+            "(() => { const tr = document.querySelector('#unknown tr[data-key=\"2000001\"]'); \
+             const who = tr && tr.querySelector('.shared-entry'); \
+             return who ? {project: tr.dataset.project, text: who.textContent, \
+                           flagged: tr.classList.contains('flagged')} : false; })()",
+        )
+        .await;
+    assert_eq!(
+        row,
+        json!({"project": "reports", "text": "project reports · ADVISORY_LOCK_REPORT", "flagged": false})
+    );
+    dashboard.close().await;
 }

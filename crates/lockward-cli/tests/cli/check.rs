@@ -210,3 +210,119 @@ fn check_staged_outside_git_says_it_needs_the_index() {
         run.stderr
     );
 }
+
+/// A second project's registry with one lock, `reports`, at `relative` inside `project` (its
+/// own directory: its files are not harbor's code).
+fn reports_registry(project: &TestProject, relative: &str, id: &str, key: &str) {
+    project.write(
+        relative,
+        &format!(
+            "[project]\nname = \"reports\"\n\n[core]\nconstants = \"locks.py\"\n\
+             block = {{ start = 2_000_001, end = 2_000_999 }}\n\n\
+             [[lock]]\nid = {id}\nconstant = \"ADVISORY_LOCK_REPORT\"\nworker = \"report builder\"\n{key}"
+        ),
+    );
+}
+
+/// Two registries on one database gave out one id (issue 19): `check --with` and `[[share]]`
+/// fail on it at this registry's entry, naming the other project and where its entry is; a key
+/// in the other key form (the family's id as an exact key) is another lock and passes.
+#[test]
+fn check_with_another_registry_fails_on_a_key_both_own_in_the_same_form() {
+    let project = TestProject::harbor();
+    reports_registry(&project, "other/lockward.toml", "1_001_001", "");
+    let run = project.run(&["check", "--with", "other/lockward.toml", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = run.json();
+    let shared: Vec<&serde_json::Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|finding| finding["code"] == "shared-key")
+        .collect();
+    assert_eq!(shared.len(), 1, "{report:#}");
+    assert_eq!(shared[0]["path"], "lockward.toml");
+    assert_eq!(shared[0]["line"], 21, "at harbor's entry: {:#}", shared[0]);
+    assert_eq!(
+        shared[0]["message"],
+        "id 1_001_001 (ADVISORY_LOCK_INVOICE_ROLLUP) is project reports's too (1_001_001 \
+         (ADVISORY_LOCK_REPORT)): both own bigint key 1001001, so their workers skip each \
+         other's cycles"
+    );
+    assert_eq!(shared[0]["labels"][0]["path"], "other/lockward.toml");
+    assert_eq!(shared[0]["labels"][0]["line"], 9);
+
+    // The same by `[[share]]`, in the human report.
+    project.edit(
+        "lockward.toml",
+        "[scan]\n",
+        "[[share]]\nregistry = \"other/lockward.toml\"\n\n[scan]\n",
+    );
+    let run = project.run(&["check"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("error[shared-key]"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("other/lockward.toml:9:"),
+        "{}",
+        run.stdout
+    );
+
+    // The family 1_001_004 as a pair family, the other's 1_001_004 an exact bigint: different
+    // key spaces, no collision.
+    reports_registry(&project, "other/lockward.toml", "1_001_004", "");
+    let run = project.run(&["check"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    // Both families: one key space.
+    reports_registry(
+        &project,
+        "other/lockward.toml",
+        "1_001_004",
+        "key = \"family\"\n",
+    );
+    let run = project.run(&["check"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout.contains("both own family 1001004"),
+        "{}",
+        run.stdout
+    );
+}
+
+/// A shared registry that cannot be read is an error, never a silent pass: its keys are unknown.
+#[test]
+fn a_shared_registry_that_cannot_be_read_or_is_invalid_is_an_error() {
+    let project = TestProject::harbor();
+    project.edit(
+        "lockward.toml",
+        "[scan]\n",
+        "[[share]]\nregistry = \"../nowhere/lockward.toml\"\n\n[scan]\n",
+    );
+    let run = project.run(&["check", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = run.json();
+    let finding = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|finding| finding["code"] == "shared-registry-unreadable")
+        .unwrap_or_else(|| panic!("{report:#}"));
+    assert_eq!(finding["path"], "lockward.toml");
+    assert_eq!(finding["line"], 18, "at the [[share]] path: {finding:#}");
+    project.write("broken.toml", "[project]\nname = \"x\"\n");
+    let run = project.run(&["check", "--with", "broken.toml", "--format", "json"]);
+    let report = run.json();
+    assert!(
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|finding| {
+                finding["code"] == "shared-registry-unreadable"
+                    && finding["path"] == "broken.toml"
+                    && finding["message"]
+                        .as_str()
+                        .is_some_and(|m| m.contains("breaks its rules"))
+            }),
+        "{report:#}"
+    );
+}

@@ -70,10 +70,10 @@ async fn live_prints_the_documented_json_and_exits_1_when_a_key_is_flagged() {
     assert_eq!(
         value,
         json!({"locks": [
-            {"key": {"bigint": 4242}, "id": null, "constant": null, "owner": null, "kind": null,
+            {"key": {"bigint": 4242}, "project": null, "id": null, "constant": null, "owner": null, "kind": null,
              "holder": {"pid": holder_pid, "application_name": ""},
              "waiters": [], "contenders": [], "flags": ["unregistered"], "foreign": null},
-            {"key": {"pair": [1_001_004, 2]}, "id": 1_001_004,
+            {"key": {"pair": [1_001_004, 2]}, "project": "harbor", "id": 1_001_004,
              "constant": "ADVISORY_LOCK_RELOAD_BASE", "owner": "core", "kind": "constant",
              "holder": {"pid": holder_pid, "application_name": ""},
              "waiters": [], "contenders": [], "flags": [], "foreign": null},
@@ -164,5 +164,58 @@ fn live_without_a_database_url_is_bad_usage() {
         run.stderr.contains("--database-url <URL>"),
         "{}",
         run.stderr
+    );
+}
+
+/// Two registries on one database: with the other named (`[[share]]` or `--with`), a key only it
+/// knows is that project's, not `unregistered`, and `live` exits 0; without it, the same key is
+/// unregistered (exit 1). A shared registry that cannot be read is warned about, not fatal.
+#[tokio::test]
+async fn live_maps_a_key_of_a_shared_registry_to_its_project() {
+    let project = TestProject::harbor();
+    project.write(
+        "other/lockward.toml",
+        "[project]\nname = \"reports\"\n\n[core]\nconstants = \"locks.py\"\n\
+         block = { start = 2_000_001, end = 2_000_999 }\n\n\
+         [[lock]]\nid = 2_000_001\nconstant = \"ADVISORY_LOCK_REPORT\"\nworker = \"report builder\"\n",
+    );
+    let db = TestDb::new().await;
+    let holder = db.connect().await;
+    holder
+        .batch_execute(
+            "SET application_name = 'lockward:reports:ADVISORY_LOCK_REPORT 9@host-r'; \
+             SELECT pg_advisory_lock(2000001)",
+        )
+        .await
+        .unwrap();
+
+    let alone = live(&project, Some(&db.url()), &["--format", "json"]);
+    assert_eq!(
+        alone.code, 1,
+        "unregistered without the shared registry: {alone:?}"
+    );
+    let with = live(
+        &project,
+        Some(&db.url()),
+        &["--format", "json", "--with", "other/lockward.toml"],
+    );
+    assert_eq!(with.code, 0, "{with:?}");
+    let lock = &with.json()["locks"][0];
+    assert_eq!(lock["project"], "reports", "{lock}");
+    assert_eq!(lock["constant"], "ADVISORY_LOCK_REPORT", "{lock}");
+    assert_eq!(lock["flags"], json!([]), "{lock}");
+
+    project.edit(
+        "lockward.toml",
+        "[scan]\n",
+        "[[share]]\nregistry = \"other/lockward.toml\"\n\n[[share]]\nregistry = \"gone/lockward.toml\"\n\n[scan]\n",
+    );
+    let shared = live(&project, Some(&db.url()), &["--format", "json"]);
+    assert_eq!(shared.code, 0, "{shared:?}");
+    assert_eq!(shared.json()["locks"][0]["project"], "reports");
+    assert!(
+        shared.stderr.contains("gone/lockward.toml") && shared.stderr.contains("cannot read"),
+        "the unreadable one is said: {}",
+        shared.stderr
     );
 }

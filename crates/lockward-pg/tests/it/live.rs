@@ -144,17 +144,17 @@ async fn live_rows_map_every_key_form_to_the_registry_with_holders_waiters_and_f
 
     let expected = json!({"locks": [
         {
-            "key": {"bigint": -42}, "id": -42, "constant": "_SWEEPER_LOCK_KEY", "owner": "core",
+            "key": {"bigint": -42}, "project": "harbor", "id": -42, "constant": "_SWEEPER_LOCK_KEY", "owner": "core",
             "kind": "external", "holder": negative.expected_holder(&observer).await,
             "waiters": [], "contenders": [], "flags": [], "foreign": null,
         },
         {
-            "key": {"bigint": 777}, "id": null, "constant": null, "owner": null, "kind": null,
+            "key": {"bigint": 777}, "project": null, "id": null, "constant": null, "owner": null, "kind": null,
             "holder": unknown.expected_holder(&observer).await,
             "waiters": [], "contenders": [], "flags": ["unregistered"], "foreign": null,
         },
         {
-            "key": {"bigint": 1_001_001}, "id": 1_001_001,
+            "key": {"bigint": 1_001_001}, "project": "harbor", "id": 1_001_001,
             "constant": "ADVISORY_LOCK_INVOICE_ROLLUP", "owner": "core", "kind": "constant",
             "holder": rollup.expected_holder(&observer).await,
             "waiters": [same_worker_pid, other_worker_pid], "contenders": [], "flags": ["foreign-holder"],
@@ -162,29 +162,29 @@ async fn live_rows_map_every_key_form_to_the_registry_with_holders_waiters_and_f
                         "client_addr": other_worker_addr, "pid": other_worker_pid},
         },
         {
-            "key": {"bigint": 1_001_002}, "id": 1_001_002, "constant": null,
+            "key": {"bigint": 1_001_002}, "project": "harbor", "id": 1_001_002, "constant": null,
             "owner": "plugin:billing", "kind": "handover",
             "holder": handover.expected_holder(&observer).await,
             "waiters": [], "contenders": [], "flags": [], "foreign": null,
         },
         {
-            "key": {"bigint": 1_001_003}, "id": 1_001_003, "constant": null, "owner": null,
+            "key": {"bigint": 1_001_003}, "project": "harbor", "id": 1_001_003, "constant": null, "owner": null,
             "kind": "retired", "holder": retired.expected_holder(&observer).await,
             "waiters": [], "contenders": [], "flags": ["retired"], "foreign": null,
         },
         {
-            "key": {"bigint": (1_001_004_i64 << 32) | 7}, "id": 1_001_004,
+            "key": {"bigint": (1_001_004_i64 << 32) | 7}, "project": "harbor", "id": 1_001_004,
             "constant": "ADVISORY_LOCK_RELOAD_BASE", "owner": "core", "kind": "constant",
             "holder": bigint_member.expected_holder(&observer).await,
             "waiters": [], "contenders": [], "flags": [], "foreign": null,
         },
         {
-            "key": {"pair": [-1, -2]}, "id": null, "constant": null, "owner": null, "kind": null,
+            "key": {"pair": [-1, -2]}, "project": null, "id": null, "constant": null, "owner": null, "kind": null,
             "holder": unknown.expected_holder(&observer).await,
             "waiters": [], "contenders": [], "flags": ["unregistered"], "foreign": null,
         },
         {
-            "key": {"pair": [1_001_004, 3]}, "id": 1_001_004,
+            "key": {"pair": [1_001_004, 3]}, "project": "harbor", "id": 1_001_004,
             "constant": "ADVISORY_LOCK_RELOAD_BASE", "owner": "core", "kind": "constant",
             "holder": member.expected_holder(&observer).await,
             "waiters": [], "contenders": [], "flags": [], "foreign": null,
@@ -478,4 +478,60 @@ async fn a_contender_shows_on_its_key_with_or_without_a_holder() {
     assert_eq!(lock.holder.as_ref().map(|h| h.pid), Some(holder.pid));
     assert_eq!(lock.contenders[0].pid, contender.pid);
     assert_eq!(lock.flags, vec![Flag::ForeignHolder]);
+}
+
+/// Another project's registry on the same database (`[[share]]`): a key only it knows is that
+/// project's, not `unregistered`; held by its own worker it is plain, held by this project's
+/// worker it is flagged, naming this project.
+#[tokio::test]
+async fn a_key_only_a_shared_registry_knows_is_that_projects_and_judged_by_its_workers() {
+    let db = TestDb::new().await;
+    let observer = db.connect().await;
+    let reports = lockward_registry::parse(
+        "../reports/lockward.toml",
+        "[project]\nname = \"reports\"\n\n[core]\nconstants = \"locks.py\"\n\
+         block = { start = 2_000_001, end = 2_000_999 }\n\n\
+         [[lock]]\nid = 2_000_001\nconstant = \"ADVISORY_LOCK_REPORT\"\nworker = \"reports\"\n\n\
+         [[lock]]\nid = 2_000_002\nconstant = \"ADVISORY_LOCK_EXPORT\"\nworker = \"exports\"\n",
+    )
+    .expect("valid")
+    .registry;
+    let theirs = session(&db, "lockward:reports:ADVISORY_LOCK_REPORT 5@host-r").await;
+    theirs.hold("pg_advisory_lock(2000001)").await;
+    let ours = session(&db, "lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP 6@host-a").await;
+    ours.hold("pg_advisory_lock(2000002)").await;
+
+    let alone = live::snapshot(&observer, &registry()).await.unwrap();
+    assert!(
+        alone
+            .locks
+            .iter()
+            .all(|lock| lock.flags.contains(&Flag::Unregistered)),
+        "without the shared registry both are unknown: {alone:?}"
+    );
+    let shared = live::snapshot_shared(&observer, &registry(), std::slice::from_ref(&reports))
+        .await
+        .unwrap();
+    let by_id = |id: i64| {
+        shared
+            .locks
+            .iter()
+            .find(|lock| lock.id == Some(id))
+            .unwrap_or_else(|| panic!("{id}: {shared:?}"))
+    };
+    let report = by_id(2_000_001);
+    assert_eq!(report.project.as_deref(), Some("reports"));
+    assert_eq!(report.constant.as_deref(), Some("ADVISORY_LOCK_REPORT"));
+    assert_eq!(report.flags, [], "held by its own project's worker");
+    let export = by_id(2_000_002);
+    assert_eq!(export.project.as_deref(), Some("reports"));
+    assert_eq!(export.flags, [Flag::ForeignHolder]);
+    assert_eq!(
+        export.foreign,
+        Some(live::Foreign::Project {
+            project: "harbor".to_owned(),
+            worker: "lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP".to_owned(),
+            pid: ours.pid
+        })
+    );
 }

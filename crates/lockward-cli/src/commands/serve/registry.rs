@@ -1,6 +1,7 @@
 //! The registry as the dashboard shows it: loaded at start, and again when `lockward.toml`
 //! changes (a `take` or `retire` while the dashboard runs shows at the next refresh).
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
@@ -17,17 +18,23 @@ pub(crate) struct Loaded {
     stamp: Option<Stamp>,
     /// The registry, other branches' reservations included.
     pub(crate) registry: Registry,
+    /// The other projects' registries on the database (`[[share]]`, `--with`) that could be
+    /// read; those that could not are warned about at each load.
+    pub(crate) shared: Vec<Registry>,
     /// `lockward list --format json`, serialized once per load (shared by every answer).
     pub(crate) listing: axum::body::Bytes,
 }
 
 impl Loaded {
-    fn of(project: Project, stamp: Option<Stamp>) -> anyhow::Result<Self> {
+    fn of(project: Project, stamp: Option<Stamp>, with: &[PathBuf]) -> anyhow::Result<Self> {
         let listing = super::routes::to_json(&crate::commands::list::listing(&project))?.into();
+        let shared = crate::shared::Shared::load(&project, with);
+        shared.warn();
         Ok(Self {
             stamp,
             listing,
             registry: project.registry,
+            shared: shared.registries,
         })
     }
 }
@@ -35,6 +42,8 @@ impl Loaded {
 /// The registry last loaded, and where it comes from.
 pub(crate) struct Cache {
     location: Location,
+    /// `--with`: shared registries beside `[[share]]`'s, read again with each load.
+    with: Vec<PathBuf>,
     current: Mutex<Arc<Loaded>>,
     /// The stamp of a version that failed to load, so it is reported once, not per request.
     failed: Mutex<Option<Stamp>>,
@@ -45,12 +54,13 @@ pub(crate) struct Cache {
 impl Cache {
     /// Loads the registry the way every command does (an invalid one is reported on stderr
     /// and is bad input).
-    pub(crate) fn load(global: &Global) -> anyhow::Result<Self> {
+    pub(crate) fn load(global: &Global, with: Vec<PathBuf>) -> anyhow::Result<Self> {
         let project = crate::commands::load(global)?;
         let location = project.location.clone();
-        let loaded = Loaded::of(project, stamp(&location))?;
+        let loaded = Loaded::of(project, stamp(&location), &with)?;
         Ok(Self {
             location,
+            with,
             current: Mutex::new(Arc::new(loaded)),
             failed: Mutex::new(None),
             reloading: tokio::sync::Mutex::new(()),
@@ -71,12 +81,13 @@ impl Cache {
             return last;
         }
         let location = self.location.clone();
+        let with = self.with.clone();
         let reloaded = tokio::task::spawn_blocking(move || {
             let project = Project::load(location).map_err(|error| match error {
                 crate::project::ProjectError::Registry(error) => anyhow::Error::new(error),
                 crate::project::ProjectError::Other(error) => error,
             })?;
-            Loaded::of(project, now)
+            Loaded::of(project, now, &with)
         })
         .await;
         match reloaded {

@@ -240,7 +240,11 @@ async fn live(State(shared): State<Arc<Shared>>) -> Result<Response, ApiError> {
         .database
         .read(|session| {
             let loaded = Arc::clone(&loaded);
-            async move { session.snapshot(&loaded.registry).await }
+            async move {
+                session
+                    .snapshot_shared(&loaded.registry, &loaded.shared)
+                    .await
+            }
         })
         .await?;
     Ok(json(&snapshot))
@@ -302,7 +306,9 @@ async fn prometheus(State(shared): State<Arc<Shared>>) -> Response {
         .read(|session| {
             let loaded = Arc::clone(&loaded);
             async move {
-                let snapshot = session.snapshot(&loaded.registry).await?;
+                let snapshot = session
+                    .snapshot_shared(&loaded.registry, &loaded.shared)
+                    .await?;
                 let counts = lockward_pg::ledger::counts(
                     session.client(),
                     &loaded.registry,
