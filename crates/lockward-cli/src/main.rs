@@ -24,6 +24,7 @@ mod args;
 mod atomic;
 mod commands;
 mod confine;
+mod gems;
 mod output;
 mod progress;
 mod project;

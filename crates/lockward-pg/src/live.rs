@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use lockward_registry::{AdvisoryKey, Kind, Lock, Registry};
+use lockward_registry::{AdvisoryKey, Kind, Lock, Registry, well_known};
 use serde::Serialize;
 use tokio_postgres::Client;
 use tokio_postgres::config::Host;
@@ -197,6 +197,12 @@ pub struct LiveLock {
     /// neither `pg_locks` nor the holder would show, since a failed `pg_try_advisory_lock`
     /// leaves no trace.
     pub contenders: Vec<LiveContender>,
+    /// The tools of the catalogue of well-known keys that take this key in this database
+    /// ([`lockward_registry::well_known`]: a migration tool's fixed key, or one its formula gives
+    /// for this database's name and schema). A key only they account for is theirs, not
+    /// `unregistered`; a registered key that is also theirs is flagged when anyone but its
+    /// worker holds it.
+    pub well_known: Vec<WellKnown>,
     /// What is wrong with this key.
     pub flags: Vec<Flag>,
     /// With the `foreign-holder` flag: who holds the key (or queues for it, or contends for
@@ -243,6 +249,15 @@ pub struct LiveContender {
     pub client_addr: Option<String>,
 }
 
+/// A tool of the catalogue of well-known keys that takes a key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WellKnown {
+    /// The catalogue's id (`goose`, `rails`).
+    pub tool: String,
+    /// How its holder is named (`goose migrations (v3.26.0+)`).
+    pub holder: String,
+}
+
 /// A session on a registered key that is not this registry's worker for it, as far as its
 /// `application_name` tells. JSON: `{"kind": "project", "project": "reports", "worker": ...,
 /// "pid": 4242}`, `{"kind": "worker", ...}` or `{"kind": "application", "application_name":
@@ -263,6 +278,16 @@ pub enum Foreign {
     Worker {
         /// `lockward:PROJECT:LOCK[/MEMBER]`.
         worker: String,
+        /// The session's backend pid.
+        pid: i32,
+    },
+    /// A session on a key the catalogue of well-known keys gives a tool (its holder name), not
+    /// a lockward worker: most likely that tool.
+    Tool {
+        /// The tool's holder name (`Prisma Migrate`).
+        tool: String,
+        /// The session's `application_name`.
+        application_name: String,
         /// The session's backend pid.
         pid: i32,
     },
@@ -292,6 +317,18 @@ impl std::fmt::Display for Foreign {
                     f,
                     "this project's worker {worker}, of another lock (pid {pid})"
                 )
+            }
+            Self::Tool {
+                tool,
+                application_name,
+                pid,
+            } => {
+                write!(f, "{tool}, whose well-known key this is")?;
+                if application_name.is_empty() {
+                    write!(f, " (pid {pid})")
+                } else {
+                    write!(f, " (application {application_name:?}, pid {pid})")
+                }
             }
             Self::Application {
                 application_name,
@@ -394,6 +431,10 @@ FROM pg_stat_activity
 WHERE datname = current_database() AND application_name LIKE 'lockward:%'
 ORDER BY pid";
 
+/// The names the catalogue's per-database formulas take.
+const DATABASE: &str =
+    "SELECT current_database()::text, coalesce(current_schema(), 'public')::text";
+
 /// Reads the advisory locks of the database `client` is connected to, against `registry`.
 ///
 /// Locks held by prepared transactions (no session) are not shown.
@@ -422,10 +463,16 @@ pub async fn snapshot_shared(
     shared: &[Registry],
 ) -> Result<Snapshot, tokio_postgres::Error> {
     // The unnamed statement, not a named one prepared per connection: see `crate::sql`.
-    let (rows, sessions) = tokio::try_join!(
+    let (rows, sessions, database) = tokio::try_join!(
         client.query_typed(QUERY, &[]),
-        client.query_typed(LOCKWARD_SESSIONS, &[])
+        client.query_typed(LOCKWARD_SESSIONS, &[]),
+        client.query_typed_one(DATABASE, &[])
     )?;
+    let (name, schema): (String, String) = (database.get(0), database.get(1));
+    let database = well_known::Database {
+        name: &name,
+        schema: &schema,
+    };
     let mut present = Present::default();
     for row in &sessions {
         let application_name: String = row.get(1);
@@ -466,7 +513,7 @@ pub async fn snapshot_shared(
             session,
         })
     });
-    Ok(assemble(rows, present, registry, shared))
+    Ok(assemble(rows, present, registry, shared, database))
 }
 
 /// The lockward workers present in the database, whatever they hold.
@@ -507,6 +554,7 @@ fn assemble(
     present: Present,
     registry: &Registry,
     shared: &[Registry],
+    database: well_known::Database<'_>,
 ) -> Snapshot {
     let mut groups: Vec<(AdvisoryKey, Vec<Row>, Vec<LiveContender>)> = Vec::new();
     for row in rows {
@@ -530,7 +578,14 @@ fn assemble(
                 .chain(shared)
                 .find(|candidate| entry_for(candidate, key).is_some())
                 .unwrap_or(registry);
-            live_lock(key, rows, contenders, &present.workers, owner)
+            let well_known = well_known::holders_of(key, Some(database))
+                .into_iter()
+                .map(|tool| WellKnown {
+                    tool: tool.id.clone(),
+                    holder: tool.holder.clone(),
+                })
+                .collect();
+            live_lock(key, rows, contenders, &present.workers, owner, well_known)
         })
         .collect();
     locks.sort_by_key(|lock| lock.key);
@@ -543,6 +598,7 @@ fn live_lock(
     contenders: Vec<LiveContender>,
     present: &std::collections::HashSet<String>,
     registry: &Registry,
+    well_known: Vec<WellKnown>,
 ) -> LiveLock {
     let entry = entry_for(registry, key);
     let expected = entry.and_then(|lock| expected_worker(registry, lock, key));
@@ -560,7 +616,13 @@ fn live_lock(
     let contended = workers.iter().any(|worker| *worker != workers[0])
         || (rows.is_empty() && !contenders.is_empty());
     let misplaced = rows.iter().filter(|row| row.granted).any(|row| {
-        holds_anothers_id(&row.session.application_name, entry, registry)
+        // A registered key a well-known tool takes too: held by anyone but its worker, it is
+        // likely that tool's session, whether or not the worker is connected.
+        let tools_key = !well_known.is_empty()
+            && expected.is_some()
+            && Some(worker(&row.session.application_name)) != expected;
+        tools_key
+            || holds_anothers_id(&row.session.application_name, entry, registry)
             || kept_from_its_worker(
                 &row.session.application_name,
                 expected.as_deref(),
@@ -570,15 +632,22 @@ fn live_lock(
     });
     let mut flags = Vec::new();
     match entry {
-        None => flags.push(Flag::Unregistered),
+        // A key only well-known tools account for is theirs.
+        None if well_known.is_empty() => flags.push(Flag::Unregistered),
         Some(lock) if matches!(lock.kind(), Kind::Retired { .. }) => flags.push(Flag::Retired),
-        Some(_) => {}
+        None | Some(_) => {}
     }
     if contended || misplaced {
         flags.push(Flag::ForeignHolder);
     }
     let foreign = if flags.contains(&Flag::ForeignHolder) {
-        foreign(&rows, &contenders, expected.as_deref(), registry)
+        foreign(
+            &rows,
+            &contenders,
+            expected.as_deref(),
+            registry,
+            &well_known,
+        )
     } else {
         None
     };
@@ -601,6 +670,7 @@ fn live_lock(
         holder,
         waiters,
         contenders,
+        well_known,
         flags,
         foreign,
         literal: entry.map(|lock| lock.id().literal().to_owned()),
@@ -615,6 +685,7 @@ fn foreign(
     contenders: &[LiveContender],
     expected: Option<&str>,
     registry: &Registry,
+    well_known: &[WellKnown],
 ) -> Option<Foreign> {
     let sessions = rows
         .iter()
@@ -653,6 +724,17 @@ fn foreign(
             Ok(identity) => {
                 return Some(Foreign::Worker {
                     worker: identity.worker(),
+                    pid,
+                });
+            }
+            Err(_) if !well_known.is_empty() => {
+                return Some(Foreign::Tool {
+                    tool: well_known
+                        .iter()
+                        .map(|tool| tool.holder.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" or "),
+                    application_name: application_name.clone(),
                     pid,
                 });
             }

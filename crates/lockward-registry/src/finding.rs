@@ -130,6 +130,8 @@ codes! {
     SharedKey = "shared-key": "A key this registry owns is owned by another registry on the same database too (`[[share]]`, `check --with`).",
     SharedProjectName = "shared-project-name": "A shared registry has this project's name, so the two projects' workers cannot be told apart.",
     SharedRegistryUnreadable = "shared-registry-unreadable": "A registry named by `[[share]]` or `check --with` could not be read or breaks its rules, so its keys were not compared.",
+    WellKnownKey = "well-known-key": "A registry id is a well-known tool's fixed advisory lock key (a migration tool's), from the catalogue of well-known keys.",
+    QueJobIds = "que-job-ids": "The project uses Que, which locks each job by its id (1, 2, 3, ...), and a registry id is a small bigint that Que's job ids will reach.",
 }
 
 impl Code {

@@ -23,6 +23,7 @@ mod registry;
 pub mod share;
 pub mod source;
 pub mod take;
+pub mod well_known;
 
 pub use finding::{Code, Excerpt, Finding, Label, Severity, Span};
 pub use id::{AdvisoryKey, Id, KeyShape, Keys};

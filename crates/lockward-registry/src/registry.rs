@@ -440,10 +440,15 @@ impl Registry {
             .chain(also_taken)
             .filter(|&value| block.contains(value))
             .max();
-        let next = match highest {
+        let mut next = match highest {
             None => block.start.value(),
             Some(value) => value.checked_add(1)?,
         };
+        // A well-known tool's fixed key (Prisma's 72707369) is never handed out: a worker on it
+        // would skip its cycles whenever that tool migrates.
+        while crate::well_known::fixed_holder(next).is_some() {
+            next = next.checked_add(1)?;
+        }
         block
             .contains(next)
             .then(|| Id::styled_like(next, block.start.literal()))

@@ -391,6 +391,9 @@
     if (otherProjects(live)) {
       cell.append(el('div', { class: 'shared-entry' },
         'project ' + live.project + (live.constant ? ' · ' + live.constant : live.kind ? ' · ' + live.kind : '')));
+    } else if (live.well_known && live.well_known.length) {
+      cell.append(el('div', { class: 'shared-entry well-known' },
+        live.well_known.map((w) => w.holder).join(' or ')));
     }
     tr.append(cell);
     tr.append(flagBadges(live.flags, [live]));

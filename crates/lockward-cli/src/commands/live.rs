@@ -234,6 +234,11 @@ fn row(lock: &LiveLock) -> [String; 10] {
         lock.literal.clone().unwrap_or_else(|| "?".to_owned()),
         lock.constant.clone().unwrap_or_else(|| match lock.kind {
             Some(kind) => format!("({kind})"),
+            // A key the catalogue of well-known keys gives a tool: `(Prisma Migrate)`.
+            None if !lock.well_known.is_empty() => {
+                let tools: Vec<&str> = lock.well_known.iter().map(|w| w.holder.as_str()).collect();
+                format!("({})", tools.join(" or "))
+            }
             None => dash(),
         }),
         lock.owner.clone().unwrap_or_else(dash),

@@ -1137,9 +1137,10 @@ async fn rows_by_project(
 }
 
 /// A key of another project's registry named by `[[share]]` (added while the page is open) shows
-/// among the keys outside this registry as that project's lock, unflagged.
+/// among the keys outside this registry as that project's lock, unflagged; a migration tool's
+/// well-known key as that tool's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_shared_registrys_key_shows_as_that_projects_lock() {
+async fn a_shared_registrys_key_shows_as_that_projects_lock_and_a_tools_key_as_the_tools() {
     let Some(dashboard) = Dashboard::open().await else {
         return;
     };
@@ -1158,10 +1159,10 @@ async fn a_shared_registrys_key_shows_as_that_projects_lock() {
     holder
         .batch_execute(
             "SET application_name = 'lockward:reports:ADVISORY_LOCK_REPORT 9@host-r'; \
-             SELECT pg_advisory_lock(2000001)",
+             SELECT pg_advisory_lock(2000001), pg_advisory_lock(72707369)",
         )
         .await
-        .expect("hold the report's key");
+        .expect("hold the report's key and Prisma Migrate's");
     let row = dashboard
         .browser
         .wait_for(
@@ -1176,5 +1177,16 @@ async fn a_shared_registrys_key_shows_as_that_projects_lock() {
         row,
         json!({"project": "reports", "text": "project reports · ADVISORY_LOCK_REPORT", "flagged": false})
     );
+    // A migration tool's well-known key is named for the tool, unflagged.
+    let tool = dashboard
+        .browser
+        .wait_for(
+            "Prisma Migrate's key named",
+            "(() => { const tr = document.querySelector('#unknown tr[data-key=\"72707369\"]'); \
+             const who = tr && tr.querySelector('.well-known'); \
+             return who ? {text: who.textContent, flagged: tr.classList.contains('flagged')} : false; })()",
+        )
+        .await;
+    assert_eq!(tool, json!({"text": "Prisma Migrate", "flagged": false}));
     dashboard.close().await;
 }

@@ -326,3 +326,74 @@ fn a_shared_registry_that_cannot_be_read_or_is_invalid_is_an_error() {
         "{report:#}"
     );
 }
+
+/// A registry id that is a migration tool's fixed key fails `check` (issue 19, the catalogue of
+/// well-known keys); with Que in the Gemfile, ids Que's job ids will reach are warned about.
+#[test]
+fn an_id_that_is_a_well_known_key_fails_and_que_warns_about_small_ids() {
+    let project = TestProject::harbor();
+    project.edit("lockward.toml", "id = 1_001_006", "id = 72_707_369");
+    let run = project.run(&["check", "--format", "json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let report = run.json();
+    let findings = report["findings"].as_array().unwrap();
+    let known: Vec<&serde_json::Value> = findings
+        .iter()
+        .filter(|finding| finding["code"] == "well-known-key")
+        .collect();
+    assert_eq!(known.len(), 1, "{report:#}");
+    assert!(
+        known[0]["message"].as_str().is_some_and(
+            |m| m.starts_with("id 72_707_369 is the advisory lock key of Prisma Migrate")
+        ),
+        "{:#}",
+        known[0]
+    );
+    assert!(!findings.iter().any(|f| f["code"] == "que-job-ids"));
+
+    project.write(
+        "Gemfile",
+        "source 'https://rubygems.org'\ngem 'que', '~> 2.3'\n",
+    );
+    let run = project.run(&["check", "--format", "json"]);
+    let report = run.json();
+    let que: Vec<&serde_json::Value> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|finding| finding["code"] == "que-job-ids")
+        .collect();
+    // Every exact id below 2^31 that is not retired: the family and the retired id are not.
+    assert!(que.len() >= 4, "{report:#}");
+    assert!(que.iter().all(|f| f["severity"] == "warning"));
+    assert!(
+        que.iter().all(|f| f["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("Gemfile uses Que"))),
+        "{que:#?}"
+    );
+    assert!(
+        !que.iter().any(|f| f["source_line"]
+            .as_str()
+            .is_some_and(|line| line.contains("1_001_004") || line.contains("1_001_003"))),
+        "{que:#?}"
+    );
+}
+
+/// The README's catalogue table lists every tool of the shipped catalogue, with its holder name
+/// and, for a fixed key, the key.
+#[test]
+fn the_readme_lists_the_catalogue_of_well_known_keys() {
+    let readme = std::fs::read_to_string(crate::repo_root().join("README.md")).unwrap();
+    for tool in lockward_registry::well_known::tools() {
+        let row = readme
+            .lines()
+            .find(|line| line.starts_with(&format!("| `{}` | {} |", tool.id, tool.holder)))
+            .unwrap_or_else(|| panic!("the README has no row for {}", tool.id));
+        if let lockward_registry::well_known::ToolKey::Fixed(key) = tool.key {
+            assert!(row.contains(&format!("`{key}`")), "{row}");
+        }
+        let repository = tool.source.split('@').next().expect("a repository");
+        assert!(row.contains(repository), "{row}");
+    }
+}

@@ -72,11 +72,11 @@ async fn live_prints_the_documented_json_and_exits_1_when_a_key_is_flagged() {
         json!({"locks": [
             {"key": {"bigint": 4242}, "project": null, "id": null, "constant": null, "owner": null, "kind": null,
              "holder": {"pid": holder_pid, "application_name": ""},
-             "waiters": [], "contenders": [], "flags": ["unregistered"], "foreign": null},
+             "waiters": [], "contenders": [], "well_known": [], "flags": ["unregistered"], "foreign": null},
             {"key": {"pair": [1_001_004, 2]}, "project": "harbor", "id": 1_001_004,
              "constant": "ADVISORY_LOCK_RELOAD_BASE", "owner": "core", "kind": "constant",
              "holder": {"pid": holder_pid, "application_name": ""},
-             "waiters": [], "contenders": [], "flags": [], "foreign": null},
+             "waiters": [], "contenders": [], "well_known": [], "flags": [], "foreign": null},
         ]})
     );
 }
@@ -218,4 +218,67 @@ async fn live_maps_a_key_of_a_shared_registry_to_its_project() {
         "the unreadable one is said: {}",
         shared.stderr
     );
+}
+
+/// Issue 19: goose's, Prisma's and Rails' keys held by a plain `psql` session are named in
+/// `live` (Rails' computed from the database's name), as theirs: not unregistered, exit 0.
+#[tokio::test]
+async fn migration_tools_keys_held_by_psql_are_named_in_live() {
+    use lockward_registry::well_known;
+    let Ok(psql) = which_psql() else {
+        lockward_pg::testing::require_or_skip(
+            "`psql` is not installed (Debian package postgresql-client)",
+        );
+        return;
+    };
+    let project = TestProject::harbor();
+    let db = TestDb::new().await;
+    let rails = well_known::tool("rails")
+        .expect("rails")
+        .keys_in(Some(well_known::Database {
+            name: db.name(),
+            schema: "public",
+        }))[0];
+    let mut session = std::process::Command::new(psql)
+        .arg(db.url())
+        .args(["-v", "ON_ERROR_STOP=1", "-q", "-c"])
+        .arg(format!(
+            "SELECT pg_advisory_lock(4097083626), pg_advisory_lock(72707369), \
+             pg_advisory_lock({rails}), pg_sleep(60)"
+        ))
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("start psql");
+    let mut run = None;
+    for _ in 0..200 {
+        let attempt = live(&project, Some(&db.url()), &[]);
+        if attempt.stdout.contains("Prisma Migrate") && attempt.stdout.contains("Rails migrations")
+        {
+            run = Some(attempt);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = session.kill();
+    let _ = session.wait();
+    let run = run.expect("psql's locks seen within 10 s");
+    assert_eq!(run.code, 0, "the tools' keys are not flagged: {run:?}");
+    for holder in [
+        "(Prisma Migrate)",
+        "(goose migrations (v3.26.0+))",
+        "(Rails migrations)",
+    ] {
+        assert!(run.stdout.contains(holder), "{holder}:\n{}", run.stdout);
+    }
+    assert!(run.stdout.contains(&rails.to_string()), "{}", run.stdout);
+}
+
+/// `psql` on the PATH.
+fn which_psql() -> Result<std::path::PathBuf, ()> {
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .map(|dir| dir.join("psql"))
+        .find(|candidate| candidate.is_file())
+        .ok_or(())
 }

@@ -860,7 +860,7 @@ async fn metrics_say_which_registered_locks_are_held_waited_for_and_flagged() {
     let (_, _stray) = session_locking(
         &db,
         "stray",
-        "pg_advisory_lock(4242), pg_advisory_lock(7, 8)",
+        "pg_advisory_lock(4242), pg_advisory_lock(7, 8), pg_advisory_lock(72707369)",
     )
     .await;
     eventually(Duration::from_secs(30), || async {
@@ -921,6 +921,23 @@ async fn metrics_say_which_registered_locks_are_held_waited_for_and_flagged() {
         ("owner", "plugin:billing"),
     ];
     assert_eq!(sample(&scrape, "lockward_lock_held", &handover), Some(0.0));
+    // Prisma Migrate's key (the catalogue of well-known keys) is the tool's, not unregistered.
+    assert_eq!(
+        sample(
+            &scrape,
+            "lockward_well_known_key_held",
+            &[("tool", "prisma-migrate")]
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        sample(
+            &scrape,
+            "lockward_unregistered_key_held",
+            &[("key", "72707369")]
+        ),
+        None
+    );
     assert_eq!(
         sample(
             &scrape,

@@ -146,18 +146,18 @@ async fn live_rows_map_every_key_form_to_the_registry_with_holders_waiters_and_f
         {
             "key": {"bigint": -42}, "project": "harbor", "id": -42, "constant": "_SWEEPER_LOCK_KEY", "owner": "core",
             "kind": "external", "holder": negative.expected_holder(&observer).await,
-            "waiters": [], "contenders": [], "flags": [], "foreign": null,
+            "waiters": [], "contenders": [], "well_known": [], "flags": [], "foreign": null,
         },
         {
             "key": {"bigint": 777}, "project": null, "id": null, "constant": null, "owner": null, "kind": null,
             "holder": unknown.expected_holder(&observer).await,
-            "waiters": [], "contenders": [], "flags": ["unregistered"], "foreign": null,
+            "waiters": [], "contenders": [], "well_known": [], "flags": ["unregistered"], "foreign": null,
         },
         {
             "key": {"bigint": 1_001_001}, "project": "harbor", "id": 1_001_001,
             "constant": "ADVISORY_LOCK_INVOICE_ROLLUP", "owner": "core", "kind": "constant",
             "holder": rollup.expected_holder(&observer).await,
-            "waiters": [same_worker_pid, other_worker_pid], "contenders": [], "flags": ["foreign-holder"],
+            "waiters": [same_worker_pid, other_worker_pid], "contenders": [], "well_known": [], "flags": ["foreign-holder"],
             "foreign": {"kind": "application", "application_name": "psql",
                         "client_addr": other_worker_addr, "pid": other_worker_pid},
         },
@@ -165,29 +165,29 @@ async fn live_rows_map_every_key_form_to_the_registry_with_holders_waiters_and_f
             "key": {"bigint": 1_001_002}, "project": "harbor", "id": 1_001_002, "constant": null,
             "owner": "plugin:billing", "kind": "handover",
             "holder": handover.expected_holder(&observer).await,
-            "waiters": [], "contenders": [], "flags": [], "foreign": null,
+            "waiters": [], "contenders": [], "well_known": [], "flags": [], "foreign": null,
         },
         {
             "key": {"bigint": 1_001_003}, "project": "harbor", "id": 1_001_003, "constant": null, "owner": null,
             "kind": "retired", "holder": retired.expected_holder(&observer).await,
-            "waiters": [], "contenders": [], "flags": ["retired"], "foreign": null,
+            "waiters": [], "contenders": [], "well_known": [], "flags": ["retired"], "foreign": null,
         },
         {
             "key": {"bigint": (1_001_004_i64 << 32) | 7}, "project": "harbor", "id": 1_001_004,
             "constant": "ADVISORY_LOCK_RELOAD_BASE", "owner": "core", "kind": "constant",
             "holder": bigint_member.expected_holder(&observer).await,
-            "waiters": [], "contenders": [], "flags": [], "foreign": null,
+            "waiters": [], "contenders": [], "well_known": [], "flags": [], "foreign": null,
         },
         {
             "key": {"pair": [-1, -2]}, "project": null, "id": null, "constant": null, "owner": null, "kind": null,
             "holder": unknown.expected_holder(&observer).await,
-            "waiters": [], "contenders": [], "flags": ["unregistered"], "foreign": null,
+            "waiters": [], "contenders": [], "well_known": [], "flags": ["unregistered"], "foreign": null,
         },
         {
             "key": {"pair": [1_001_004, 3]}, "project": "harbor", "id": 1_001_004,
             "constant": "ADVISORY_LOCK_RELOAD_BASE", "owner": "core", "kind": "constant",
             "holder": member.expected_holder(&observer).await,
-            "waiters": [], "contenders": [], "flags": [], "foreign": null,
+            "waiters": [], "contenders": [], "well_known": [], "flags": [], "foreign": null,
         },
     ]});
     assert_eq!(serde_json::to_value(&snapshot).unwrap(), expected);
@@ -532,6 +532,78 @@ async fn a_key_only_a_shared_registry_knows_is_that_projects_and_judged_by_its_w
             project: "harbor".to_owned(),
             worker: "lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP".to_owned(),
             pid: ours.pid
+        })
+    );
+}
+
+/// Migration tools' keys held by a plain session (as `psql` would) are named by the catalogue
+/// of well-known keys: goose's and Prisma's fixed keys, Rails' computed from this database's
+/// name; they are theirs, not `unregistered`. A registered id that is also a tool's key
+/// (Prisma's here) held by anyone but its worker is flagged, naming the tool.
+#[tokio::test]
+async fn well_known_keys_held_by_a_plain_session_are_named_for_their_tools() {
+    use lockward_registry::well_known;
+    let db = TestDb::new().await;
+    let observer = db.connect().await;
+    let rails = well_known::tool("rails")
+        .expect("rails")
+        .keys_in(Some(well_known::Database {
+            name: db.name(),
+            schema: "public",
+        }))[0];
+    let psql = session(&db, "psql").await;
+    psql.hold(&format!(
+        "pg_advisory_lock(4097083626), pg_advisory_lock(72707369), pg_advisory_lock({rails})"
+    ))
+    .await;
+
+    let snapshot = live::snapshot(&observer, &registry()).await.unwrap();
+    let named: Vec<(i64, Vec<String>, Vec<Flag>)> = snapshot
+        .locks
+        .iter()
+        .map(|lock| {
+            let lockward_registry::AdvisoryKey::Bigint(key) = lock.key else {
+                panic!("{lock:?}");
+            };
+            (
+                key,
+                lock.well_known.iter().map(|w| w.holder.clone()).collect(),
+                lock.flags.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        named,
+        [
+            (72_707_369, vec!["Prisma Migrate".to_owned()], vec![]),
+            (
+                4_097_083_626,
+                vec!["goose migrations (v3.26.0+)".to_owned()],
+                vec![]
+            ),
+            (rails, vec!["Rails migrations".to_owned()], vec![]),
+        ]
+    );
+
+    // A registry that took Prisma's key for a worker of its own.
+    let text =
+        include_str!("fixtures/live-lockward.toml").replace("id = 1_001_001", "id = 72_707_369");
+    let taken = lockward_registry::parse("lockward.toml", &text)
+        .expect("valid")
+        .registry;
+    let snapshot = live::snapshot(&observer, &taken).await.unwrap();
+    let lock = snapshot
+        .locks
+        .iter()
+        .find(|lock| lock.key == lockward_registry::AdvisoryKey::Bigint(72_707_369))
+        .expect("Prisma's key");
+    assert_eq!(lock.flags, [Flag::ForeignHolder], "{lock:?}");
+    assert_eq!(
+        lock.foreign,
+        Some(live::Foreign::Tool {
+            tool: "Prisma Migrate".to_owned(),
+            application_name: "psql".to_owned(),
+            pid: psql.pid
         })
     );
 }

@@ -24,6 +24,9 @@ pub(crate) const LOCK_WAITERS: &str = "lockward_lock_waiters";
 pub(crate) const LOCK_FLAGGED: &str = "lockward_lock_flagged";
 /// Per key the registry does not know: 1 while a session holds it.
 pub(crate) const UNREGISTERED_KEY_HELD: &str = "lockward_unregistered_key_held";
+/// Per tool of the catalogue of well-known keys: 1 while a session holds one of its keys that
+/// the registry does not know.
+pub(crate) const WELL_KNOWN_KEY_HELD: &str = "lockward_well_known_key_held";
 /// Per lock, leading host and outcome: the ledger's cycles, all time.
 pub(crate) const LEDGER_CYCLES: &str = "lockward_ledger_cycles_total";
 /// Per lock: the cycle boundaries nobody led since the lock's first ledger row.
@@ -82,8 +85,18 @@ fn record_live(registry: &Registry, live: &Snapshot) {
         UNREGISTERED_KEY_HELD,
         "1 per advisory key held that the registry does not know (key: K, or A,B for a pair)"
     );
+    metrics::describe_gauge!(
+        WELL_KNOWN_KEY_HELD,
+        "1 while a session holds a key the catalogue of well-known keys gives this tool (a migration tool's lock), not in the registry"
+    );
     let mut seen: BTreeMap<i64, Seen> = BTreeMap::new();
     for lock in &live.locks {
+        if lock.id.is_none() && !lock.well_known.is_empty() {
+            for tool in &lock.well_known {
+                metrics::gauge!(WELL_KNOWN_KEY_HELD, "tool" => tool.tool.clone()).set(1.0);
+            }
+            continue;
+        }
         let Some(id) = lock.id else {
             let key = match lock.key {
                 AdvisoryKey::Bigint(k) => k.to_string(),

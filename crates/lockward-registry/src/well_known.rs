@@ -1,0 +1,694 @@
+//! The catalogue of well-known advisory lock keys (`data/well-known-keys.toml`): the keys
+//! migration tools and job libraries take, fixed ones and ones derived from the database's name,
+//! schema or table, each with the source it was read from; and the formulas of libraries that
+//! lock by name ([`name_key`]).
+//!
+//! The data file says where each key comes from and holds test vectors computed by each tool's
+//! own code; this module computes the keys (the formulas are written here, one function each,
+//! and the tests check every vector of the file against them).
+
+use std::sync::OnceLock;
+
+use sha2::Digest as _;
+
+use crate::finding::{Code, Finding, Severity};
+use crate::id::{AdvisoryKey, Keys};
+use crate::registry::{Kind, Registry};
+
+/// The catalogue's text, as shipped.
+pub const CATALOGUE: &str = include_str!("../data/well-known-keys.toml");
+
+/// A tool that takes advisory locks of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tool {
+    /// A short stable id (`goose`, `rails`).
+    pub id: String,
+    /// How a holder of its key is named (`goose migrations (v3.26.0+)`).
+    pub holder: String,
+    /// Where the key comes from: `owner/repo@commit path:line`.
+    pub source: String,
+    /// `session` or `xact`: the lock function the tool uses by default.
+    pub scope: String,
+    /// The key.
+    pub key: ToolKey,
+}
+
+/// How a tool's key is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolKey {
+    /// One bigint key, the same in every database.
+    Fixed(i64),
+    /// Bigint keys computed from the database (see [`Tool::keys_in`]).
+    Formula(Formula),
+    /// Every bigint key from `start` up: a tool that locks rows by their id (Que's jobs).
+    From(i64),
+}
+
+/// A per-database formula of the catalogue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Formula {
+    /// Rails: `2053462845 * crc32(current_database())`.
+    RailsMigrator,
+    /// sqlx's migrator: `0x3d32ad9e * crc32(current_database())`.
+    SqlxMigrator,
+    /// golang-migrate from v4.15: `crc32(schema \0 table \0 database) * 1486364155 mod 2^32`.
+    GolangMigrate,
+    /// golang-migrate v4.1 to v4.14: `crc32(schema \0 database) * 1486364155 mod 2^32`.
+    GolangMigrateSchemaDb,
+    /// golang-migrate up to v4.0: `crc32(database) * 1486364155 mod 2^32`.
+    GolangMigrateDb,
+    /// Flyway: `77431708279161 + hashCode("\"schema\".\"table\"")`.
+    Flyway,
+    /// pg-boss 10: the first 8 bytes of `sha224(database || '.pgboss.' || schema || suffix)`.
+    PgBossV10,
+    /// pg-boss 9: the first 8 bytes of `md5(database || '.pgboss.' || schema)`.
+    PgBossV9,
+    /// Ecto's `:erlang.phash2({:ecto, prefix, repo})`: Erlang's term hash of the repo module,
+    /// which neither the database nor lockward knows; listed, not computed.
+    EctoPhash2,
+}
+
+/// The inputs of the per-database formulas: what `current_database()` and `current_schema()`
+/// answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Database<'a> {
+    /// `current_database()`.
+    pub name: &'a str,
+    /// `current_schema()` (`public` when the search path names none).
+    pub schema: &'a str,
+}
+
+/// The suffixes pg-boss 10 appends for its queue maintenance locks (beside the empty one of its
+/// migrations); the per-table ones are left out.
+const PG_BOSS_SUFFIXES: &[&str] = &[
+    "",
+    "create-queue",
+    "delete-queue",
+    "queue-stats",
+    "queue-stats-insert",
+];
+
+impl Tool {
+    /// The bigint keys the tool takes in `database`: its fixed key, or what its formula gives
+    /// for the database with the tool's default schema and table (golang-migrate: both
+    /// spellings of the database's name it uses, with and without the URL's leading `/`). A
+    /// range tool and a formula lockward cannot compute give none.
+    pub fn keys_in(&self, database: Option<Database<'_>>) -> Vec<i64> {
+        match self.key {
+            ToolKey::Fixed(key) => vec![key],
+            ToolKey::From(_) => Vec::new(),
+            ToolKey::Formula(formula) => database.map_or_else(Vec::new, |db| formula.keys(db)),
+        }
+    }
+
+    /// The keys it owns, for the static checks: the fixed key; none for the others (they depend
+    /// on a database, or are a range).
+    pub fn fixed(&self) -> Option<Keys> {
+        match self.key {
+            ToolKey::Fixed(key) => Some(Keys::Bigint(key)),
+            _ => None,
+        }
+    }
+}
+
+impl Formula {
+    /// The keys in `db` with the tool's defaults.
+    fn keys(self, db: Database<'_>) -> Vec<i64> {
+        let slashed = format!("/{}", db.name);
+        let names = [db.name, slashed.as_str()];
+        match self {
+            Self::RailsMigrator => vec![rails_migrator(db.name)],
+            Self::SqlxMigrator => vec![sqlx_migrator(db.name)],
+            Self::GolangMigrate => names
+                .iter()
+                .map(|name| golang_migrate(&[db.schema, "schema_migrations", name]))
+                .collect(),
+            Self::GolangMigrateSchemaDb => names
+                .iter()
+                .map(|name| golang_migrate(&[db.schema, name]))
+                .collect(),
+            Self::GolangMigrateDb => names.iter().map(|name| golang_migrate(&[name])).collect(),
+            Self::Flyway => vec![flyway(db.schema, "flyway_schema_history")],
+            Self::PgBossV10 => PG_BOSS_SUFFIXES
+                .iter()
+                .map(|suffix| pg_boss_v10(db.name, "pgboss", suffix))
+                .collect(),
+            Self::PgBossV9 => vec![pg_boss_v9(db.name, "pgboss")],
+            Self::EctoPhash2 => Vec::new(),
+        }
+    }
+
+    fn named(name: &str) -> Option<Self> {
+        Some(match name {
+            "rails-migrator" => Self::RailsMigrator,
+            "sqlx-migrator" => Self::SqlxMigrator,
+            "golang-migrate" => Self::GolangMigrate,
+            "golang-migrate-schema-db" => Self::GolangMigrateSchemaDb,
+            "golang-migrate-db" => Self::GolangMigrateDb,
+            "flyway" => Self::Flyway,
+            "pg-boss-v10" => Self::PgBossV10,
+            "pg-boss-v9" => Self::PgBossV9,
+            "ecto-phash2" => Self::EctoPhash2,
+            _ => return None,
+        })
+    }
+}
+
+/// Every tool of the catalogue, in its order.
+pub fn tools() -> &'static [Tool] {
+    static TOOLS: OnceLock<Vec<Tool>> = OnceLock::new();
+    TOOLS.get_or_init(|| parse_tools(CATALOGUE).unwrap_or_else(|why| unreachable(&why)))
+}
+
+/// The catalogue ships inside the binary and its tests parse it: a catalogue that does not
+/// parse cannot be built.
+#[cold]
+fn unreachable(why: &str) -> Vec<Tool> {
+    panic!("the shipped well-known key catalogue does not parse: {why}")
+}
+
+/// The tools whose key `key` is in `database` (fixed keys, and the formulas' keys there).
+pub fn holders_of(key: AdvisoryKey, database: Option<Database<'_>>) -> Vec<&'static Tool> {
+    let AdvisoryKey::Bigint(key) = key else {
+        return Vec::new();
+    };
+    tools()
+        .iter()
+        .filter(|tool| tool.keys_in(database).contains(&key))
+        .collect()
+}
+
+/// The tool of the catalogue with this id (`rails`).
+pub fn tool(id: &str) -> Option<&'static Tool> {
+    tools().iter().find(|tool| tool.id == id)
+}
+
+/// The tool whose fixed bigint key `key` is, if any.
+pub fn fixed_holder(key: i64) -> Option<&'static Tool> {
+    tools().iter().find(|tool| tool.key == ToolKey::Fixed(key))
+}
+
+/// `check`'s findings about the registry and the catalogue: an entry (not retired) that owns a
+/// tool's fixed key is an error (`well-known-key`), at the entry, naming the tool and where its
+/// key comes from.
+pub fn registry_findings(registry: &Registry) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for lock in registry.locks() {
+        if matches!(lock.kind(), Kind::Retired { .. }) {
+            continue;
+        }
+        let Some(keys) = crate::share::keys_of(lock) else {
+            continue;
+        };
+        for tool in tools() {
+            let ToolKey::Fixed(key) = tool.key else {
+                continue;
+            };
+            if !keys.overlaps(Keys::Bigint(key)) {
+                continue;
+            }
+            let mut finding = registry.file().finding(
+                Code::WellKnownKey,
+                Severity::Error,
+                lock.span(),
+                format!(
+                    "id {} is the advisory lock key of {} ({key}, from {}): while it holds it, this worker skips its cycles, and the other way round",
+                    lock.id().literal(),
+                    tool.holder,
+                    tool.source
+                ),
+            );
+            finding.help = Some(
+                "give the worker another id (`lockward take` never hands out a well-known key)"
+                    .to_owned(),
+            );
+            findings.push(finding);
+        }
+    }
+    findings
+}
+
+/// Que locks each job by its id: every exact, positive id below this one is one its job ids
+/// reach, given time (2^31: seven years at ten jobs a second).
+pub const QUE_REACH: i64 = 1 << 31;
+
+/// `check`'s warnings for a project that uses Que (its gem named in `gemfile`, a path for the
+/// message): every entry that is not retired whose bigint key Que's job ids will reach
+/// (`que-job-ids`). Families are two-int keys, which Que never takes.
+pub fn que_findings(registry: &Registry, gemfile: &str) -> Vec<Finding> {
+    let Some(que) = tool("que") else {
+        return Vec::new();
+    };
+    let ToolKey::From(start) = que.key else {
+        return Vec::new();
+    };
+    registry
+        .locks()
+        .iter()
+        .filter(|lock| !matches!(lock.kind(), Kind::Retired { .. }))
+        .filter(|lock| lock.key() == crate::id::KeyShape::Exact)
+        .filter(|lock| (start..QUE_REACH).contains(&lock.id().value()))
+        .map(|lock| {
+            let mut finding = registry.file().finding(
+                Code::QueJobIds,
+                Severity::Warning,
+                lock.span(),
+                format!(
+                    "{gemfile} uses Que, which locks each job by its id (pg_try_advisory_lock(job id), ids counting up from {start}; {}): once Que has made {} jobs, one of them and this worker share a key",
+                    que.source,
+                    lock.id().literal()
+                ),
+            );
+            finding.help = Some(
+                "use an id Que's job ids will not reach (2_147_483_648 or above) or a family (`key = \"family\"`: Que takes one-int keys only)"
+                    .to_owned(),
+            );
+            finding
+        })
+        .collect()
+}
+
+/// The tools `[[tool]]` entries describe.
+fn parse_tools(text: &str) -> Result<Vec<Tool>, String> {
+    let document = toml_edit::Document::parse(text).map_err(|error| error.to_string())?;
+    let Some(array) = document
+        .as_table()
+        .get("tool")
+        .and_then(toml_edit::Item::as_array_of_tables)
+    else {
+        return Err("no [[tool]] entries".to_owned());
+    };
+    array
+        .iter()
+        .map(|table| {
+            let text = |key: &str| {
+                table
+                    .get(key)
+                    .and_then(toml_edit::Item::as_str)
+                    .map(str::to_owned)
+            };
+            let id = text("id").ok_or("a [[tool]] without an id")?;
+            let key = if let Some(key) = table.get("key").and_then(toml_edit::Item::as_integer) {
+                ToolKey::Fixed(key)
+            } else if let Some(name) = text("formula") {
+                ToolKey::Formula(
+                    Formula::named(&name).ok_or(format!("{id}: unknown formula {name}"))?,
+                )
+            } else if let Some(start) = table
+                .get("range")
+                .and_then(toml_edit::Item::as_table_like)
+                .and_then(|range| range.get("start"))
+                .and_then(toml_edit::Item::as_integer)
+            {
+                ToolKey::From(start)
+            } else {
+                return Err(format!("{id}: no key, formula or range"));
+            };
+            Ok(Tool {
+                holder: text("holder").ok_or(format!("{id}: no holder"))?,
+                source: text("source").ok_or(format!("{id}: no source"))?,
+                scope: text("scope").unwrap_or_else(|| "session".to_owned()),
+                id,
+                key,
+            })
+        })
+        .collect()
+}
+
+/// The zlib / IEEE CRC-32 of `text`'s bytes.
+fn crc32(text: &str) -> u32 {
+    crc32fast::hash(text.as_bytes())
+}
+
+fn rails_migrator(database: &str) -> i64 {
+    2_053_462_845 * i64::from(crc32(database))
+}
+
+fn sqlx_migrator(database: &str) -> i64 {
+    0x3d32_ad9e * i64::from(crc32(database))
+}
+
+/// golang-migrate's `GenerateAdvisoryLockId`: the names joined with NUL, in uint32 arithmetic.
+fn golang_migrate(names: &[&str]) -> i64 {
+    i64::from(crc32(&names.join("\0")).wrapping_mul(1_486_364_155))
+}
+
+/// Java's `String.hashCode` (over UTF-16 code units, wrapping `int`).
+fn java_hash_code(text: &str) -> i32 {
+    text.encode_utf16().fold(0i32, |hash, unit| {
+        hash.wrapping_mul(31).wrapping_add(i32::from(unit))
+    })
+}
+
+/// Flyway's `LOCK_MAGIC_NUM + table.toString().hashCode()`, the table quoted as PostgreSQL
+/// quotes identifiers.
+fn flyway(schema: &str, table: &str) -> i64 {
+    let quote = |name: &str| format!("\"{}\"", name.replace('"', "\"\""));
+    77_431_708_279_161
+        + i64::from(java_hash_code(&format!(
+            "{}.{}",
+            quote(schema),
+            quote(table)
+        )))
+}
+
+/// The first 8 bytes of a digest, big-endian and signed: `('x' || hex)::bit(64)::bigint`.
+fn first_eight(digest: &[u8]) -> i64 {
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&digest[..8]);
+    i64::from_be_bytes(bytes)
+}
+
+fn pg_boss_v10(database: &str, schema: &str, suffix: &str) -> i64 {
+    first_eight(&sha2::Sha224::digest(format!(
+        "{database}.pgboss.{schema}{suffix}"
+    )))
+}
+
+fn pg_boss_v9(database: &str, schema: &str) -> i64 {
+    first_eight(&md5::Md5::digest(format!("{database}.pgboss.{schema}")))
+}
+
+/// The key a library that locks by name takes for `name`, by the catalogue's `[[hash]]` id:
+/// `None` for a library it does not know, or whose key PostgreSQL computes (`hashtext`).
+pub fn name_key(library: &str, name: &str) -> Option<AdvisoryKey> {
+    #[allow(clippy::cast_possible_wrap)] // the bit patterns are what the libraries pass
+    Some(match library {
+        // Python's zlib.crc32 read as a signed int4.
+        "django-pglocks" => AdvisoryKey::Bigint(i64::from(crc32(name) as i32)),
+        "with_advisory_lock" => AdvisoryKey::Pair((crc32(name) & 0x7fff_ffff) as i32, 0),
+        "with_advisory_lock-v1" => AdvisoryKey::Bigint(i64::from(crc32(name))),
+        "sqlx-pgadvisorylock" => AdvisoryKey::Bigint(sqlx_name_key(name)),
+        "atlas-fnv32" => AdvisoryKey::Bigint(i64::from(fnv1_32(name))),
+        "advisory-lock-npm" => {
+            let digest = sha2::Sha256::digest(name.as_bytes());
+            let half = |at: usize| {
+                i32::from_le_bytes([digest[at], digest[at + 1], digest[at + 2], digest[at + 3]])
+            };
+            AdvisoryKey::Pair(half(0), half(4))
+        }
+        "django-pglock" => {
+            let digest = sha2::Sha256::digest(name.as_bytes());
+            let mut bytes = [0u8; 8];
+            bytes.copy_from_slice(&digest[..8]);
+            AdvisoryKey::Bigint(i64::from_le_bytes(bytes))
+        }
+        "pg-advisory-lock-npm-v1" => AdvisoryKey::Bigint(djb2_xor_64(name)),
+        "good_job" => AdvisoryKey::Bigint(first_eight(&md5::Md5::digest(name.as_bytes()))),
+        _ => return None,
+    })
+}
+
+/// sqlx's `PgAdvisoryLock::new`: HKDF-SHA256 with no salt and its info string, 8 bytes read
+/// little-endian.
+fn sqlx_name_key(name: &str) -> i64 {
+    let mut okm = [0u8; 8];
+    hkdf::Hkdf::<sha2::Sha256>::new(None, name.as_bytes())
+        .expand(b"SQLx (Rust) Postgres advisory lock", &mut okm)
+        .unwrap_or_else(|_| unreachable_length());
+    i64::from_le_bytes(okm)
+}
+
+/// HKDF-SHA256 gives up to 8160 bytes; 8 are asked for.
+#[cold]
+fn unreachable_length() {
+    panic!("HKDF-SHA256 refused an 8-byte output")
+}
+
+/// 32-bit FNV-1 (multiply, then xor), as Go's `fnv.New32`.
+fn fnv1_32(name: &str) -> u32 {
+    name.bytes().fold(2_166_136_261u32, |hash, byte| {
+        hash.wrapping_mul(16_777_619) ^ u32::from(byte)
+    })
+}
+
+/// pg-advisory-lock 1.x: `h = 5381; h = (h * 33) ^ unit` over UTF-16 code units, mod 2^64.
+#[allow(clippy::cast_possible_wrap)] // two's complement, as the library does
+fn djb2_xor_64(name: &str) -> i64 {
+    name.encode_utf16().fold(5381u64, |hash, unit| {
+        hash.wrapping_mul(33) ^ u64::from(unit)
+    }) as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `[[tool]]` and `[[hash]]` vectors of the shipped file: (entry id, inputs, key).
+    fn vectors(kind: &str) -> Vec<(String, toml_edit::InlineTable, toml_edit::Value)> {
+        let document = toml_edit::Document::parse(CATALOGUE).expect("the catalogue parses");
+        let mut out = Vec::new();
+        for table in document[kind].as_array_of_tables().expect(kind) {
+            let id = table["id"].as_str().expect("id").to_owned();
+            let Some(vectors) = table.get("vectors").and_then(toml_edit::Item::as_array) else {
+                continue;
+            };
+            for vector in vectors {
+                let vector = vector
+                    .as_inline_table()
+                    .expect("a vector is an inline table");
+                out.push((
+                    id.clone(),
+                    vector.clone(),
+                    vector.get("key").expect("key").clone(),
+                ));
+            }
+        }
+        out
+    }
+
+    fn input<'a>(vector: &'a toml_edit::InlineTable, key: &str) -> &'a str {
+        vector
+            .get(key)
+            .and_then(toml_edit::Value::as_str)
+            .unwrap_or_else(|| panic!("{key} in {vector}"))
+    }
+
+    #[test]
+    fn the_catalogue_parses_and_every_entry_names_its_source() {
+        let tools = tools();
+        assert!(tools.len() >= 15, "{tools:?}");
+        for tool in tools {
+            assert!(tool.source.contains('@'), "{}: {}", tool.id, tool.source);
+        }
+        let fixed = |id: &str| tools.iter().find(|t| t.id == id).map(|t| t.key);
+        assert_eq!(fixed("prisma-migrate"), Some(ToolKey::Fixed(72_707_369)));
+        assert_eq!(fixed("sqitch"), Some(ToolKey::Fixed(75_474_063)));
+        assert_eq!(
+            fixed("graphile-migrate"),
+            Some(ToolKey::Fixed(4_727_445_306_447_283))
+        );
+        assert_eq!(
+            fixed("goose-legacy"),
+            Some(ToolKey::Fixed(5_887_940_537_704_921_958))
+        );
+        assert_eq!(fixed("que"), Some(ToolKey::From(1)));
+    }
+
+    /// Fixed keys whose source says how they were made, made that way.
+    #[test]
+    fn fixed_keys_are_what_their_sources_say_they_are_made_of() {
+        assert_eq!(
+            i64::from(crc32("goose")),
+            4_097_083_626,
+            "goose >= 3.26: crc32 of goose"
+        );
+        assert_eq!(i64::from(fnv1_32("atlas_migrate_execute")), 2_686_470_616);
+        assert_eq!(i64::from(fnv1_32("atlas_migrate_diff")), 361_947_982);
+        assert_eq!(i64::from(fnv1_32("atlas_lint")), 526_800_194);
+        // Flyway's magic number is "Flyway" in ASCII.
+        assert_eq!(
+            i64::from_be_bytes([0, 0, b'F', b'l', b'y', b'w', b'a', b'y']),
+            77_431_708_279_161
+        );
+        // graphile-migrate: "GRAPHILE MIGRATE" on a phone keypad, the space as 0.
+        let keypad = |c: char| match c {
+            'A'..='C' => '2',
+            'D'..='F' => '3',
+            'G'..='I' => '4',
+            'J'..='L' => '5',
+            'M'..='O' => '6',
+            'P'..='S' => '7',
+            'T'..='V' => '8',
+            'W'..='Z' => '9',
+            _ => '0',
+        };
+        let digits: String = "GRAPHILE MIGRATE".chars().map(keypad).collect();
+        assert_eq!(digits, "4727445306447283");
+    }
+
+    /// Every per-database vector of the catalogue (computed by the tools' own code) is what
+    /// lockward's formula gives.
+    #[test]
+    fn every_formula_gives_the_keys_the_tools_own_code_computed() {
+        let mut checked = 0;
+        for (id, vector, key) in vectors("tool") {
+            let key = key.as_integer().expect("a bigint key");
+            let computed = match id.as_str() {
+                "rails" => rails_migrator(input(&vector, "database")),
+                "sqlx-migrate" => sqlx_migrator(input(&vector, "database")),
+                "golang-migrate" => golang_migrate(&[
+                    input(&vector, "schema"),
+                    input(&vector, "table"),
+                    input(&vector, "database"),
+                ]),
+                "golang-migrate-v4.1" => {
+                    golang_migrate(&[input(&vector, "schema"), input(&vector, "database")])
+                }
+                "golang-migrate-v4.0" => golang_migrate(&[input(&vector, "database")]),
+                "flyway" => flyway(input(&vector, "schema"), input(&vector, "table")),
+                "pg-boss" => pg_boss_v10(
+                    input(&vector, "database"),
+                    input(&vector, "schema"),
+                    input(&vector, "key_suffix"),
+                ),
+                "pg-boss-v9" => pg_boss_v9(input(&vector, "database"), input(&vector, "schema")),
+                // Erlang's phash2: listed, not computed.
+                "ecto-sql" => continue,
+                other => panic!("a vector of {other}, which no formula computes"),
+            };
+            assert_eq!(computed, key, "{id} {vector}");
+            checked += 1;
+        }
+        assert!(checked >= 20, "{checked} vectors");
+    }
+
+    /// Every name vector of a library lockward computes keys for.
+    #[test]
+    fn every_name_hash_gives_the_keys_the_libraries_own_code_computed() {
+        let mut checked = 0;
+        for (id, vector, key) in vectors("hash") {
+            let name = input(&vector, "name");
+            let expected = match &key {
+                toml_edit::Value::Integer(k) => AdvisoryKey::Bigint(*k.value()),
+                toml_edit::Value::Array(pair) => {
+                    let half = |i: usize| {
+                        i32::try_from(
+                            pair.get(i)
+                                .and_then(toml_edit::Value::as_integer)
+                                .expect("int"),
+                        )
+                        .expect("int4")
+                    };
+                    AdvisoryKey::Pair(half(0), half(1))
+                }
+                other => panic!("{id}: a key {other}"),
+            };
+            if vector.get("prefix").is_some() {
+                continue; // with_advisory_lock's prefix from the environment is not followed
+            }
+            match name_key(&id, name) {
+                Some(computed) => {
+                    assert_eq!(computed, expected, "{id} {name:?}");
+                    checked += 1;
+                }
+                // Computed by PostgreSQL (hashtext, hashtextextended): not in lockward.
+                None => assert!(
+                    ["laravel-database-advisory-lock", "pg-advisory-lock-npm"]
+                        .contains(&id.as_str()),
+                    "{id} has no formula"
+                ),
+            }
+        }
+        assert!(checked >= 20, "{checked} vectors");
+    }
+
+    #[test]
+    fn a_registry_id_that_is_a_tools_fixed_key_is_an_error_and_take_skips_it() {
+        let text = |extra: &str| {
+            format!(
+                "[project]\nname = \"h\"\n\n[core]\nconstants = \"c.py\"\n\
+                 block = {{ start = 72_707_360, end = 72_707_400 }}\n{extra}"
+            )
+        };
+        let registry = crate::parse(
+            "lockward.toml",
+            &text(
+                "\n[[lock]]\nid = 72_707_369\nconstant = \"A\"\nworker = \"a\"\n\
+                 \n[[lock]]\nid = 75_474_063\nretired = \"sqitch's: retired, no harm\"\n\
+                 \n[[lock]]\nid = 72_707_368\nconstant = \"B\"\nworker = \"b\"\n",
+            ),
+        )
+        .expect("valid")
+        .registry;
+        let findings = registry_findings(&registry);
+        assert_eq!(findings.len(), 1, "{findings:#?}");
+        assert_eq!(findings[0].code, Code::WellKnownKey);
+        assert!(
+            findings[0].message.starts_with("id 72_707_369 is the advisory lock key of Prisma Migrate (72707369, from prisma/prisma-engines@"),
+            "{}",
+            findings[0].message
+        );
+        assert_eq!(findings[0].span.as_ref().map(|s| s.line), Some(9));
+        // 72_707_368 is the highest below the block's end but Prisma's: take goes past it.
+        let below = crate::parse(
+            "lockward.toml",
+            &text("\n[[lock]]\nid = 72_707_368\nconstant = \"B\"\nworker = \"b\"\n"),
+        )
+        .expect("valid")
+        .registry;
+        assert_eq!(
+            below.next_free_id([]).map(|id| id.value()),
+            Some(72_707_370)
+        );
+    }
+
+    #[test]
+    fn with_que_small_exact_ids_are_warned_about_and_families_and_large_ids_are_not() {
+        let registry = crate::parse(
+            "lockward.toml",
+            "[project]\nname = \"h\"\n\n[core]\nconstants = \"c.py\"\n\
+             block = { start = 1_001_001, end = 1_001_999 }\n\
+             \n[[lock]]\nid = 1_001_001\nconstant = \"A\"\nworker = \"a\"\n\
+             \n[[lock]]\nid = 1_001_004\nconstant = \"F\"\nworker = \"f\"\nkey = \"family\"\n\
+             \n[[lock]]\nid = 5_000_000_000\nconstant = \"L\"\nworker = \"l\"\n\
+             \n[[lock]]\nid = 7\nretired = \"gone\"\n\
+             \n[[lock]]\nid = -3\nconstant = \"N\"\nworker = \"n\"\n",
+        )
+        .expect("valid")
+        .registry;
+        let findings = que_findings(&registry, "Gemfile.lock");
+        let ids: Vec<usize> = findings
+            .iter()
+            .map(|f| f.span.as_ref().map_or(0, |s| s.line))
+            .collect();
+        assert_eq!(ids, [9], "only 1_001_001: {findings:#?}");
+        assert_eq!(findings[0].severity, Severity::Warning);
+        assert!(
+            findings[0].message.starts_with("Gemfile.lock uses Que"),
+            "{}",
+            findings[0].message
+        );
+    }
+
+    #[test]
+    fn the_tools_of_a_database_name_its_keys_in_both_forms_only_as_bigints() {
+        let db = Database {
+            name: "harbor_production",
+            schema: "public",
+        };
+        let names = |key| -> Vec<&str> {
+            holders_of(key, Some(db))
+                .iter()
+                .map(|tool| tool.id.as_str())
+                .collect()
+        };
+        assert_eq!(names(AdvisoryKey::Bigint(72_707_369)), ["prisma-migrate"]);
+        assert_eq!(
+            names(AdvisoryKey::Bigint(1_741_034_727_981_075_870)),
+            ["rails"]
+        );
+        assert_eq!(
+            names(AdvisoryKey::Bigint(2_130_612_322)),
+            ["golang-migrate"]
+        );
+        assert_eq!(
+            names(AdvisoryKey::Bigint(2_507_097_552)),
+            ["golang-migrate"]
+        );
+        assert!(names(AdvisoryKey::Pair(0, 72_707_369)).is_empty());
+        assert!(names(AdvisoryKey::Bigint(1_001_001)).is_empty());
+        // Without a database only the fixed keys are known.
+        assert!(holders_of(AdvisoryKey::Bigint(1_741_034_727_981_075_870), None).is_empty());
+    }
+}
