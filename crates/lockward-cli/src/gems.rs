@@ -1,8 +1,9 @@
 //! Which Ruby gems the project depends on, from its `Gemfile` and `Gemfile.lock` files: `check`
 //! warns about ids Que's job ids will reach when the project uses Que.
 //!
-//! The files are those git tracks anywhere in the project (one `git ls-files` call, no walk of
-//! the tree); outside a git repository, those at the registry's directory.
+//! The files are those git tracks or would track (not ignored) anywhere in the project (one
+//! `git ls-files` call, no walk of the tree); outside a git repository, those at the registry's
+//! directory.
 
 use std::path::Path;
 use std::process::Command;
@@ -15,7 +16,7 @@ pub(crate) fn que_user(root: &Path) -> Option<String> {
         .find(|relative| names_que(&root.join(relative)))
 }
 
-/// The gem files git tracks under `root`, else those at `root`.
+/// The gem files git tracks or would track under `root`, else those at `root`.
 fn gemfiles(root: &Path) -> Vec<String> {
     let listed = Command::new("git")
         .arg("-C")
@@ -23,6 +24,9 @@ fn gemfiles(root: &Path) -> Vec<String> {
         .args([
             "ls-files",
             "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
             "--",
             ":(glob)**/Gemfile",
             ":(glob)**/Gemfile.lock",
@@ -90,5 +94,32 @@ mod tests {
             "GEM\n  specs:\n    que (2.3.0)\n\nDEPENDENCIES\n  que\n",
         );
         assert_eq!(que_user(dir.path()).as_deref(), Some("Gemfile.lock"));
+    }
+
+    /// In a git repository, a service's Gemfile deeper in the tree counts (tracked or not), and
+    /// an ignored one does not.
+    #[test]
+    fn in_git_a_gemfile_anywhere_not_ignored_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let output = Command::new("git")
+                .arg("-C")
+                .arg(dir.path())
+                .args(args)
+                .output()
+                .expect("git runs");
+            assert!(output.status.success(), "git {args:?}: {output:?}");
+        };
+        git(&["init", "-q"]);
+        std::fs::create_dir_all(dir.path().join("vendor/old")).unwrap();
+        std::fs::create_dir_all(dir.path().join("services/jobs")).unwrap();
+        std::fs::write(dir.path().join(".gitignore"), "vendor/\n").unwrap();
+        std::fs::write(dir.path().join("vendor/old/Gemfile"), "gem 'que'\n").unwrap();
+        assert_eq!(que_user(dir.path()), None, "an ignored Gemfile");
+        std::fs::write(dir.path().join("services/jobs/Gemfile"), "gem \"que\"\n").unwrap();
+        assert_eq!(
+            que_user(dir.path()).as_deref(),
+            Some("services/jobs/Gemfile")
+        );
     }
 }

@@ -29,6 +29,8 @@
 
 mod history;
 
+pub(crate) use history::foreign_project;
+
 pub use history::{
     Counts, ForeignCounts, History, HistoryLock, HostCounts, LedgerCycle, LockCounts, Status,
     counts, exists, history, history_at,
@@ -238,6 +240,21 @@ pub(crate) async fn claim(
                 (&who.pid, Type::INT4),
                 (&who.period_ms, Type::INT8),
             ],
+        )
+        .await?;
+    Ok(row.map(|row| row.get(0)))
+}
+
+/// The `application_name` of the worker that claimed `cycle` of `lock_key`, if it has a row.
+pub(crate) async fn leader_of(
+    client: &Client,
+    lock_key: &str,
+    cycle: SystemTime,
+) -> Result<Option<String>, Error> {
+    let row = client
+        .query_typed_opt(
+            "SELECT application_name FROM lockward_ledger WHERE lock_key = $1 AND cycle_start = $2",
+            &[(&lock_key, Type::TEXT), (&cycle, Type::TIMESTAMPTZ)],
         )
         .await?;
     Ok(row.map(|row| row.get(0)))

@@ -259,9 +259,10 @@ pub struct WellKnown {
 }
 
 /// A session on a registered key that is not this registry's worker for it, as far as its
-/// `application_name` tells. JSON: `{"kind": "project", "project": "reports", "worker": ...,
-/// "pid": 4242}`, `{"kind": "worker", ...}` or `{"kind": "application", "application_name":
-/// "psql", "client_addr": "10.0.0.7", "pid": 4242}`.
+/// `application_name` and the catalogue of well-known keys tell. JSON: `{"kind": "project",
+/// "project": "reports", "worker": ..., "pid": 4242}`, `{"kind": "worker", ...}`, `{"kind":
+/// "tool", "tool": "Prisma Migrate", "application_name": "psql", "pid": 4242}` or `{"kind":
+/// "application", "application_name": "psql", "client_addr": "10.0.0.7", "pid": 4242}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Foreign {
@@ -303,8 +304,8 @@ pub enum Foreign {
 }
 
 impl std::fmt::Display for Foreign {
-    /// `project reports (lockward:reports:ADVISORY_LOCK_X, pid 4242)`, `application psql at
-    /// 10.0.0.7 (pid 4242)`.
+    /// `project reports's worker lockward:reports:ADVISORY_LOCK_X (pid 4242)`, `application
+    /// "psql" from 10.0.0.7 (pid 4242)`: what `lockward live` prints after the table.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::Project {
@@ -353,7 +354,8 @@ impl std::fmt::Display for Foreign {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Flag {
-    /// The registry does not know the key.
+    /// The registry (and every shared one) does not know the key, nor does the catalogue of
+    /// well-known keys.
     Unregistered,
     /// The key belongs to a retired id.
     Retired,
@@ -362,7 +364,8 @@ pub enum Flag {
     /// `PID@HOST` of a lockward worker's [`Identity`](crate::Identity)); a lockward worker of
     /// this project holds the id of another constant, or one of another project holds a
     /// registered key; or the key's own worker is connected and another session holds the key
-    /// (a pooled backend a pooler left the lock on, a script, another tool).
+    /// (a pooled backend a pooler left the lock on, a script, another tool); or the key is also
+    /// a well-known tool's and anyone but its worker holds it. [`LiveLock::foreign`] says who.
     ForeignHolder,
 }
 

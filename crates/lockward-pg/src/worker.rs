@@ -234,6 +234,14 @@ pub enum Outcome {
     },
     /// The ledger says this cycle already ran (another host led it earlier in the cycle).
     AlreadyRun,
+    /// The ledger says a worker of another lockward project led this cycle on this worker's key
+    /// (two registries gave out one key): a collision, logged as an error and counted.
+    LedByAnotherProject {
+        /// The other project's name.
+        project: String,
+        /// The `application_name` its row records.
+        application_name: String,
+    },
     /// No lock session: the server could not be reached, or the session broke before the lock
     /// was taken.
     Unavailable {

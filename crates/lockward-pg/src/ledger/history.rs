@@ -260,7 +260,7 @@ fn foreign_sql(prefix: &str) -> String {
 /// that starts with `lockward:` but not with this project's `prefix`
 /// ([`crate::identity::project_prefix`]). The same rule as [`foreign_sql`]'s. A name that does
 /// not parse as an identity is named by its text between `lockward:` and the next `:`.
-fn foreign_project(application_name: &str, prefix: &str) -> Option<String> {
+pub(crate) fn foreign_project(application_name: &str, prefix: &str) -> Option<String> {
     let rest = application_name.strip_prefix("lockward:")?;
     if application_name.starts_with(prefix) {
         return None;

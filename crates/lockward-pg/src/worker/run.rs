@@ -202,10 +202,25 @@ impl Worker {
                 return (report(None, self.skipped(session).await), true);
             }
             Ok(Acquired::AlreadyRun) => {
+                // Whose row it is: another project's worker on this key is a collision the lock
+                // itself did not show (it had let go before this worker tried).
+                let outcome = match self.bounded(session.leader_of(self, start)).await {
+                    Ok(Some(application_name)) => {
+                        let prefix = crate::identity::project_prefix(self.identity.project());
+                        match crate::ledger::foreign_project(&application_name, &prefix) {
+                            Some(project) => Outcome::LedByAnotherProject {
+                                project,
+                                application_name,
+                            },
+                            None => Outcome::AlreadyRun,
+                        }
+                    }
+                    _ => Outcome::AlreadyRun,
+                };
                 let released = self
                     .bounded(session.release(self, start, None, false))
                     .await;
-                return (report(None, Outcome::AlreadyRun), released.is_ok());
+                return (report(None, outcome), released.is_ok());
             }
             Err(error) => return unavailable(error),
         };
@@ -615,6 +630,22 @@ impl Worker {
             Outcome::AlreadyRun => {
                 tracing::debug!("skipped: the ledger says this cycle already ran");
                 metrics::counter!(telemetry::CYCLES_SKIPPED, "lock" => lock).increment(1);
+            }
+            Outcome::LedByAnotherProject {
+                project,
+                application_name,
+            } => {
+                let detail = || format!("led by project {project}'s `{application_name}`");
+                if throttle.admit(Repeated::Collision, detail) {
+                    tracing::error!(
+                        project = %project,
+                        leader_application_name = %application_name,
+                        expected = %self.identity.worker(),
+                        "lock collision: the ledger says a worker of another project led this cycle on this worker's advisory lock"
+                    );
+                }
+                metrics::counter!(telemetry::CYCLES_SKIPPED, "lock" => lock.clone()).increment(1);
+                metrics::counter!(telemetry::COLLISIONS, "lock" => lock).increment(1);
             }
             Outcome::Collision { holder } => {
                 self.say_if_idle(holder, throttle);

@@ -336,6 +336,15 @@ impl Session {
     /// Ends the hold: in session mode unlocks (recording `outcome` in the ledger in the same
     /// statement); in transaction mode records `outcome` and commits when `commit`, else rolls
     /// back. One round trip.
+    /// The `application_name` the ledger's row of this cycle records: who led it.
+    pub(super) async fn leader_of(
+        &self,
+        worker: &Worker,
+        start: SystemTime,
+    ) -> Result<Option<String>, Error> {
+        ledger::leader_of(&self.client, &worker.lock_key, start).await
+    }
+
     pub(super) async fn release(
         &self,
         worker: &Worker,

@@ -291,3 +291,54 @@ async fn an_index_the_owner_built_concurrently_under_another_name_is_the_upgrade
         "the primary key and the owner's index, no second one"
     );
 }
+
+/// Issue 19: another project's worker on this worker's key led the cycle and let go before
+/// this worker tried, so the lock showed nothing; the ledger's row is the other project's. That
+/// is a collision (`LedByAnotherProject`), not a cycle that "already ran" here.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cycle_the_ledger_says_another_project_led_is_a_collision() {
+    let db = TestDb::new().await;
+    let client = db.connect().await;
+    lockward_pg::testing::seed_ledger(
+        &client,
+        "pgtest",
+        &[],
+        Duration::from_secs(1),
+        0,
+        std::time::SystemTime::now(),
+    )
+    .await;
+    // Reports' rows for the next minute of 1-second cycles.
+    client
+        .execute(
+            "INSERT INTO lockward_ledger (lock_key, cycle_start, fencing_token, application_name, \
+                                          host, pid, started_at, finished_at, outcome, period_ms) \
+             SELECT $1, date_trunc('second', now()) + i * interval '1 second', \
+                    nextval('lockward_fencing_token'), 'lockward:reports:ROLLUP 9@r', 'r', 9, \
+                    now(), now(), 'done', 1000 \
+             FROM generate_series(0, 60) i",
+            &[&crate::support::ROLLUP_ID.to_string()],
+        )
+        .await
+        .expect("reports' rows");
+    let log = Log::default();
+    let worker = start(
+        rollup(&db.url(), Duration::from_secs(1)).ledger(true),
+        &log,
+        0,
+        Duration::from_millis(10),
+    );
+    wait_for("two cycles", Duration::from_secs(15), || {
+        log.reports().len() >= 2
+    })
+    .await;
+    worker.shut_down().await;
+    let outcomes: Vec<Outcome> = log.reports().into_iter().map(|(_, r)| r.outcome).collect();
+    assert!(
+        outcomes.iter().all(|outcome| matches!(
+            outcome,
+            Outcome::LedByAnotherProject { project, .. } if project == "reports"
+        )),
+        "{outcomes:?}"
+    );
+}
