@@ -369,6 +369,33 @@ fn pg_boss_v9(database: &str, schema: &str) -> i64 {
     first_eight(&md5::Md5::digest(format!("{database}.pgboss.{schema}")))
 }
 
+/// Library calls that take a lock's *name* and hash it into a key lockward computes: the
+/// function as called, the only language it counts in, and the library's `[[hash]]` id. The
+/// scan reads a string literal passed to one as that library's key.
+pub const NAMED_LOCK_CALLS: &[(&str, lockward_lang::Language, &str)] = &[
+    (
+        "advisory_lock",
+        lockward_lang::Language::Python,
+        "django-pglocks",
+    ),
+    (
+        "with_advisory_lock",
+        lockward_lang::Language::Ruby,
+        "with_advisory_lock",
+    ),
+];
+
+/// The library whose call `function` (as [`NAMED_LOCK_CALLS`] names it) in `language` is.
+pub fn named_lock_library(
+    function: &str,
+    language: lockward_lang::Language,
+) -> Option<&'static str> {
+    NAMED_LOCK_CALLS
+        .iter()
+        .find(|&&(name, only, _)| name == function && only == language)
+        .map(|&(_, _, library)| library)
+}
+
 /// The key a library that locks by name takes for `name`, by the catalogue's `[[hash]]` id:
 /// `None` for a library it does not know, or whose key PostgreSQL computes (`hashtext`).
 pub fn name_key(library: &str, name: &str) -> Option<AdvisoryKey> {

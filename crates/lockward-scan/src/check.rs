@@ -4,7 +4,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
-use lockward_registry::{Code, Finding, Id, KeyShape, Kind, Lock, Registry, Severity, Source};
+use lockward_registry::{
+    AdvisoryKey, Code, Finding, Id, KeyShape, Kind, Lock, Registry, Severity, Source,
+};
 
 use crate::extract::{FileSites, Item, ItemKind, Key, Location, Shape, last_part};
 use crate::{PluginDir, ScanReport, Site, SiteForm, SiteKey};
@@ -75,6 +77,7 @@ pub(crate) fn check(
         checker.unresolved(file);
     }
     checker.duplicates(files);
+    checker.named(files);
     if let Some(root) = root {
         checker.missing(root, files);
     }
@@ -122,6 +125,79 @@ impl<'a> Checker<'a> {
                 .insert((finding.path, at.span.line, finding.code));
         } else {
             self.report.findings.push(finding);
+        }
+    }
+
+    /// Locks taken by name (`advisory_lock("reindex")`): the key the library computes is a lock
+    /// like any other. Two names on one key, or a name whose key is a registered entry's
+    /// (compared in the same key form), is `name-key-collision`: their holders skip each
+    /// other's cycles. Each name site is reported once, naming the other side.
+    fn named(&mut self, files: &[FileSites]) {
+        let sites: Vec<(&str, &crate::wrappers::NamedSite)> = files
+            .iter()
+            .flat_map(|file| {
+                file.named
+                    .iter()
+                    .map(move |site| (file.path.as_str(), site))
+            })
+            .collect();
+        let key_text = |key: AdvisoryKey| match key {
+            AdvisoryKey::Bigint(k) => k.to_string(),
+            AdvisoryKey::Pair(a, b) => format!("({a}, {b})"),
+        };
+        for &(path, site) in &sites {
+            let other_name = sites
+                .iter()
+                .find(|(_, other)| other.key == site.key && other.name != site.name);
+            if let Some(&(other_path, other)) = other_name {
+                let mut finding = finding(
+                    Code::NameKeyCollision,
+                    Severity::Error,
+                    path,
+                    &site.at,
+                    format!(
+                        "the lock named {:?} ({}) takes key {}, as the lock named {:?} ({}) does at {other_path}:{}: their holders skip each other's cycles",
+                        site.name,
+                        site.library,
+                        key_text(site.key),
+                        other.name,
+                        other.library,
+                        other.at.span.line,
+                    ),
+                );
+                finding.help = Some("rename one of the two locks".to_owned());
+                self.emit(&site.at, finding);
+                continue;
+            }
+            let entry = self.registry.locks().iter().find(|lock| {
+                !matches!(lock.kind(), Kind::Retired { .. })
+                    && lockward_registry::share::keys_of(lock)
+                        .is_some_and(|keys| keys.contains(site.key))
+            });
+            if let Some(lock) = entry {
+                let what = lock
+                    .constant()
+                    .map_or_else(|| lock.kind().as_str().to_owned(), str::to_owned);
+                let mut finding = finding(
+                    Code::NameKeyCollision,
+                    Severity::Error,
+                    path,
+                    &site.at,
+                    format!(
+                        "the lock named {:?} ({}) takes key {}, which is registered id {} ({what}): their holders skip each other's cycles",
+                        site.name,
+                        site.library,
+                        key_text(site.key),
+                        lock.id(),
+                    ),
+                );
+                finding.help = Some(
+                    "rename the lock, or give the registered worker another id (`lockward take`)"
+                        .to_owned(),
+                );
+                let finding = self.about(finding, lock);
+                self.emit(&site.at, finding);
+            }
         }
     }
 

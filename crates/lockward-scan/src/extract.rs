@@ -215,6 +215,9 @@ pub(crate) struct FileSites {
     /// Members of collections and enums under a name no pattern matches: definitions only if a
     /// lock call uses them as its key ([`values::resolve_tree`]).
     pub(crate) members: Vec<(Item, Option<Expr>)>,
+    /// Locks taken by name through a library lockward knows the hash of, with their keys
+    /// (filled in by [`crate::wrappers::resolve`]).
+    pub(crate) named: Vec<crate::wrappers::NamedSite>,
     /// Findings made while reading the file (`unsafe-js-integer`), each with its site's location,
     /// so that the checker applies (and records the use of) the line's allow comment.
     pub(crate) findings: Vec<(Location, Finding)>,
@@ -667,6 +670,7 @@ fn extract_file(
         language,
         pending: Vec::new(),
         members: Vec::new(),
+        named: Vec::new(),
         findings: Vec::new(),
         allows,
         unresolved,

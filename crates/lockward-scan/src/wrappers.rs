@@ -35,6 +35,19 @@ use crate::lexer::{Token, TokenKind};
 use crate::receivers::{GoTypes, Receiver, TypeTable};
 use crate::words;
 
+/// A string passed as the name of a lock to a library that hashes it into a key
+/// ([`lockward_registry::well_known::NAMED_LOCK_CALLS`]).
+#[derive(Debug, Clone)]
+pub(crate) struct NamedSite {
+    pub(crate) at: Location,
+    /// The library's catalogue id (`django-pglocks`).
+    pub(crate) library: &'static str,
+    /// The name as written.
+    pub(crate) name: String,
+    /// The key the library takes for it.
+    pub(crate) key: lockward_registry::AdvisoryKey,
+}
+
 /// A parameter of a definition.
 #[derive(Debug, Clone)]
 pub(crate) struct Param {
@@ -293,13 +306,16 @@ impl Declared {
                     .is_none_or(|required| qualifier == Some(required))
                     && only.is_none_or(|only| only == language)
             })
-            .map(|(_, wrapper, _)| Slot {
+            .map(|(_, wrapper, only)| Slot {
                 position: wrapper.position,
                 keyword: wrapper.keyword.clone(),
                 field: None,
                 default: None,
                 shape: Shape::Bigint,
                 lookup: None,
+                library: only.and_then(|only| {
+                    lockward_registry::well_known::named_lock_library(&wrapper.name, only)
+                }),
             })
             .collect()
     }
@@ -318,6 +334,9 @@ struct Slot {
     shape: Shape,
     /// The collection the wrapper looks the argument up in (`LOCK_TYPES[lock_type]`).
     lookup: Option<String>,
+    /// For a library call that takes a lock's name, the library (its catalogue id): a string
+    /// there is a name whose key lockward computes.
+    library: Option<&'static str>,
 }
 
 impl Slot {
@@ -329,6 +348,7 @@ impl Slot {
             default: None,
             shape: Shape::Bigint,
             lookup: None,
+            library: None,
         }
     }
 
@@ -630,6 +650,7 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
                     default: None,
                     shape: Shape::Bigint,
                     lookup: None,
+                    library: None,
                 };
                 let matches = |target: &Slot| {
                     (slot.position.is_some() && slot.position == target.position)
@@ -978,6 +999,7 @@ fn unknown_helpers(files: &mut [FileSites], declared: &Declared) {
 /// items of lock calls inside wrappers whose callers were found (the callers are the sites).
 pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
     let mut new_items: Vec<Vec<Item>> = Vec::with_capacity(files.len());
+    let mut new_named: Vec<Vec<NamedSite>> = Vec::with_capacity(files.len());
     // Definitions that have a caller: (path, body start).
     let mut called: HashSet<(String, usize)> = HashSet::new();
     {
@@ -995,8 +1017,10 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
         };
         for file in files.iter() {
             let mut items = Vec::new();
+            let mut named = Vec::new();
             let Some(language) = Language::from_path(&file.path) else {
                 new_items.push(items);
+                new_named.push(named);
                 continue;
             };
             for call in &file.wrappers.calls {
@@ -1107,7 +1131,21 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                         name: None,
                         shown: format!("{collection}[\"{entry}\"]"),
                     },
-                    (Some(_), None) => continue,
+                    (Some(name), None) => {
+                        // A name the library hashes: its key, when lockward knows the library.
+                        if let Some(library) = slot.library
+                            && let Some(key) =
+                                lockward_registry::well_known::name_key(library, name)
+                        {
+                            named.push(NamedSite {
+                                at: at.clone(),
+                                library,
+                                name: name.clone(),
+                                key,
+                            });
+                        }
+                        continue;
+                    }
                     (None, _) => arg.pair.clone().unwrap_or_else(|| arg.key.clone()),
                 };
                 let shape = if arg.pair.is_some() {
@@ -1137,6 +1175,7 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                 });
             }
             new_items.push(items);
+            new_named.push(named);
         }
         // A wrapper forwarded to by a called wrapper is called too.
         loop {
@@ -1166,6 +1205,9 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
         }
     }
     unknown_helpers(files, declared);
+    for (file, named) in files.iter_mut().zip(new_named) {
+        file.named = named;
+    }
     for (file, items) in files.iter_mut().zip(new_items) {
         let silenced: HashSet<(usize, usize)> = file
             .wrappers
