@@ -69,7 +69,7 @@ class Lock:
         """The id as written in the registry (``1_001_001``, ``0x6E697374``)."""
     @property
     def kind(self) -> str:
-        """``constant``, ``external``, ``handover``, ``retired`` or ``reserved``."""
+        """``constant``, ``external``, ``named`` (a lock taken by name), ``handover``, ``retired`` or ``reserved``."""
     @property
     def constant(self) -> str | None:
         """The constant's name, for constants and externals (None for a literal at a call site)."""

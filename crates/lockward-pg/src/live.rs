@@ -182,9 +182,12 @@ pub struct LiveLock {
     pub id: Option<i64>,
     /// The entry's constant.
     pub constant: Option<String>,
+    /// For a lock taken by name (`[[lock]] name = "reindex" hash = "django-pglocks"`): its name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     /// `core`, `plugin:NAME`, or null.
     pub owner: Option<String>,
-    /// `constant`, `external`, `handover`, `retired` or `reserved`; null for an unknown key.
+    /// `constant`, `external`, `named`, `handover`, `retired` or `reserved`; null for an unknown key.
     pub kind: Option<&'static str>,
     /// The session that holds the key. Null in the instant between a holder's release and a
     /// waiter's grant, and for a key that only contenders name (its holder was between cycles).
@@ -668,6 +671,10 @@ fn live_lock(
         project: entry.map(|_| registry.project().name.clone()),
         id: entry.map(|lock| lock.id().value()),
         constant: entry.and_then(|lock| lock.constant().map(str::to_owned)),
+        name: entry.and_then(|lock| match lock.kind() {
+            Kind::Named { name, .. } => Some(name.clone()),
+            _ => None,
+        }),
         owner: entry.and_then(Lock::owner),
         kind: entry.map(|lock| lock.kind().as_str()),
         holder,

@@ -133,6 +133,8 @@ codes! {
     WellKnownKey = "well-known-key": "A registry id is a well-known tool's fixed advisory lock key (a migration tool's), from the catalogue of well-known keys.",
     QueJobIds = "que-job-ids": "The project uses Que, which locks each job by its id (1, 2, 3, ...), and a registry id is a small bigint that Que's job ids will reach.",
     NameKeyCollision = "name-key-collision": "A lock taken by name (a library that hashes the name into a key) takes the key of another name, or of a registered id, in the same key form.",
+    UnknownNameHash = "unknown-name-hash": "A named lock's `hash` is a library lockward does not know the name hash of.",
+    NameKeyMismatch = "name-key-mismatch": "A named lock's `id` or `key` is not the key its library computes for its name.",
 }
 
 impl Code {

@@ -149,6 +149,10 @@ fn added_by(lock: &Lock) -> String {
             lock.worker.as_deref().unwrap_or_default(),
             defined_in.join(", ")
         ),
+        Kind::Named { name, hash } => format!(
+            "{} (the lock named {name:?}, {hash})",
+            lock.worker.as_deref().unwrap_or_default()
+        ),
         Kind::Handover { plugin } => lock
             .worker
             .clone()

@@ -199,6 +199,9 @@ struct RawLock {
     reserved: Option<Spanned<String>>,
     defined_in: Option<Spanned<Vec<String>>>,
     key: Option<Spanned<KeyShape>>,
+    /// A lock taken by name: the name, and the library that hashes it into the key.
+    name: Option<Spanned<String>>,
+    hash: Option<Spanned<String>>,
 }
 
 #[derive(Debug)]
@@ -239,6 +242,8 @@ const LOCK_KEYS: &[&str] = &[
     "reserved",
     "defined_in",
     "key",
+    "name",
+    "hash",
 ];
 
 struct Checker<'a> {
@@ -861,7 +866,7 @@ impl Checker<'_> {
 
     fn lock(&mut self, table: &dyn TableLike, span: Range<usize>) -> RawLock {
         self.unknown_keys(table, LOCK_KEYS, "[[lock]]");
-        if table.get("id").is_none() {
+        if table.get("id").is_none() && table.get("name").is_none() {
             self.error(
                 Code::MissingField,
                 span.clone(),
@@ -910,8 +915,109 @@ impl Checker<'_> {
                     }
                 }),
             key,
+            name: self.optional_string(table, "name"),
+            hash: self.optional_string(table, "hash"),
             span,
         }
+    }
+
+    /// The id of a lock taken by name (`name` and `hash`): the key the library computes for the
+    /// name (for a two-int key, its first int, as a family), spanned at the name. `None` when the
+    /// entry is no named lock, or (reported) when it is a broken one.
+    fn named_id(&mut self, entry: &mut RawLock) -> Option<Spanned<Id>> {
+        let (name, hash) = match (&entry.name, &entry.hash) {
+            (None, None) => return None,
+            (Some(name), Some(hash)) => (name.clone(), hash.clone()),
+            (Some(name), None) => {
+                self.error(
+                    Code::MissingField,
+                    name.span.clone(),
+                    format!(
+                        "the lock named {:?} does not say which library hashes its name (`hash`)",
+                        name.value
+                    ),
+                )
+                .help = Some(format!(
+                    "add `hash = \"LIBRARY\"`, one of: {}",
+                    crate::well_known::NAME_HASHES.join(", ")
+                ));
+                return None;
+            }
+            (None, Some(hash)) => {
+                self.error(
+                    Code::MissingField,
+                    hash.span.clone(),
+                    "`hash` without the `name` it hashes",
+                )
+                .help =
+                    Some("add `name = \"...\"`, the lock's name as the code passes it".to_owned());
+                return None;
+            }
+        };
+        let Some(key) = crate::well_known::name_key(&hash.value, &name.value) else {
+            let near = crate::well_known::NAME_HASHES
+                .iter()
+                .min_by_key(|known| edit_distance(known, &hash.value))
+                .filter(|known| edit_distance(known, &hash.value) <= 3);
+            self.error(
+                Code::UnknownNameHash,
+                hash.span.clone(),
+                format!(
+                    "lockward does not know how `{}` turns a lock's name into a key",
+                    hash.value
+                ),
+            )
+            .help = Some(match near {
+                Some(near) => format!(
+                    "did you mean `{near}`? known: {}",
+                    crate::well_known::NAME_HASHES.join(", ")
+                ),
+                None => format!("known: {}", crate::well_known::NAME_HASHES.join(", ")),
+            });
+            return None;
+        };
+        let (value, shape) = match key {
+            crate::AdvisoryKey::Bigint(k) => (k, KeyShape::Exact),
+            crate::AdvisoryKey::Pair(a, _) => (i64::from(a), KeyShape::Family),
+        };
+        if let Some(key) = &entry.key
+            && key.value != shape
+        {
+            self.error(
+                Code::NameKeyMismatch,
+                key.span.clone(),
+                format!(
+                    "{} takes the lock named {:?} in the other key form",
+                    hash.value, name.value
+                ),
+            )
+            .help = Some("leave `key` out: a named lock's form is its library's".to_owned());
+            return None;
+        }
+        if let Some(id) = &entry.id
+            && id.value.value() != value
+        {
+            self.error(
+                Code::NameKeyMismatch,
+                id.span.clone(),
+                format!(
+                    "id {} is not the key {} takes for the lock named {:?}, which is {value}",
+                    id.value, hash.value, name.value
+                ),
+            )
+            .help = Some(format!(
+                "write `id = {value}`, or leave `id` out: it is computed from the name"
+            ));
+            return None;
+        }
+        entry.key = Some(Spanned {
+            value: shape,
+            span: name.span.clone(),
+        });
+        Some(entry.id.clone().unwrap_or(Spanned {
+            value: Id::plain(value),
+            span: name.span,
+        }))
     }
 
     /// The rules of DESIGN §2 that look across fields and entries. Every entry is checked,
@@ -923,8 +1029,14 @@ impl Checker<'_> {
         let mut defined: HashMap<(String, String), Range<usize>> = HashMap::new();
         let constants_file = raw.core.as_ref().map_or("", |core| core.constants.as_str());
         let mut broken = false;
-        for entry in raw.locks {
-            let Some(id) = entry.id.clone() else {
+        for mut entry in raw.locks {
+            let named = entry.name.is_some() || entry.hash.is_some();
+            let id = if named {
+                self.named_id(&mut entry)
+            } else {
+                entry.id.clone()
+            };
+            let Some(id) = id else {
                 broken = true;
                 continue;
             };
@@ -1017,7 +1129,12 @@ impl Checker<'_> {
             ok = false;
         }
         ok &= self.site(&entry, &id);
-        let kind = if let Some(plugin) = &entry.plugin {
+        let kind = if let (Some(name), Some(hash)) = (&entry.name, &entry.hash) {
+            Some(Kind::Named {
+                name: name.value.clone(),
+                hash: hash.value.clone(),
+            })
+        } else if let Some(plugin) = &entry.plugin {
             Some(Kind::Handover {
                 plugin: plugin.value.clone(),
             })
@@ -1072,7 +1189,7 @@ impl Checker<'_> {
             });
             None
         };
-        if let Some(kind @ (Kind::Constant | Kind::External { .. })) = &kind
+        if let Some(kind @ (Kind::Constant | Kind::External { .. } | Kind::Named { .. })) = &kind
             && entry.worker.is_none()
         {
             let what = kind.as_str();
@@ -1144,6 +1261,23 @@ impl Checker<'_> {
                 "defined_in",
                 entry.defined_in.as_ref().map(|s| s.span.clone()),
             ),
+            ("name", entry.name.as_ref().map(|s| s.span.clone())),
+            (
+                "constant",
+                entry
+                    .name
+                    .as_ref()
+                    .and(entry.constant.as_ref())
+                    .map(|s| s.span.clone()),
+            ),
+            (
+                "site",
+                entry
+                    .name
+                    .as_ref()
+                    .and(entry.site.as_ref())
+                    .map(|s| s.span.clone()),
+            ),
         ]
         .into_iter()
         .filter_map(|(name, span)| Some((name, span?)))
@@ -1167,7 +1301,7 @@ impl Checker<'_> {
         );
         finding.labels = labels;
         finding.help = Some(
-            "an entry is exactly one of: a constant, an external (defined_in), a handover (plugin), retired or reserved"
+            "an entry is exactly one of: a constant, an external (defined_in), a lock taken by name (name and hash), a handover (plugin), retired or reserved"
                 .to_owned(),
         );
         false

@@ -488,17 +488,22 @@ impl Registry {
             let entry = self.lock(id.value());
             let refusal = match entry.map(|lock| &lock.kind) {
                 Some(Kind::Handover { plugin: holder }) if holder == plugin => None,
-                Some(Kind::Constant | Kind::External { .. }) => {
+                Some(Kind::Constant | Kind::External { .. } | Kind::Named { .. }) => {
                     let lock = entry.expect("matched an entry");
-                    let what = if lock.kind == Kind::Constant {
-                        "constant"
-                    } else {
-                        "external id"
+                    let what = match &lock.kind {
+                        Kind::Constant => "constant",
+                        Kind::Named { .. } => "lock taken by name",
+                        _ => "external id",
+                    };
+                    let named = match &lock.kind {
+                        Kind::Named { name, .. } => Some(name.as_str()),
+                        _ => None,
                     };
                     let constant = lock
                         .constant
                         .as_deref()
                         .or(lock.site.as_deref())
+                        .or(named)
                         .unwrap_or("?");
                     Some((
                         Code::PluginCollidesWithCore,

@@ -186,6 +186,15 @@ pub enum Kind {
         /// Files (relative to the registry's directory) that define or use it.
         defined_in: Vec<String>,
     },
+    /// A lock core takes by name through a library that hashes the name into the key
+    /// (`name = "reindex"`, `hash = "django-pglocks"`): its id is that key (a two-int key's
+    /// first int, as a family).
+    Named {
+        /// The lock's name as the code passes it.
+        name: String,
+        /// The library's catalogue id ([`crate::well_known::NAME_HASHES`]).
+        hash: String,
+    },
     /// An id core handed over to one plugin.
     Handover {
         /// The plugin's name.
@@ -204,11 +213,12 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// `constant`, `external`, `handover`, `retired` or `reserved`.
+    /// `constant`, `external`, `named`, `handover`, `retired` or `reserved`.
     pub fn as_str(&self) -> &'static str {
         match self {
             Self::Constant => "constant",
             Self::External { .. } => "external",
+            Self::Named { .. } => "named",
             Self::Handover { .. } => "handover",
             Self::Retired { .. } => "retired",
             Self::Reserved { .. } => "reserved",
@@ -306,7 +316,7 @@ impl Lock {
     /// `core`, `plugin:NAME`, or `None` (retired and reserved ids have no owner).
     pub fn owner(&self) -> Option<String> {
         match &self.kind {
-            Kind::Constant | Kind::External { .. } => Some("core".to_owned()),
+            Kind::Constant | Kind::External { .. } | Kind::Named { .. } => Some("core".to_owned()),
             Kind::Handover { plugin } => Some(format!("plugin:{plugin}")),
             Kind::Retired { .. } | Kind::Reserved { .. } => None,
         }
@@ -328,7 +338,10 @@ impl Lock {
 
     /// Whether core itself uses the id (a constant or an external).
     pub fn is_core(&self) -> bool {
-        matches!(self.kind, Kind::Constant | Kind::External { .. })
+        matches!(
+            self.kind,
+            Kind::Constant | Kind::External { .. } | Kind::Named { .. }
+        )
     }
 }
 
@@ -529,10 +542,16 @@ pub struct LockView<'a> {
     pub id: i64,
     /// The id as written.
     pub literal: &'a str,
-    /// `constant`, `external`, `handover`, `retired` or `reserved`.
+    /// `constant`, `external`, `named`, `handover`, `retired` or `reserved`.
     pub kind: &'static str,
     /// The constant's name.
     pub constant: Option<&'a str>,
+    /// For a lock taken by name: its name, and the library that hashes it (`hash`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<&'a str>,
+    /// The library that hashes a named lock's name into its key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hash: Option<&'a str>,
     /// For an external written as a literal at a call site: how it is written there.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub site: Option<&'a str>,
@@ -558,6 +577,14 @@ impl Registry {
                 literal: lock.id.literal(),
                 kind: lock.kind.as_str(),
                 constant: lock.constant.as_deref(),
+                name: match &lock.kind {
+                    Kind::Named { name, .. } => Some(name.as_str()),
+                    _ => None,
+                },
+                hash: match &lock.kind {
+                    Kind::Named { hash, .. } => Some(hash.as_str()),
+                    _ => None,
+                },
                 site: lock.site.as_deref(),
                 owner: lock.owner(),
                 worker: lock.worker.as_deref(),

@@ -396,6 +396,19 @@ pub fn named_lock_library(
         .map(|&(_, _, library)| library)
 }
 
+/// The libraries [`name_key`] computes keys for: what `[[lock]] hash = ...` may name.
+pub const NAME_HASHES: &[&str] = &[
+    "django-pglocks",
+    "with_advisory_lock",
+    "with_advisory_lock-v1",
+    "sqlx-pgadvisorylock",
+    "atlas-fnv32",
+    "advisory-lock-npm",
+    "django-pglock",
+    "pg-advisory-lock-npm-v1",
+    "good_job",
+];
+
 /// The key a library that locks by name takes for `name`, by the catalogue's `[[hash]]` id:
 /// `None` for a library it does not know, or whose key PostgreSQL computes (`hashtext`).
 pub fn name_key(library: &str, name: &str) -> Option<AdvisoryKey> {
@@ -685,6 +698,116 @@ mod tests {
             findings[0].message.starts_with("Gemfile.lock uses Que"),
             "{}",
             findings[0].message
+        );
+    }
+
+    fn named(locks: &str) -> Result<Registry, Vec<Finding>> {
+        crate::parse(
+            "lockward.toml",
+            &format!(
+                "[project]\nname = \"h\"\n\n[core]\nconstants = \"c.py\"\n\
+                 block = {{ start = 1_001_001, end = 1_001_999 }}\n{locks}"
+            ),
+        )
+        .map(|loaded| loaded.registry)
+    }
+
+    /// `[[lock]] name = "reindex" hash = "django-pglocks"` registers a lock taken by name: its
+    /// id is the library's key (a two-int key's first int, as a family), and the name's mistakes
+    /// are reported.
+    #[test]
+    fn a_lock_taken_by_name_is_registered_at_the_key_its_library_computes() {
+        let registry = named(
+            "\n[[lock]]\nname = \"reindex\"\nhash = \"django-pglocks\"\nworker = \"search\"\n\
+             \n[[lock]]\nname = \"reindex\"\nhash = \"with_advisory_lock\"\nworker = \"sync\"\n\
+             \n[[lock]]\nid = -4_842_030_769_232_299_671\nname = \"reindex\"\nhash = \"sqlx-pgadvisorylock\"\nworker = \"x\"\n",
+        )
+        .expect("valid");
+        let ids: Vec<(i64, &str, crate::KeyShape)> = registry
+            .locks()
+            .iter()
+            .map(|lock| (lock.id().value(), lock.kind().as_str(), lock.key()))
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                (-4_842_030_769_232_299_671, "named", crate::KeyShape::Exact),
+                (-118_288_247, "named", crate::KeyShape::Exact),
+                (2_029_195_401, "named", crate::KeyShape::Family),
+            ]
+        );
+        assert_eq!(registry.locks()[1].owner().as_deref(), Some("core"));
+        let view = &registry.views()[1];
+        assert_eq!(
+            (view.name, view.hash),
+            (Some("reindex"), Some("django-pglocks"))
+        );
+
+        for (locks, code, text) in [
+            (
+                "name = \"x\"\nhash = \"django-pglock\"\nworker = \"w\"\n",
+                None,
+                "",
+            ),
+            (
+                "name = \"x\"\nhash = \"django-pglockz\"\nworker = \"w\"\n",
+                Some(Code::UnknownNameHash),
+                "did you mean `django-pglocks`",
+            ),
+            (
+                "name = \"x\"\nworker = \"w\"\n",
+                Some(Code::MissingField),
+                "which library hashes",
+            ),
+            (
+                "hash = \"good_job\"\nworker = \"w\"\n",
+                Some(Code::MissingField),
+                "without the `name`",
+            ),
+            (
+                "id = 5\nname = \"reindex\"\nhash = \"django-pglocks\"\nworker = \"w\"\n",
+                Some(Code::NameKeyMismatch),
+                "which is -118288247",
+            ),
+            (
+                "name = \"reindex\"\nhash = \"django-pglocks\"\nkey = \"family\"\nworker = \"w\"\n",
+                Some(Code::NameKeyMismatch),
+                "other key form",
+            ),
+            (
+                "name = \"reindex\"\nhash = \"django-pglocks\"\n",
+                Some(Code::MissingWorker),
+                "",
+            ),
+            (
+                "name = \"reindex\"\nhash = \"django-pglocks\"\nconstant = \"X\"\nworker = \"w\"\n",
+                Some(Code::ConflictingKinds),
+                "",
+            ),
+        ] {
+            let result = named(&format!("\n[[lock]]\n{locks}"));
+            match code {
+                None => assert!(result.is_ok(), "{locks}: {result:?}"),
+                Some(code) => {
+                    let findings = result.expect_err(locks);
+                    assert!(
+                        findings.iter().any(|f| f.code == code
+                            && (f.message.contains(text)
+                                || f.help.as_deref().is_some_and(|h| h.contains(text)))),
+                        "{locks}: {findings:#?}"
+                    );
+                }
+            }
+        }
+        // Two names on one key (crc32("job-guszrictzu") == crc32("job-kpgfslzdni")) are one id.
+        let findings = named(
+            "\n[[lock]]\nname = \"job-guszrictzu\"\nhash = \"django-pglocks\"\nworker = \"a\"\n\
+             \n[[lock]]\nname = \"job-kpgfslzdni\"\nhash = \"django-pglocks\"\nworker = \"b\"\n",
+        )
+        .expect_err("one key");
+        assert!(
+            findings.iter().any(|f| f.code == Code::DuplicateId),
+            "{findings:#?}"
         );
     }
 

@@ -174,6 +174,9 @@ impl<'a> Checker<'a> {
                     && lockward_registry::share::keys_of(lock)
                         .is_some_and(|keys| keys.contains(site.key))
             });
+            // The name's own entry (`[[lock]] name = .. hash = ..`): registered, no collision.
+            let own = |lock: &Lock| matches!(lock.kind(), Kind::Named { name, hash } if *name == site.name && hash == site.library);
+            let entry = entry.filter(|lock| !own(lock));
             if let Some(lock) = entry {
                 let what = lock
                     .constant()
@@ -825,7 +828,8 @@ impl<'a> Checker<'a> {
                 self.emit(at, finding);
                 true
             }
-            Kind::Constant | Kind::External { .. } => false,
+            // A named lock's key written as a number is the same lock the name takes.
+            Kind::Named { .. } | Kind::Constant | Kind::External { .. } => false,
         }
     }
 

@@ -82,10 +82,13 @@ pub(crate) fn run(global: &Global, format: &FormatArg) -> anyhow::Result<Outcome
         rows.push([
             view.literal.to_owned(),
             format!("{}{family}", view.kind),
-            match (view.constant, view.site) {
-                (Some(constant), _) => constant.to_owned(),
-                (None, Some(site)) => format!("literal at {site}"),
-                (None, None) => "-".to_owned(),
+            match (view.constant, view.site, view.name) {
+                (Some(constant), _, _) => constant.to_owned(),
+                (None, Some(site), _) => format!("literal at {site}"),
+                (None, None, Some(name)) => {
+                    format!("named {name:?} ({})", view.hash.unwrap_or_default())
+                }
+                (None, None, None) => "-".to_owned(),
             },
             view.owner.clone().unwrap_or_else(|| "-".to_owned()),
             detail,

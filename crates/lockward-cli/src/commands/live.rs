@@ -233,6 +233,7 @@ fn row(lock: &LiveLock) -> [String; 10] {
     [
         lock.literal.clone().unwrap_or_else(|| "?".to_owned()),
         lock.constant.clone().unwrap_or_else(|| match lock.kind {
+            Some("named") => format!("named {:?}", lock.name.as_deref().unwrap_or_default()),
             Some(kind) => format!("({kind})"),
             // A key the catalogue of well-known keys gives a tool: `(Prisma Migrate)`.
             None if !lock.well_known.is_empty() => {

@@ -59,3 +59,45 @@ fn a_closed_pipe_is_not_an_error() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// A lock taken by name (issue 19): `list` shows the id its library computes, with the name
+/// and the library, and the table says it is named.
+#[test]
+fn list_shows_a_named_lock_at_the_key_its_library_computes() {
+    let project = crate::TestProject::harbor();
+    project.edit(
+        "lockward.toml",
+        "[[lock]]\nid = 1_001_006\n",
+        "[[lock]]\nname = \"reindex\"\nhash = \"django-pglocks\"\nworker = \"search reindex by name\"\n\n[[lock]]\nid = 1_001_006\n",
+    );
+    let run = project.run(&["list", "--format", "json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let json = run.json();
+    let named = json["locks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|lock| lock["kind"] == "named")
+        .unwrap_or_else(|| panic!("{json:#}"));
+    assert_eq!(named["id"], -118_288_247, "{named}");
+    assert_eq!(named["name"], "reindex");
+    assert_eq!(named["hash"], "django-pglocks");
+    assert_eq!(named["owner"], "core");
+    assert_eq!(named["key"], "exact");
+    let table = project.run(&["list"]);
+    assert!(
+        table.stdout.contains("named \"reindex\" (django-pglocks)"),
+        "{}",
+        table.stdout
+    );
+    // check passes: the page is stale, nothing else.
+    let check = project.run(&["check", "--format", "json"]);
+    let codes: Vec<String> = check.json()["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .map(|f| f["code"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(codes, ["stale-page"], "{}", check.stdout);
+}

@@ -607,3 +607,25 @@ async fn well_known_keys_held_by_a_plain_session_are_named_for_their_tools() {
         })
     );
 }
+
+/// A lock taken by name and registered so (`name`, `hash`): `live` shows its name for its key.
+#[tokio::test]
+async fn a_named_locks_key_shows_its_name() {
+    let db = TestDb::new().await;
+    let observer = db.connect().await;
+    let text = format!(
+        "{}\n[[lock]]\nname = \"reindex\"\nhash = \"django-pglocks\"\nworker = \"search\"\n",
+        include_str!("fixtures/live-lockward.toml")
+    );
+    let registry = lockward_registry::parse("lockward.toml", &text)
+        .expect("valid")
+        .registry;
+    let holder = session(&db, "search-indexer").await;
+    holder.hold("pg_advisory_lock(-118288247)").await;
+    let snapshot = live::snapshot(&observer, &registry).await.unwrap();
+    let lock = &snapshot.locks[0];
+    assert_eq!(lock.id, Some(-118_288_247));
+    assert_eq!(lock.name.as_deref(), Some("reindex"));
+    assert_eq!(lock.kind, Some("named"));
+    assert_eq!(lock.flags, [], "{lock:?}");
+}
