@@ -173,6 +173,9 @@ impl ScanSettings {
             None,
             lockward_lang::Language::Rust,
         ),
+        // sqlx's `PgAdvisoryLock::new(name)` (a constructor, named after its type): a string
+        // there is a name it hashes (`well_known::NAMED_LOCK_CALLS`).
+        ("PgAdvisoryLock", 1, None, lockward_lang::Language::Rust),
     ];
 }
 

@@ -383,6 +383,11 @@ pub const NAMED_LOCK_CALLS: &[(&str, lockward_lang::Language, &str)] = &[
         lockward_lang::Language::Ruby,
         "with_advisory_lock",
     ),
+    (
+        "PgAdvisoryLock",
+        lockward_lang::Language::Rust,
+        "sqlx-pgadvisorylock",
+    ),
 ];
 
 /// The library whose call `function` (as [`NAMED_LOCK_CALLS`] names it) in `language` is.
