@@ -327,8 +327,27 @@ pub(crate) struct TakeArgs {
     /// included). A name core's constants file already defines with an integer registers the
     /// id it has, writing no constant. With `--defined-in`, an id (`9_001_042`) written as a
     /// literal key in those files also works.
-    #[arg(value_name = "CONSTANT", allow_negative_numbers = true)]
-    pub(crate) constant: String,
+    #[arg(
+        value_name = "CONSTANT",
+        allow_negative_numbers = true,
+        required_unless_present = "name"
+    )]
+    pub(crate) constant: Option<String>,
+    /// Register a lock the code takes by name instead (`advisory_lock("reindex")`): its id is
+    /// the key `--hash LIBRARY` computes for NAME, and no constant is written. Takes no
+    /// CONSTANT.
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "hash",
+        conflicts_with_all = ["constant", "plugin", "defined_in", "family", "reserved"]
+    )]
+    pub(crate) name: Option<String>,
+    /// The library that hashes `--name` into the key: django-pglocks, with_advisory_lock,
+    /// with_advisory_lock-v1, sqlx-pgadvisorylock, atlas-fnv32, advisory-lock-npm,
+    /// django-pglock, pg-advisory-lock-npm-v1 or good_job.
+    #[arg(long, value_name = "LIBRARY", requires = "name")]
+    pub(crate) hash: Option<String>,
     /// The background worker that will hold the lock; written to the registry and, as a
     /// comment, above the constant.
     #[arg(long, value_name = "TEXT")]
@@ -364,6 +383,13 @@ pub(crate) struct TakeArgs {
     pub(crate) dry_run: bool,
     #[command(flatten)]
     pub(crate) output: FormatArg,
+}
+
+impl TakeArgs {
+    /// CONSTANT (empty with `--name`, which takes none).
+    pub(crate) fn constant(&self) -> &str {
+        self.constant.as_deref().unwrap_or_default()
+    }
 }
 
 #[derive(Debug, clap::Args)]

@@ -20,7 +20,7 @@ use lockward_lang::{find_definition, is_identifier};
 
 use crate::adopt::toml_string;
 use crate::finding::Finding;
-use crate::id::{Id, KeyShape};
+use crate::id::{AdvisoryKey, Id, KeyShape};
 use crate::parse::{is_member_name, parse};
 use crate::registry::{Kind, Lock, Registry, Source};
 
@@ -125,6 +125,32 @@ pub enum EditError {
     /// A required text (`--worker`, `--plugin`, `--reason`) is empty.
     #[error("{0} must not be empty")]
     Empty(&'static str),
+    /// A lock taken by name whose library lockward does not know the hash of.
+    #[error("lockward does not know how `{hash}` turns a lock's name into a key (known: {known})")]
+    UnknownNameHash {
+        /// The library asked for.
+        hash: String,
+        /// The libraries it knows, comma separated.
+        known: String,
+    },
+    /// The key a name hashes to is an entry's already.
+    #[error(
+        "the lock named {name:?} ({hash}) takes key {key}, which is id {id} ({what}{where_}) already: their holders would skip each other's cycles"
+    )]
+    NameKeyTaken {
+        /// The name asked for.
+        name: String,
+        /// Its library.
+        hash: String,
+        /// The key, as PostgreSQL takes it.
+        key: String,
+        /// The entry's id, as written.
+        id: String,
+        /// What the entry is (its constant, or its kind).
+        what: String,
+        /// Where the entry is, when not in this registry (`, on branch NAME`).
+        where_: String,
+    },
     /// The constant's name is already used by an entry.
     #[error("constant `{constant}` is already registered: id {id} ({kind}{where_})")]
     AlreadyRegistered {
@@ -499,6 +525,74 @@ pub fn retire(registry: &Registry, lock: &Lock, reason: &str) -> Result<Retired,
     })
 }
 
+/// `take --name NAME --hash LIBRARY`: registers a lock the code takes by name, at the key the
+/// library computes for it (`[[lock]] name = .. hash = .. worker = ..` appended, no constant
+/// written). Refused when the library is unknown, or when the key is an entry's already (the
+/// same name registered before, another name on the same key, or any other id), other branches'
+/// reservations included.
+pub fn take_named(
+    registry: &Registry,
+    name: &str,
+    hash: &str,
+    worker: &str,
+    also_taken: &[i64],
+) -> Result<Taken, EditError> {
+    if name.is_empty() {
+        return Err(EditError::Empty("the lock's name"));
+    }
+    if worker.trim().is_empty() {
+        return Err(EditError::Empty("the worker"));
+    }
+    let key =
+        crate::well_known::name_key(hash, name).ok_or_else(|| EditError::UnknownNameHash {
+            hash: hash.to_owned(),
+            known: crate::well_known::NAME_HASHES.join(", "),
+        })?;
+    let (value, shape, shown) = match key {
+        AdvisoryKey::Bigint(k) => (k, KeyShape::Exact, k.to_string()),
+        AdvisoryKey::Pair(a, b) => (i64::from(a), KeyShape::Family, format!("({a}, {b})")),
+    };
+    let keys = crate::id::Keys::of(value, shape)
+        .ok_or_else(|| EditError::FamilyOutOfRange(value.to_string()))?;
+    let taken = registry
+        .locks()
+        .iter()
+        .find(|lock| crate::share::keys_of(lock).is_some_and(|theirs| theirs.overlaps(keys)));
+    if let Some(lock) = taken {
+        return Err(EditError::NameKeyTaken {
+            name: name.to_owned(),
+            hash: hash.to_owned(),
+            key: shown,
+            id: lock.id.to_string(),
+            what: match (&lock.kind, lock.constant.as_deref()) {
+                (Kind::Named { name, hash }, _) => format!("the lock named {name:?}, {hash}"),
+                (_, Some(constant)) => constant.to_owned(),
+                (kind, None) => kind.as_str().to_owned(),
+            },
+            where_: match &lock.source {
+                Source::Registry => String::new(),
+                Source::Branch(branch) => format!(", on branch {branch}"),
+            },
+        });
+    }
+    let lines = [
+        "[[lock]]".to_owned(),
+        format!("name = {}", toml_string(name)),
+        format!("hash = {}", toml_string(hash)),
+        format!("worker = {}", toml_string(worker)),
+    ];
+    let registry_text = append_table(registry.file().text(), &lines);
+    let new_registry = reparse(registry, &registry_text)?;
+    let next_free = new_registry.next_free_id(also_taken.iter().copied());
+    Ok(Taken {
+        id: Id::plain(value),
+        registry_text,
+        registry: new_registry,
+        constants_text: None,
+        next_free,
+    })
+}
+
 /// Parses an edited registry and carries over the reservations `old` had from other branches.
 fn reparse(old: &Registry, text: &str) -> Result<Registry, EditError> {
     let mut registry = parse(old.file().path(), text)
@@ -512,6 +606,24 @@ fn reparse(old: &Registry, text: &str) -> Result<Registry, EditError> {
 /// separated by one blank line. Every earlier byte is kept; the file's line ending (`\n` or
 /// `\r\n`) is used for the new lines.
 pub fn append_entry(registry_text: &str, entry: &Entry) -> String {
+    let mut lines = vec![
+        "[[lock]]".to_owned(),
+        format!("id = {}", entry.id.literal()),
+        format!("constant = {}", toml_string(&entry.constant)),
+        format!("worker = {}", toml_string(&entry.worker)),
+    ];
+    if let Some(plugin) = &entry.plugin {
+        lines.push(format!("plugin = {}", toml_string(plugin)));
+    }
+    if entry.key == KeyShape::Family {
+        lines.push("key = \"family\"".to_owned());
+    }
+    append_table(registry_text, &lines)
+}
+
+/// The registry's text with `lines` appended after the last byte, separated by one blank line,
+/// in the file's line ending.
+fn append_table(registry_text: &str, lines: &[String]) -> String {
     let nl = line_ending(registry_text);
     let mut out = String::with_capacity(registry_text.len() + 160);
     out.push_str(registry_text);
@@ -523,19 +635,9 @@ pub fn append_entry(registry_text: &str, entry: &Entry) -> String {
             out.push_str(nl);
         }
     }
-    let mut line = |text: String| {
-        out.push_str(&text);
+    for line in lines {
+        out.push_str(line);
         out.push_str(nl);
-    };
-    line("[[lock]]".to_owned());
-    line(format!("id = {}", entry.id.literal()));
-    line(format!("constant = {}", toml_string(&entry.constant)));
-    line(format!("worker = {}", toml_string(&entry.worker)));
-    if let Some(plugin) = &entry.plugin {
-        line(format!("plugin = {}", toml_string(plugin)));
-    }
-    if entry.key == KeyShape::Family {
-        line("key = \"family\"".to_owned());
     }
     out
 }

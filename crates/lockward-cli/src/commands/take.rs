@@ -30,7 +30,7 @@ pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
         .into());
     }
     let request = Request {
-        constant: args.constant.clone(),
+        constant: args.constant().to_owned(),
         worker: args.worker.clone(),
         plugin: args.plugin.clone(),
         key: if args.family {
@@ -61,6 +61,9 @@ pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
                 .flat_map(|text| lockward_scan::defined_ids(&project.registry, constants, text)),
         )
         .collect();
+    if let (Some(name), Some(hash)) = (&args.name, &args.hash) {
+        return take_named(&project, &lock, args, name, hash, &also_taken);
+    }
     if let Some(found) = existing::find(&project, args, constants_text.as_deref())? {
         return existing::register(&project, &lock, args, &found, &also_taken);
     }
@@ -114,6 +117,59 @@ pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
         written.join(", ")
     );
     if json {
+        output::print_json(&report(&written))?;
+    } else {
+        output::print(&format!("{}\n", taken.id))?;
+    }
+    Ok(Outcome::Clean)
+}
+
+/// `take --name NAME --hash LIBRARY`: a lock the code takes by name, registered at the key the
+/// library computes; the registry and the page are written, no constants file.
+fn take_named(
+    project: &Project,
+    lock: &ProjectLock,
+    args: &TakeArgs,
+    name: &str,
+    hash: &str,
+    also_taken: &[i64],
+) -> anyhow::Result<Outcome> {
+    let taken = take::take_named(&project.registry, name, hash, &args.worker, also_taken)
+        .map_err(|error| refusal(&error))?;
+    let mut changes = vec![Change {
+        path: project.location.file.clone(),
+        contents: taken.registry_text.clone(),
+    }];
+    changes.extend(page_change(
+        project,
+        &taken.registry,
+        taken.next_free.as_ref(),
+    )?);
+    let report = |written: &[String]| {
+        json!({
+            "id": taken.id.value(),
+            "literal": taken.id.literal(),
+            "name": name,
+            "hash": hash,
+            "kind": "named",
+            "written": written,
+        })
+    };
+    if args.dry_run {
+        return preview(
+            project,
+            &changes,
+            &taken.id,
+            args.output.json().then(|| report(&[])),
+        );
+    }
+    let written = relative(project, &lock.write_all(&changes)?);
+    stderrln!(
+        "took {} for the lock named {name:?} ({hash}): wrote {}",
+        taken.id,
+        written.join(", ")
+    );
+    if args.output.json() {
         output::print_json(&report(&written))?;
     } else {
         output::print(&format!("{}\n", taken.id))?;

@@ -714,3 +714,96 @@ fn any_name_take_accepts_check_then_finds_in_every_constants_language() {
         );
     }
 }
+
+/// `take --name NAME --hash LIBRARY` (issue 19): registers a lock the code takes by name at the
+/// key its library computes, re-renders the page, and refuses a name whose key is taken (the
+/// same name again, or another name on the same key) or a library it does not know.
+#[test]
+fn take_name_registers_a_lock_taken_by_name_at_its_librarys_key() {
+    let project = crate::TestProject::harbor();
+    let run = project.run(&[
+        "take",
+        "--name",
+        "reindex",
+        "--hash",
+        "django-pglocks",
+        "--worker",
+        "search reindex",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, "-118288247\n");
+    assert!(
+        project
+            .read("lockward.toml")
+            .ends_with("\n[[lock]]\nname = \"reindex\"\nhash = \"django-pglocks\"\nworker = \"search reindex\"\n"),
+        "{}",
+        project.read("lockward.toml")
+    );
+    let check = project.run(&["check"]);
+    assert_eq!(check.code, 0, "the page was rendered too: {check:?}");
+
+    let again = project.run(&[
+        "take",
+        "--name",
+        "reindex",
+        "--hash",
+        "django-pglocks",
+        "--worker",
+        "again",
+    ]);
+    assert_eq!(again.code, 2, "{again:?}");
+    assert!(
+        again.stderr.contains(
+            "which is id -118288247 (the lock named \"reindex\", django-pglocks) already"
+        ),
+        "{}",
+        again.stderr
+    );
+    // crc32("job-guszrictzu") == crc32("job-kpgfslzdni").
+    let first = project.run(&[
+        "take",
+        "--name",
+        "job-guszrictzu",
+        "--hash",
+        "django-pglocks",
+        "--worker",
+        "a",
+    ]);
+    assert_eq!(first.code, 0, "{first:?}");
+    let second = project.run(&[
+        "take",
+        "--name",
+        "job-kpgfslzdni",
+        "--hash",
+        "django-pglocks",
+        "--worker",
+        "b",
+    ]);
+    assert_eq!(second.code, 2, "{second:?}");
+    assert!(
+        second.stderr.contains("takes key -1855478140"),
+        "{}",
+        second.stderr
+    );
+
+    let unknown = project.run(&["take", "--name", "x", "--hash", "crc64", "--worker", "w"]);
+    assert_eq!(unknown.code, 2, "{unknown:?}");
+    assert!(
+        unknown.stderr.contains("known: django-pglocks"),
+        "{}",
+        unknown.stderr
+    );
+    let no_hash = project.run(&["take", "--name", "x", "--worker", "w"]);
+    assert_eq!(no_hash.code, 2, "{no_hash:?}");
+    let both = project.run(&[
+        "take",
+        "ADVISORY_LOCK_X",
+        "--name",
+        "x",
+        "--hash",
+        "good_job",
+        "--worker",
+        "w",
+    ]);
+    assert_eq!(both.code, 2, "a CONSTANT and --name: {both:?}");
+}

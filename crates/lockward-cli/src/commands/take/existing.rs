@@ -30,7 +30,7 @@ pub(super) struct Existing {
     path: String,
 }
 
-/// What the code already has for `args.constant`; `None` when `take` takes a new id instead
+/// What the code already has for `args.constant()`; `None` when `take` takes a new id instead
 /// (the name is new, or it is registered or defined otherwise, which `take` refuses itself).
 pub(super) fn find(
     project: &Project,
@@ -56,7 +56,7 @@ pub(super) fn find(
     if !args.defined_in.is_empty() {
         return elsewhere(project, args, key).map(Some);
     }
-    let name = &args.constant;
+    let name = args.constant();
     if args.plugin.is_some() || project.registry.locks_named(name).next().is_some() {
         return Ok(None);
     }
@@ -80,7 +80,7 @@ pub(super) fn find(
         entry: DraftEntry {
             id: literal_of(first),
             kind: DraftKind::Constant {
-                constant: name.clone(),
+                constant: name.to_owned(),
             },
             worker: Some(args.worker.clone()),
             key,
@@ -110,7 +110,7 @@ fn elsewhere(project: &Project, args: &TakeArgs, key: KeyShape) -> anyhow::Resul
             return Err(UsageError(format!(
                 "--defined-in {file}: that is core's constants file; register its constant with \
                  `lockward take {} --worker \"...\"`",
-                args.constant
+                args.constant()
             ))
             .into());
         }
@@ -118,9 +118,9 @@ fn elsewhere(project: &Project, args: &TakeArgs, key: KeyShape) -> anyhow::Resul
             files.push(file);
         }
     }
-    let literal = lockward_registry::take::parse_id(&args.constant);
+    let literal = lockward_registry::take::parse_id(args.constant());
     if literal.is_none() {
-        let name = &args.constant;
+        let name = args.constant();
         if let Some(lock) = project
             .registry
             .locks_named(name)
@@ -144,14 +144,14 @@ fn elsewhere(project: &Project, args: &TakeArgs, key: KeyShape) -> anyhow::Resul
         };
         let site = match literal {
             Some(value) => literal_site(project, file, &text, value)?,
-            None => definitions(project, file, &text, &args.constant)
+            None => definitions(project, file, &text, args.constant())
                 .into_iter()
                 .next()
                 .ok_or_else(|| {
                     UsageError(format!(
                         "`{}` is not defined in {file} as an integer constant the patterns \
                          match ({}), so there is no id to register",
-                        args.constant,
+                        args.constant(),
                         project
                             .registry
                             .scan_settings()
@@ -166,7 +166,11 @@ fn elsewhere(project: &Project, args: &TakeArgs, key: KeyShape) -> anyhow::Resul
     if let Some(other) = found.iter().find(|site| site.id != first.id) {
         return Err(UsageError(format!(
             "`{}` is {} in {} but {} in {}: one entry has one id; register each file's on its own",
-            args.constant, first.id, first.path, other.id, other.path
+            args.constant(),
+            first.id,
+            first.path,
+            other.id,
+            other.path
         ))
         .into());
     }
@@ -179,7 +183,7 @@ fn elsewhere(project: &Project, args: &TakeArgs, key: KeyShape) -> anyhow::Resul
         entry: DraftEntry {
             id: literal_of(first),
             kind: DraftKind::External {
-                constant: literal.is_none().then(|| args.constant.clone()),
+                constant: literal.is_none().then(|| args.constant().to_owned()),
                 site,
                 defined_in: files,
             },
@@ -264,14 +268,14 @@ pub(super) fn register(
         DraftKind::External { defined_in, .. } => (
             "external",
             defined_in.clone(),
-            Some(&args.constant),
-            args.constant.clone(),
+            Some(args.constant()),
+            args.constant().to_owned(),
         ),
         _ => (
             "constant",
             vec![existing.path.clone()],
-            Some(&args.constant),
-            args.constant.clone(),
+            Some(args.constant()),
+            args.constant().to_owned(),
         ),
     };
     let report = |written: &[String]| {
