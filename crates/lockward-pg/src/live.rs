@@ -475,10 +475,10 @@ pub async fn snapshot_shared(
         client.query_typed_one(DATABASE, &[])
     )?;
     let (name, schema): (String, String) = (database.get(0), database.get(1));
-    let database = well_known::Database {
+    let known = well_known::KnownKeys::in_database(Some(well_known::Database {
         name: &name,
         schema: &schema,
-    };
+    }));
     let mut present = Present::default();
     for row in &sessions {
         let application_name: String = row.get(1);
@@ -519,7 +519,7 @@ pub async fn snapshot_shared(
             session,
         })
     });
-    Ok(assemble(rows, present, registry, shared, database))
+    Ok(assemble(rows, present, registry, shared, &known))
 }
 
 /// The lockward workers present in the database, whatever they hold.
@@ -560,7 +560,7 @@ fn assemble(
     present: Present,
     registry: &Registry,
     shared: &[Registry],
-    database: well_known::Database<'_>,
+    known: &well_known::KnownKeys,
 ) -> Snapshot {
     let mut groups: Vec<(AdvisoryKey, Vec<Row>, Vec<LiveContender>)> = Vec::new();
     for row in rows {
@@ -584,7 +584,8 @@ fn assemble(
                 .chain(shared)
                 .find(|candidate| entry_for(candidate, key).is_some())
                 .unwrap_or(registry);
-            let well_known = well_known::holders_of(key, Some(database))
+            let well_known = known
+                .holders(key)
                 .into_iter()
                 .map(|tool| WellKnown {
                     tool: tool.id.clone(),

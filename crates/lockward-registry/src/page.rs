@@ -109,6 +109,9 @@ fn constant_cell(lock: &Lock) -> String {
     } else {
         ""
     };
+    if let Kind::Named { name, hash } = &lock.kind {
+        return format!("named {} ({hash}){family}", code(name));
+    }
     match (&lock.constant, &lock.site) {
         (Some(constant), _) => format!("`{constant}`{family}"),
         (None, Some(site)) => format!("literal at {}{family}", code(site)),
@@ -143,15 +146,11 @@ fn owner_cell(lock: &Lock) -> String {
 /// What the "added by" column says: the worker that holds the id, or why it is not held.
 fn added_by(lock: &Lock) -> String {
     match &lock.kind {
-        Kind::Constant => lock.worker.clone().unwrap_or_default(),
+        Kind::Constant | Kind::Named { .. } => lock.worker.clone().unwrap_or_default(),
         Kind::External { defined_in } => format!(
             "{} (defined in {})",
             lock.worker.as_deref().unwrap_or_default(),
             defined_in.join(", ")
-        ),
-        Kind::Named { name, hash } => format!(
-            "{} (the lock named {name:?}, {hash})",
-            lock.worker.as_deref().unwrap_or_default()
         ),
         Kind::Handover { plugin } => lock
             .worker

@@ -169,13 +169,40 @@ fn unreachable(why: &str) -> Vec<Tool> {
 
 /// The tools whose key `key` is in `database` (fixed keys, and the formulas' keys there).
 pub fn holders_of(key: AdvisoryKey, database: Option<Database<'_>>) -> Vec<&'static Tool> {
-    let AdvisoryKey::Bigint(key) = key else {
-        return Vec::new();
-    };
-    tools()
-        .iter()
-        .filter(|tool| tool.keys_in(database).contains(&key))
-        .collect()
+    KnownKeys::in_database(database).holders(key)
+}
+
+/// Every key the catalogue's tools take in one database, computed once (the formulas hash the
+/// database's name): what the live view looks each held key up in.
+#[derive(Debug, Clone, Default)]
+pub struct KnownKeys {
+    by_key: std::collections::HashMap<i64, Vec<&'static Tool>>,
+}
+
+impl KnownKeys {
+    /// The tools' keys in `database` (only the fixed ones without a database).
+    pub fn in_database(database: Option<Database<'_>>) -> Self {
+        let mut by_key: std::collections::HashMap<i64, Vec<&'static Tool>> =
+            std::collections::HashMap::new();
+        for tool in tools() {
+            for key in tool.keys_in(database) {
+                let holders = by_key.entry(key).or_default();
+                if !holders.iter().any(|held| held.id == tool.id) {
+                    holders.push(tool);
+                }
+            }
+        }
+        Self { by_key }
+    }
+
+    /// The tools that take `key` (a two-int key: none; every tool of the catalogue takes
+    /// bigints).
+    pub fn holders(&self, key: AdvisoryKey) -> Vec<&'static Tool> {
+        match key {
+            AdvisoryKey::Bigint(key) => self.by_key.get(&key).cloned().unwrap_or_default(),
+            AdvisoryKey::Pair(..) => Vec::new(),
+        }
+    }
 }
 
 /// The tool of the catalogue with this id (`rails`).

@@ -741,6 +741,13 @@ fn take_name_registers_a_lock_taken_by_name_at_its_librarys_key() {
     );
     let check = project.run(&["check"]);
     assert_eq!(check.code, 0, "the page was rendered too: {check:?}");
+    let page = project.read("docs/advisory-locks.md");
+    assert!(
+        page.contains(
+            "| `-118288247` | named `reindex` (django-pglocks) | core | search reindex |"
+        ),
+        "{page}"
+    );
 
     let again = project.run(&[
         "take",
