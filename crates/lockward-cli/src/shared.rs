@@ -80,14 +80,10 @@ impl Shared {
             ),
             Err(LoadError::Invalid { findings, .. }) => {
                 let first = findings.iter().find(|finding| finding.is_error());
+                let errors = findings.iter().filter(|finding| finding.is_error()).count();
                 let mut finding = at(format!(
-                    "the shared registry {label} breaks its rules ({} error{}); its keys were not compared",
-                    findings.iter().filter(|finding| finding.is_error()).count(),
-                    if findings.iter().filter(|f| f.is_error()).count() == 1 {
-                        ""
-                    } else {
-                        "s"
-                    },
+                    "the shared registry {label} breaks its rules ({}); its keys were not compared",
+                    crate::report::count(errors, "error", "errors"),
                 ));
                 if let Some(first) = first {
                     finding.labels.push(lockward_registry::Label {
@@ -96,9 +92,9 @@ impl Shared {
                         message: first.message.clone(),
                     });
                 }
-                self.findings.push(finding.with_help(format!(
-                    "run `lockward check` in that project (`lockward --registry {label} check`)"
-                )));
+                self.findings.push(
+                    finding.with_help("run `lockward check` in that project and fix what it says"),
+                );
             }
         }
     }
