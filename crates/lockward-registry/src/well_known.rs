@@ -167,11 +167,6 @@ fn unreachable(why: &str) -> Vec<Tool> {
     panic!("the shipped well-known key catalogue does not parse: {why}")
 }
 
-/// The tools whose key `key` is in `database` (fixed keys, and the formulas' keys there).
-pub fn holders_of(key: AdvisoryKey, database: Option<Database<'_>>) -> Vec<&'static Tool> {
-    KnownKeys::in_database(database).holders(key)
-}
-
 /// Every key the catalogue's tools take in one database, computed once (the formulas hash the
 /// database's name): what the live view looks each held key up in.
 #[derive(Debug, Clone, Default)]
@@ -850,7 +845,8 @@ mod tests {
             schema: "public",
         };
         let names = |key| -> Vec<&str> {
-            holders_of(key, Some(db))
+            KnownKeys::in_database(Some(db))
+                .holders(key)
                 .iter()
                 .map(|tool| tool.id.as_str())
                 .collect()
@@ -871,6 +867,10 @@ mod tests {
         assert!(names(AdvisoryKey::Pair(0, 72_707_369)).is_empty());
         assert!(names(AdvisoryKey::Bigint(1_001_001)).is_empty());
         // Without a database only the fixed keys are known.
-        assert!(holders_of(AdvisoryKey::Bigint(1_741_034_727_981_075_870), None).is_empty());
+        assert!(
+            KnownKeys::in_database(None)
+                .holders(AdvisoryKey::Bigint(1_741_034_727_981_075_870))
+                .is_empty()
+        );
     }
 }

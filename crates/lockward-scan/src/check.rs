@@ -146,61 +146,58 @@ impl<'a> Checker<'a> {
             AdvisoryKey::Pair(a, b) => format!("({a}, {b})"),
         };
         for &(path, site) in &sites {
+            let named = format!(
+                "the lock named {:?} ({}) takes key {}",
+                site.name,
+                site.library,
+                key_text(site.key)
+            );
             let other_name = sites
                 .iter()
                 .find(|(_, other)| other.key == site.key && other.name != site.name);
-            if let Some(&(other_path, other)) = other_name {
-                let mut finding = finding(
-                    Code::NameKeyCollision,
-                    Severity::Error,
-                    path,
-                    &site.at,
-                    format!(
-                        "the lock named {:?} ({}) takes key {}, as the lock named {:?} ({}) does at {other_path}:{}: their holders skip each other's cycles",
-                        site.name,
-                        site.library,
-                        key_text(site.key),
-                        other.name,
-                        other.library,
-                        other.at.span.line,
-                    ),
-                );
-                finding.help = Some("rename one of the two locks".to_owned());
-                self.emit(&site.at, finding);
-                continue;
-            }
+            // The name's own entry (`[[lock]] name = .. hash = ..`) is the lock, no collision.
+            let own = |lock: &Lock| matches!(lock.kind(), Kind::Named { name, hash } if *name == site.name && hash == site.library);
             let entry = self.registry.locks().iter().find(|lock| {
                 !matches!(lock.kind(), Kind::Retired { .. })
+                    && !own(lock)
                     && lockward_registry::share::keys_of(lock)
                         .is_some_and(|keys| keys.contains(site.key))
             });
-            // The name's own entry (`[[lock]] name = .. hash = ..`): registered, no collision.
-            let own = |lock: &Lock| matches!(lock.kind(), Kind::Named { name, hash } if *name == site.name && hash == site.library);
-            let entry = entry.filter(|lock| !own(lock));
-            if let Some(lock) = entry {
-                let what = lock
-                    .constant()
-                    .map_or_else(|| lock.kind().as_str().to_owned(), str::to_owned);
-                let mut finding = finding(
-                    Code::NameKeyCollision,
-                    Severity::Error,
-                    path,
-                    &site.at,
+            let (message, help, entry) = match (other_name, entry) {
+                (Some(&(other_path, other)), _) => (
                     format!(
-                        "the lock named {:?} ({}) takes key {}, which is registered id {} ({what}): their holders skip each other's cycles",
-                        site.name,
-                        site.library,
-                        key_text(site.key),
-                        lock.id(),
+                        "{named}, as the lock named {:?} ({}) does at {other_path}:{}",
+                        other.name, other.library, other.at.span.line,
                     ),
-                );
-                finding.help = Some(
-                    "rename the lock, or give the registered worker another id (`lockward take`)"
-                        .to_owned(),
-                );
-                let finding = self.about(finding, lock);
-                self.emit(&site.at, finding);
-            }
+                    "rename one of the two locks",
+                    None,
+                ),
+                (None, Some(lock)) => {
+                    let what = lock
+                        .constant()
+                        .map_or_else(|| lock.kind().as_str().to_owned(), str::to_owned);
+                    (
+                        format!("{named}, which is registered id {} ({what})", lock.id()),
+                        "rename the lock, or give the registered worker another id (`lockward take`)",
+                        Some(lock),
+                    )
+                }
+                (None, None) => continue,
+            };
+            let message = format!("{message}: their holders skip each other's cycles");
+            let mut finding = finding(
+                Code::NameKeyCollision,
+                Severity::Error,
+                path,
+                &site.at,
+                message,
+            );
+            finding.help = Some(help.to_owned());
+            let finding = match entry {
+                Some(lock) => self.about(finding, lock),
+                None => finding,
+            };
+            self.emit(&site.at, finding);
         }
     }
 
