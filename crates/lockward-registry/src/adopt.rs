@@ -202,6 +202,14 @@ pub enum DraftKind {
         /// The plugin's name.
         plugin: String,
     },
+    /// A lock the code takes by name through a library that hashes it: the entry is written by
+    /// its name and library, its id being the key the library computes.
+    Named {
+        /// The name as the code writes it.
+        name: String,
+        /// The library's catalogue id (`django-pglocks`).
+        hash: String,
+    },
 }
 
 /// One drafted `[[lock]]` entry.
@@ -273,7 +281,11 @@ pub fn render(draft: &Draft) -> String {
 
 /// One `[[lock]]` table, each line ending in `\n`.
 fn entry_text(entry: &DraftEntry) -> String {
-    let mut out = format!("[[lock]]\nid = {}\n", entry.id.literal());
+    let mut out = match &entry.kind {
+        // The id is the library's key for the name: `list` shows it.
+        DraftKind::Named { .. } => "[[lock]]\n".to_owned(),
+        _ => format!("[[lock]]\nid = {}\n", entry.id.literal()),
+    };
     match &entry.kind {
         DraftKind::Constant { constant } => {
             let _ = writeln!(out, "constant = {}", toml_string(constant));
@@ -289,6 +301,10 @@ fn entry_text(entry: &DraftEntry) -> String {
         DraftKind::Handover { plugin } => {
             let _ = writeln!(out, "plugin = {}", toml_string(plugin));
         }
+        DraftKind::Named { name, hash } => {
+            let _ = writeln!(out, "name = {}", toml_string(name));
+            let _ = writeln!(out, "hash = {}", toml_string(hash));
+        }
     }
     if let Some(worker) = &entry.worker {
         let _ = write!(out, "worker = {}", toml_string(worker));
@@ -300,7 +316,7 @@ fn entry_text(entry: &DraftEntry) -> String {
     if let DraftKind::External { defined_in, .. } = &entry.kind {
         let _ = writeln!(out, "defined_in = {}", array(defined_in));
     }
-    if entry.key == KeyShape::Family {
+    if entry.key == KeyShape::Family && !matches!(entry.kind, DraftKind::Named { .. }) {
         out.push_str("key = \"family\"\n");
     }
     out
@@ -379,6 +395,7 @@ pub fn adopt(
         DraftKind::External {
             site: Some(site), ..
         } => format!("the key at `{site}`"),
+        DraftKind::Named { name, .. } => format!("the lock named {name:?}"),
         DraftKind::External { .. } | DraftKind::Handover { .. } => "the id".to_owned(),
     };
     if let Some(lock) = registry.lock(id.value()) {

@@ -1129,7 +1129,11 @@ impl Checker<'_> {
             ok = false;
         }
         ok &= self.site(&entry, &id);
-        let kind = if let (Some(name), Some(hash)) = (&entry.name, &entry.hash) {
+        let kind = if let Some(reason) = &entry.retired {
+            Some(Kind::Retired {
+                reason: reason.value.clone(),
+            })
+        } else if let (Some(name), Some(hash)) = (&entry.name, &entry.hash) {
             Some(Kind::Named {
                 name: name.value.clone(),
                 hash: hash.value.clone(),
@@ -1137,10 +1141,6 @@ impl Checker<'_> {
         } else if let Some(plugin) = &entry.plugin {
             Some(Kind::Handover {
                 plugin: plugin.value.clone(),
-            })
-        } else if let Some(reason) = &entry.retired {
-            Some(Kind::Retired {
-                reason: reason.value.clone(),
             })
         } else if let Some(reason) = &entry.reserved {
             Some(Kind::Reserved {
@@ -1261,7 +1261,15 @@ impl Checker<'_> {
                 "defined_in",
                 entry.defined_in.as_ref().map(|s| s.span.clone()),
             ),
-            ("name", entry.name.as_ref().map(|s| s.span.clone())),
+            // A retired named lock keeps its `name` and `hash` as the record of what it was.
+            (
+                "name",
+                entry
+                    .name
+                    .as_ref()
+                    .filter(|_| entry.retired.is_none())
+                    .map(|s| s.span.clone()),
+            ),
             (
                 "constant",
                 entry

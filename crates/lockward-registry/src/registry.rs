@@ -139,13 +139,15 @@ impl ScanSettings {
     pub const DEFAULT_KEYWORDS: &'static [&'static str] = &["advisory_lock_id"];
     /// Helpers of well-known libraries that take an integer key, always on in their language:
     /// name, position (1-based), keyword and language. A string passed to one (hashed into a
-    /// key by the library) is no id and not a site.
+    /// key by the library) is a lock taken by name, whose key the scan computes when the
+    /// library is one of [`crate::well_known::NAMED_LOCK_CALLS`].
     /// - django-pglocks: `advisory_lock(lock_id, shared=False, wait=True, using=None)`;
+    /// - django-pglock: `pglock.advisory(lock_id=None, ...)`;
     /// - Rails (ActiveRecord's PostgreSQL adapter): `get_advisory_lock(lock_id)`,
     ///   `release_advisory_lock(lock_id)`;
     /// - the `with_advisory_lock` gem: `Model.with_advisory_lock(lock_name)` (a number is the key);
     /// - Go's `github.com/allisson/go-pglock`: `pglock.NewLock(ctx, id, db)`;
-    /// - Rust's sqlx: `PgAdvisoryLockKey::BigInt(key)`.
+    /// - Rust's sqlx: `PgAdvisoryLockKey::BigInt(key)`, `PgAdvisoryLock::new(name)`.
     pub const DEFAULT_WRAPPERS: &'static [(
         &'static str,
         usize,
@@ -176,6 +178,14 @@ impl ScanSettings {
         // sqlx's `PgAdvisoryLock::new(name)` (a constructor, named after its type): a string
         // there is a name it hashes (`well_known::NAMED_LOCK_CALLS`).
         ("PgAdvisoryLock", 1, None, lockward_lang::Language::Rust),
+        // django-pglock's `pglock.advisory(lock_id)`: an int is the key, a string a name it
+        // hashes (sha256).
+        (
+            "pglock.advisory",
+            1,
+            Some("lock_id"),
+            lockward_lang::Language::Python,
+        ),
     ];
 }
 

@@ -450,11 +450,21 @@ fn lock_table<'d>(
         .as_table()
         .get("lock")
         .and_then(toml_edit::Item::as_array_of_tables)
-        .and_then(|locks| {
-            locks
-                .iter()
-                .find(|table| table.get("id").and_then(toml_edit::Item::as_integer) == Some(id))
-        })
+        .and_then(|locks| locks.iter().find(|table| table_id(table) == Some(id)))
+}
+
+/// The id of a `[[lock]]` table: its `id`, else, for a lock taken by name, the key its library
+/// computes for the name (a pair's first int).
+fn table_id(table: &toml_edit::Table) -> Option<i64> {
+    if let Some(id) = table.get("id") {
+        return id.as_integer();
+    }
+    let name = table.get("name")?.as_str()?;
+    let hash = table.get("hash")?.as_str()?;
+    match crate::well_known::name_key(hash, name)? {
+        AdvisoryKey::Bigint(key) => Some(key),
+        AdvisoryKey::Pair(family, _) => Some(i64::from(family)),
+    }
 }
 
 /// The whole lines of `key`'s pair in `table` (see [`whole_lines`]), when it has one.
@@ -655,8 +665,10 @@ pub fn retire_entry(registry_text: &str, id: i64, reason: &str) -> Result<String
             reason: reason.to_owned(),
         });
     }
+    // After the id, or a named lock's `hash`: its name and library stay as the record.
     let id_end = table
         .get("id")
+        .or_else(|| table.get("hash"))
         .and_then(toml_edit::Item::span)
         .map_or(0, |span| span.end);
     let nl = line_ending(registry_text);
@@ -944,6 +956,33 @@ key = \"family\"
         let taken = take(&registry(REGISTRY), &request, &[], None).unwrap();
         assert!(taken.constants_text.is_none());
         assert_eq!(taken.id.literal(), "1_001_005");
+    }
+
+    /// A lock taken by name has no `id` line: its entry is found by the key its library
+    /// computes, and keeps its name and library as the record once retired.
+    #[test]
+    fn retire_finds_a_named_lock_by_its_key_and_keeps_the_name() {
+        let text = format!(
+            "{REGISTRY}\n[[lock]]\nname = \"reindex\"\nhash = \"django-pglocks\"\nworker = \"search\"\n"
+        );
+        // zlib.crc32(b"reindex") is 4176679049: django-pglocks' signed key -118288247.
+        let out = retire_entry(&text, -118_288_247, "gone").unwrap();
+        assert!(
+            out.ends_with("name = \"reindex\"\nhash = \"django-pglocks\"\nretired = \"gone\"\nworker = \"search\"\n"),
+            "{out}"
+        );
+        let registry = registry(&out);
+        let lock = registry.lock(-118_288_247).unwrap();
+        assert_eq!(
+            lock.kind,
+            Kind::Retired {
+                reason: "gone".to_owned()
+            }
+        );
+        assert!(matches!(
+            take_named(&registry, "reindex", "django-pglocks", "again", &[]),
+            Err(EditError::NameKeyTaken { .. })
+        ));
     }
 
     #[test]

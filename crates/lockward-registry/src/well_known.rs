@@ -410,6 +410,11 @@ pub const NAMED_LOCK_CALLS: &[(&str, lockward_lang::Language, &str)] = &[
         lockward_lang::Language::Rust,
         "sqlx-pgadvisorylock",
     ),
+    (
+        "pglock.advisory",
+        lockward_lang::Language::Python,
+        "django-pglock",
+    ),
 ];
 
 /// The library whose call `function` (as [`NAMED_LOCK_CALLS`] names it) in `language` is.

@@ -129,10 +129,12 @@ impl<'a> Checker<'a> {
     }
 
     /// Locks taken by name (`advisory_lock("reindex")`): the key the library computes is a lock
-    /// like any other. Two names on one key, or a name whose key is a registered entry's
-    /// (compared in the same key form), is `name-key-collision`: their holders skip each
-    /// other's cycles. Each name site is reported once, naming the other side.
-    fn named(&mut self, files: &[FileSites]) {
+    /// like any other, a site of that id. Two names on one key, or a name whose key is a
+    /// registered entry's (compared in the same key form), is `name-key-collision`: their
+    /// holders skip each other's cycles; each name site is reported once, naming the other side.
+    /// A name with a key of its own must be registered as a named lock (`[[lock]] name = ..
+    /// hash = ..`), or it is `unregistered-id`, like any id the registry does not know.
+    fn named(&mut self, files: &'a [FileSites]) {
         let sites: Vec<(&str, &crate::wrappers::NamedSite)> = files
             .iter()
             .flat_map(|file| {
@@ -141,11 +143,16 @@ impl<'a> Checker<'a> {
                     .map(move |site| (file.path.as_str(), site))
             })
             .collect();
-        let key_text = |key: AdvisoryKey| match key {
-            AdvisoryKey::Bigint(k) => k.to_string(),
-            AdvisoryKey::Pair(a, b) => format!("({a}, {b})"),
-        };
         for &(path, site) in &sites {
+            let key = match site.key {
+                AdvisoryKey::Bigint(k) => SiteKey::Bigint(k),
+                AdvisoryKey::Pair(a, _) => SiteKey::Pair(i64::from(a)),
+            };
+            let form = SiteForm::Named {
+                library: site.library.to_owned(),
+                name: site.name.clone(),
+            };
+            self.site(path, &site.at, key, form);
             let named = format!(
                 "the lock named {:?} ({}) takes key {}",
                 site.name,
@@ -157,19 +164,22 @@ impl<'a> Checker<'a> {
                 .find(|(_, other)| other.key == site.key && other.name != site.name);
             // The name's own entry (`[[lock]] name = .. hash = ..`) is the lock, no collision.
             let own = |lock: &Lock| matches!(lock.kind(), Kind::Named { name, hash } if *name == site.name && hash == site.library);
-            let entry = self.registry.locks().iter().find(|lock| {
-                !matches!(lock.kind(), Kind::Retired { .. })
-                    && !own(lock)
-                    && lockward_registry::share::keys_of(lock)
-                        .is_some_and(|keys| keys.contains(site.key))
-            });
+            let holding = |lock: &&'a Lock| {
+                lockward_registry::share::keys_of(lock).is_some_and(|keys| keys.contains(site.key))
+            };
+            let registry: &'a Registry = self.registry;
+            let entry = registry
+                .locks()
+                .iter()
+                .filter(holding)
+                .find(|lock| !matches!(lock.kind(), Kind::Retired { .. }) && !own(lock));
             let (message, help, entry) = match (other_name, entry) {
                 (Some(&(other_path, other)), _) => (
                     format!(
                         "{named}, as the lock named {:?} ({}) does at {other_path}:{}",
                         other.name, other.library, other.at.span.line,
                     ),
-                    "rename one of the two locks",
+                    "rename one of the two locks".to_owned(),
                     None,
                 ),
                 (None, Some(lock)) => {
@@ -178,11 +188,31 @@ impl<'a> Checker<'a> {
                         .map_or_else(|| lock.kind().as_str().to_owned(), str::to_owned);
                     (
                         format!("{named}, which is registered id {} ({what})", lock.id()),
-                        "rename the lock, or give the registered worker another id (`lockward take`)",
+                        "rename the lock, or give the registered worker another id (`lockward take`)".to_owned(),
                         Some(lock),
                     )
                 }
-                (None, None) => continue,
+                (None, None) => {
+                    if let Some(lock) = registry
+                        .locks()
+                        .iter()
+                        .filter(holding)
+                        .find(|lock| own(lock))
+                    {
+                        self.found.insert(lock.id().value());
+                    } else if let Some(retired) = registry.locks().iter().find(holding) {
+                        self.kind_findings(path, &site.at, retired, Written::ByName);
+                    } else if !self.plugin_id(
+                        path,
+                        &site.at,
+                        &Id::plain(match key {
+                            SiteKey::Bigint(v) | SiteKey::Pair(v) => v,
+                        }),
+                    ) {
+                        self.unregistered_name(path, site, &named);
+                    }
+                    continue;
+                }
             };
             let message = format!("{message}: their holders skip each other's cycles");
             let mut finding = finding(
@@ -192,13 +222,52 @@ impl<'a> Checker<'a> {
                 &site.at,
                 message,
             );
-            finding.help = Some(help.to_owned());
+            finding.help = Some(help);
             let finding = match entry {
                 Some(lock) => self.about(finding, lock),
                 None => finding,
             };
             self.emit(&site.at, finding);
         }
+    }
+
+    /// `unregistered-id` for a lock taken by a name no entry registers; the help is the `take`
+    /// that registers it, or the fix when an entry of that name says another library.
+    fn unregistered_name(&mut self, path: &str, site: &crate::wrappers::NamedSite, named: &str) {
+        let registry: &'a Registry = self.registry;
+        let namesake = registry.locks().iter().find_map(|lock| match lock.kind() {
+            Kind::Named { name, hash } if *name == site.name => Some(hash.as_str()),
+            _ => None,
+        });
+        let (message, help) = match namesake {
+            Some(hash) => (
+                format!(
+                    "{named}, which is not in the registry: its entry named {:?} is hashed with {hash}, not {}",
+                    site.name, site.library
+                ),
+                format!(
+                    "one name is another key in each library: register this one too with `lockward take --name {} --hash {} --worker \"...\"`, or take it with {hash}, as the entry says",
+                    shell_word(&site.name),
+                    site.library
+                ),
+            ),
+            None => (
+                format!("{named}, which is not in the registry"),
+                format!(
+                    "locks taken by name come from the registry too: register this one with `lockward take --name {} --hash {} --worker \"...\"`",
+                    shell_word(&site.name),
+                    site.library
+                ),
+            ),
+        };
+        let finding = finding(
+            Code::UnregisteredId,
+            Severity::Error,
+            path,
+            &site.at,
+            message,
+        );
+        self.emit(&site.at, finding.with_help(help));
     }
 
     /// `unresolved-constant` for each definition under a matching name whose value is still
@@ -963,6 +1032,14 @@ impl<'a> Checker<'a> {
                 _ => {}
             }
         }
+    }
+}
+
+/// A key as the messages show it: a bigint, or a pair in parentheses.
+fn key_text(key: AdvisoryKey) -> String {
+    match key {
+        AdvisoryKey::Bigint(k) => k.to_string(),
+        AdvisoryKey::Pair(a, b) => format!("({a}, {b})"),
     }
 }
 

@@ -209,6 +209,14 @@ pub enum SiteForm {
         /// The name the value was written as, if not a literal.
         constant: Option<String>,
     },
+    /// A lock taken by name through a library that hashes the name into the key
+    /// (`advisory_lock("reindex")`): the site's key is the one the library computes.
+    Named {
+        /// The library's catalogue id (`django-pglocks`).
+        library: String,
+        /// The name as written.
+        name: String,
+    },
 }
 
 /// One place in the code that uses a lock id whose value is known.

@@ -381,6 +381,11 @@ impl Slot {
                 .iter()
                 .find(|(f, _)| *f == p)
                 .map(|(_, collection)| collection.clone()),
+            library: known
+                .libraries
+                .iter()
+                .find(|(f, _)| *f == p)
+                .map(|&(_, library)| library),
             ..Self::of(&definition.params[p])
         }
     }
@@ -442,6 +447,10 @@ struct Known<'a> {
     /// The key parameters looked up in a collection (`LOCK_TYPES[lock_type]`), by this
     /// definition or by the wrapper it passes them to: a caller's string is that entry.
     lookups: Vec<(usize, String)>,
+    /// The key parameters passed on to a library that hashes a lock's name
+    /// (`def locked(name): with advisory_lock(name)`), with the library: a caller's string is
+    /// a name whose key lockward computes.
+    libraries: Vec<(usize, &'static str)>,
 }
 
 /// Whether a call's arguments switch `option` on: a keyword (`lock=True`, `use_lock: true`,
@@ -625,6 +634,7 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
                 fixed: definition.fixed.clone(),
                 switched: definition.switched.clone(),
                 lookups: definition.lookups.clone(),
+                libraries: Vec::new(),
             });
         }
     }
@@ -662,8 +672,9 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
                         forward.qualifier.as_deref(),
                         caller.language,
                     )
-                    .iter()
-                    .any(matches);
+                    .into_iter()
+                    .find(|target| matches(target))
+                    .map(|target| (Shape::Bigint, None, target.library));
                 let inferred_hit = by_name
                     .get(forward.callee.as_str())
                     .into_iter()
@@ -683,26 +694,31 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
                         }
                         target.keys.iter().find_map(|&p| {
                             let key = Slot::key(target, p);
-                            (!key.object_only() && matches(&key)).then_some((key.shape, key.lookup))
+                            (!key.object_only() && matches(&key)).then_some((
+                                key.shape,
+                                key.lookup,
+                                key.library,
+                            ))
                         })
                     });
-                if let Some((shape, lookup)) =
-                    inferred_hit.or(declared_hit.then_some((Shape::Bigint, None)))
-                {
-                    added.push((k, forward.param, shape, lookup));
+                if let Some((shape, lookup, library)) = inferred_hit.or(declared_hit) {
+                    added.push((k, forward.param, shape, lookup, library));
                 }
             }
         }
         if added.is_empty() {
             break;
         }
-        for (k, param, shape, lookup) in added {
+        for (k, param, shape, lookup, library) in added {
             known[k].keys.insert(param);
             if shape == Shape::Pair {
                 known[k].pairs.insert(param);
             }
             if let Some(collection) = lookup {
                 known[k].lookups.push((param, collection));
+            }
+            if let Some(library) = library {
+                known[k].libraries.push((param, library));
             }
         }
     }

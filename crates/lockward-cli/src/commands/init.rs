@@ -160,6 +160,7 @@ pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
     drafter.core(&scan.sites);
     drafter.externals(&scan.sites);
     drafter.literals(&scan.sites);
+    drafter.named(&scan.sites);
     let block = drafter.block(&scan.sites);
     drafter.handovers(&parsed, &block);
     let Drafter { entries, notes, .. } = drafter;
@@ -236,6 +237,7 @@ pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
             "constants_registered": counts.constants,
             "externals": counts.externals,
             "handovers": counts.handovers,
+            "named": counts.named,
             "files_scanned": scan.files_scanned,
             "dynamic": dynamic,
             "to_look_at": notes,
@@ -254,7 +256,7 @@ pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
         }
         let _ = writeln!(
             out,
-            "drafted {} for {}: {} from {} (block {}..={}), {}, {}; {} scanned",
+            "drafted {} for {}: {} from {} (block {}..={}), {}, {}{}; {} scanned",
             location.label,
             draft.project,
             report::count(counts.constants, "core constant", "core constants"),
@@ -263,6 +265,14 @@ pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
             block.1,
             report::count(counts.externals, "external", "externals"),
             report::count(counts.handovers, "handover", "handovers"),
+            if counts.named == 0 {
+                String::new()
+            } else {
+                format!(
+                    ", {}",
+                    report::count(counts.named, "lock taken by name", "locks taken by name")
+                )
+            },
             report::count(scan.files_scanned, "file", "files"),
         );
         if !dynamic.is_empty() {
@@ -488,6 +498,7 @@ struct Counts {
     constants: usize,
     externals: usize,
     handovers: usize,
+    named: usize,
 }
 
 impl Counts {
@@ -496,12 +507,14 @@ impl Counts {
             constants: 0,
             externals: 0,
             handovers: 0,
+            named: 0,
         };
         for entry in entries {
             match entry.kind {
                 DraftKind::Constant { .. } => counts.constants += 1,
                 DraftKind::External { .. } => counts.externals += 1,
                 DraftKind::Handover { .. } => counts.handovers += 1,
+                DraftKind::Named { .. } => counts.named += 1,
             }
         }
         counts
@@ -639,7 +652,7 @@ impl Drafter<'_> {
     fn literals(&mut self, sites: &[Site]) {
         for site in sites {
             let name = match &site.form {
-                SiteForm::Definition { .. } => continue,
+                SiteForm::Definition { .. } | SiteForm::Named { .. } => continue,
                 SiteForm::Call { constant, .. }
                 | SiteForm::Wrapper { constant, .. }
                 | SiteForm::Keyword { constant, .. } => constant.as_deref(),
@@ -691,6 +704,73 @@ impl Drafter<'_> {
                             },
                             worker: Some(worker),
                             key: key_of(sites, site.id),
+                            note,
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    /// An entry for each lock the code takes by name (`advisory_lock("reindex")`), at the key
+    /// its library computes, named and hashed as the code has it. A key some entry has already
+    /// is left to `check` (`name-key-collision`), with a note.
+    fn named(&mut self, sites: &[Site]) {
+        for site in sites {
+            let SiteForm::Named { library, name } = &site.form else {
+                continue;
+            };
+            if allows(site, "unregistered-id") {
+                continue;
+            }
+            match self.entries.get(&site.id) {
+                Some(DraftEntry {
+                    kind:
+                        DraftKind::Named {
+                            name: drafted,
+                            hash,
+                        },
+                    ..
+                }) if drafted == name && hash == library => {}
+                Some(entry) => {
+                    self.notes.push(format!(
+                        "{}:{}:{}: the lock named {name:?} ({library}) takes key {}, which {} has \
+                         already: rename one of them (`check` reports it as name-key-collision)",
+                        site.path,
+                        site.line,
+                        site.column,
+                        site.id,
+                        entry_name(entry)
+                    ));
+                }
+                None => {
+                    let (worker, note) = match self.sources.comment(site, site.line) {
+                        Some((text, line)) => (
+                            text,
+                            Some(format!("from the comment at {}:{line}", site.path)),
+                        ),
+                        None if !name.trim().is_empty() => {
+                            (name.clone(), Some("from the lock's name".to_owned()))
+                        }
+                        None => (
+                            format!("the lock at {}:{}", site.path, site.line),
+                            Some("no comment or name says which worker: write it here".to_owned()),
+                        ),
+                    };
+                    let key = match site.key {
+                        SiteKey::Pair(_) => KeyShape::Family,
+                        SiteKey::Bigint(_) => KeyShape::Exact,
+                    };
+                    self.entries.insert(
+                        site.id,
+                        DraftEntry {
+                            id: Id::plain(site.id),
+                            kind: DraftKind::Named {
+                                name: name.clone(),
+                                hash: library.clone(),
+                            },
+                            worker: Some(worker),
+                            key,
                             note,
                         },
                     );
@@ -778,6 +858,7 @@ fn entry_name(entry: &DraftEntry) -> String {
         } => constant.clone(),
         DraftKind::External { site, .. } => site.clone().unwrap_or_default(),
         DraftKind::Handover { plugin } => format!("plugin {plugin}"),
+        DraftKind::Named { name, .. } => format!("the lock named {name:?}"),
     }
 }
 
@@ -999,6 +1080,7 @@ impl<'a> Sources<'a> {
                 (format!("{function}()"), site.line)
             }
             SiteForm::Definition { constant } => (constant.clone(), site.line),
+            SiteForm::Named { name, .. } => (format!("{name:?}"), site.line),
         }
     }
 

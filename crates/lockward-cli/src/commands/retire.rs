@@ -133,6 +133,9 @@ fn still_in_use(project: &Project, lock: &Lock) -> anyhow::Result<Vec<Use>> {
                     None => format!("calls {function} with the id"),
                 },
                 SiteForm::Keyword { keyword, .. } => format!("sets {keyword}"),
+                SiteForm::Named { library, name } => {
+                    format!("takes it by name, {name:?} ({library})")
+                }
             },
         })
         .collect();

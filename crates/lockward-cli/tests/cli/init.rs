@@ -462,3 +462,70 @@ fn init_keeps_one_key_and_pair_uses_of_an_id_apart_and_says_so() {
         check.stdout
     );
 }
+
+/// A lock the code takes by name is an id like any other (issue 19): `init` drafts it as a named
+/// entry, `name` and `hash` as the code has them and no `id`, and `check` passes on the draft.
+/// Two names on one key are left to `check`, with a note.
+#[test]
+fn init_drafts_locks_taken_by_name_as_named_entries() {
+    let project = TestProject::copy_of(&fixture_dir().join("empty"));
+    project.write("app/locks.py", "ADVISORY_LOCK_REAPER = 1_001_001\n");
+    project.write(
+        "app/tasks.py",
+        "from django_pglocks import advisory_lock\n\n\ndef locked(name):\n    return advisory_lock(name)\n\n\ndef reindex():\n    # Rebuilds the search index.\n    with advisory_lock(\"reindex\"):\n        pass\n\n\ndef compact():\n    with locked(\"compact-tables\"):\n        pass\n\n\ndef sweep():\n    with advisory_lock(\"job-guszrictzu\"):\n        pass\n    with advisory_lock(\"job-kpgfslzdni\"):\n        pass\n",
+    );
+    project.write(
+        "jobs/sync.rb",
+        "class CatalogSync\n  def run\n    Catalog.with_advisory_lock(\"sync-catalog\") { sync! }\n  end\nend\n",
+    );
+    let run = project.run(&["init"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let registry = project.read("lockward.toml");
+    for entry in [
+        "[[lock]]\nname = \"reindex\"\nhash = \"django-pglocks\"\nworker = \"Rebuilds the search index\"   # from the comment at app/tasks.py:9\n",
+        "[[lock]]\nname = \"compact-tables\"\nhash = \"django-pglocks\"\nworker = \"compact-tables\"   # from the lock's name\n",
+        "[[lock]]\nname = \"sync-catalog\"\nhash = \"with_advisory_lock\"\nworker = \"sync-catalog\"   # from the lock's name\n",
+        "[[lock]]\nname = \"job-guszrictzu\"\n",
+    ] {
+        assert!(registry.contains(entry), "{entry} missing:\n{registry}");
+    }
+    assert!(!registry.contains("job-kpgfslzdni"), "{registry}");
+    assert!(
+        run.stdout.contains("4 locks taken by name"),
+        "{}",
+        run.stdout
+    );
+    // crc32 of both names is 2439489156: django-pglocks' key -1855478140 for each.
+    assert!(
+        run.stdout.contains(
+            "app/tasks.py:22:10: the lock named \"job-kpgfslzdni\" (django-pglocks) takes key \
+             -1855478140, which the lock named \"job-guszrictzu\" has already"
+        ),
+        "{}",
+        run.stdout
+    );
+    let list = project.run(&["list", "--format", "json"]);
+    assert!(
+        list.stdout.contains("\"id\": -118288247"),
+        "{}",
+        list.stdout
+    );
+    let check = project.run(&["check", "--format", "json"]);
+    assert_eq!(check.code, 1, "{}", check.stdout);
+    // What is left is the collision, at each of the two names; every name is registered.
+    assert_eq!(
+        check.stdout.matches("\"severity\": \"error\"").count(),
+        2,
+        "{}",
+        check.stdout
+    );
+    assert_eq!(
+        check
+            .stdout
+            .matches("\"code\": \"name-key-collision\"")
+            .count(),
+        2,
+        "{}",
+        check.stdout
+    );
+}

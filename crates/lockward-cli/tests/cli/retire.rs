@@ -220,3 +220,58 @@ fn retire_dry_run_writes_nothing() {
     );
     assert_eq!(project.read("lockward.toml"), before);
 }
+
+/// A lock taken by name is in use while the code takes it by that name (issue 19): `retire`
+/// names the call; once it is gone, the named entry is retired at its key.
+#[test]
+fn retire_refuses_a_named_lock_the_code_still_takes_by_name() {
+    let project = TestProject::harbor();
+    project.write(
+        "services/api/search.py",
+        "from django_pglocks import advisory_lock\n\n\ndef reindex():\n    with advisory_lock(\"reindex\"):\n        pass\n",
+    );
+    let take = |worker: &str| {
+        project.run(&[
+            "take",
+            "--name",
+            "reindex",
+            "--hash",
+            "django-pglocks",
+            "--worker",
+            worker,
+        ])
+    };
+    let taken = take("search reindex");
+    assert_eq!(taken.code, 0, "{}", taken.stderr);
+    let run = project.run(&["retire", "-118288247", "--reason", "gone"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("services/api/search.py:5: takes it by name, \"reindex\" (django-pglocks)"),
+        "{}",
+        run.stderr
+    );
+    project.write("services/api/search.py", "");
+    let run = project.run(&["retire", "-118288247", "--reason", "search moved out"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let registry = project.read("lockward.toml");
+    // The name and its library stay as the record of what the key was.
+    assert!(
+        registry.ends_with("[[lock]]\nname = \"reindex\"\nhash = \"django-pglocks\"\nretired = \"search moved out\"\nworker = \"search reindex\"\n"),
+        "{registry}"
+    );
+    // A retired key is never handed out again, by name either.
+    let again = take("again");
+    assert_eq!(again.code, 2, "{}", again.stderr);
+    assert!(
+        again.stderr.contains("(retired) already"),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(
+        project.run(&["check"]).code,
+        0,
+        "{}",
+        project.run(&["check"]).stdout
+    );
+}

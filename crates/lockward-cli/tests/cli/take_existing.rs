@@ -335,3 +335,33 @@ fn checks_help_for_a_dict_entry_is_a_take_that_registers_the_member_where_it_is(
         "{registry}"
     );
 }
+
+/// A lock taken by name is an id the registry must know (issue 19): `check`'s help is the
+/// `take --name` that registers it, and it works when pasted.
+#[test]
+fn checks_help_for_a_lock_taken_by_name_is_a_take_that_registers_the_name() {
+    let (project, command) = help_command_registers(
+        "services/api/search.py",
+        "from django_pglocks import advisory_lock\n\n\ndef reindex():\n    with advisory_lock(\"reindex\"):\n        pass\n",
+    );
+    assert_eq!(
+        command,
+        [
+            "lockward",
+            "take",
+            "--name",
+            "reindex",
+            "--hash",
+            "django-pglocks",
+            "--worker",
+            "..."
+        ]
+    );
+    let registry = project.read("lockward.toml");
+    assert!(
+        registry.ends_with(
+            "[[lock]]\nname = \"reindex\"\nhash = \"django-pglocks\"\nworker = \"...\"\n"
+        ),
+        "{registry}"
+    );
+}

@@ -39,7 +39,7 @@ fn uses(report: &ScanReport) -> Vec<(usize, Option<String>, i64)> {
             SiteForm::Call { constant, .. }
             | SiteForm::Keyword { constant, .. }
             | SiteForm::Wrapper { constant, .. } => Some((site.line, constant.clone(), site.id)),
-            SiteForm::Definition { .. } => None,
+            SiteForm::Definition { .. } | SiteForm::Named { .. } => None,
         })
         .collect()
 }

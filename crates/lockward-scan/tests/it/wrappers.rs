@@ -220,7 +220,7 @@ fn declared_and_default_wrappers_need_no_source_and_no_trigger_word() {
             "services/jobs/tasks.py:3:6 advisory_lock 4245",
             "services/jobs/tasks.py:7:1 hold 4246",
         ],
-        "a dotted name requires its receiver; a string key is hashed by the library, no id"
+        "a dotted name requires its receiver; a string key is a name the library hashes, no wrapper site"
     );
     assert_eq!(
         brief(&report.findings),
@@ -228,9 +228,10 @@ fn declared_and_default_wrappers_need_no_source_and_no_trigger_word() {
             "services/jobs/sweep.go:4 unregistered-id",
             "services/jobs/sweep.go:6 unregistered-id",
             "services/jobs/tasks.py:3 unregistered-id",
+            "services/jobs/tasks.py:5 unregistered-id",
             "services/jobs/tasks.py:7 unregistered-id",
         ],
-        "no note for the string key"
+        "no note for the string key: its name is a lock like any id, unregistered"
     );
 }
 
