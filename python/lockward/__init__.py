@@ -10,6 +10,15 @@ registry when the host is imported, refuse a colliding plugin when it is loaded:
     billing = registry.admit("plugins/billing/plugin.toml")
     shipping = registry.admit_ids("shipping", [4_200_001], loaded=[billing])  # PluginRefused
 
+Periodic jobs lead in-process on the Rust worker's runtime (README, "Python workers"): one
+leader per cycle, the job cancelled when the lock is lost::
+
+    @lockward.periodic(registry, "ADVISORY_LOCK_INVOICE_ROLLUP", every=timedelta(minutes=1))
+    async def rollup(cycle: lockward.Cycle) -> None:
+        ...  # cycle.fencing_token, cycle.start, cycle.deadline
+
+    await rollup.run()
+
 The ``lockward`` command itself is installed beside this package (the wheel's scripts); see
 :func:`find_lockward_bin`.
 """
@@ -20,26 +29,46 @@ import os
 import sys
 import sysconfig
 
-from lockward._errors import PluginRefused, RegistryError
+from lockward._errors import (
+    DatabaseError,
+    LockLost,
+    PluginRefused,
+    PoolerRefused,
+    RegistryError,
+    WorkerError,
+)
 from lockward._lockward import (
     AdmittedPlugin,
+    CycleReport,
     Finding,
     Label,
     Lock,
     Registry,
     __version__,
+    serve_metrics,
 )
+from lockward._worker import Cycle, Periodic, Worker, periodic
 
 __all__ = [
     "AdmittedPlugin",
+    "Cycle",
+    "CycleReport",
+    "DatabaseError",
     "Finding",
     "Label",
     "Lock",
+    "LockLost",
+    "Periodic",
     "PluginRefused",
+    "PoolerRefused",
     "Registry",
     "RegistryError",
+    "Worker",
+    "WorkerError",
     "__version__",
     "find_lockward_bin",
+    "periodic",
+    "serve_metrics",
 ]
 
 

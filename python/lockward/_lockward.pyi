@@ -1,7 +1,7 @@
 """Type stubs of the extension module; everything here is re-exported by ``lockward``."""
 
 from os import PathLike
-from typing import Any, Sequence, final
+from typing import Any, Awaitable, Callable, Sequence, final
 
 __version__: str
 
@@ -160,3 +160,101 @@ class Registry:
 
         Raises :class:`lockward.PluginRefused` with every reason when the plugin is refused.
         """
+
+@final
+class CycleReport:
+    """What one cycle came to, as this worker saw it: given to ``on_cycle``."""
+
+    @property
+    def outcome(self) -> str:
+        """``led``, ``failed``, ``lost``, ``shut-down``, ``skipped``, ``collision``,
+        ``already-run``, ``led-by-another-project`` or ``unavailable``."""
+    @property
+    def start(self) -> float:
+        """The cycle's boundary, in seconds since the epoch."""
+    @property
+    def fencing_token(self) -> int | None:
+        """The fencing token, when this worker led with a ledger."""
+    @property
+    def held(self) -> float | None:
+        """How long this worker held the lock, in seconds, when it led."""
+    @property
+    def error(self) -> str | None:
+        """The job's error (``failed``), why the lock was lost (``lost``), or the connection
+        error (``unavailable``)."""
+    @property
+    def holder(self) -> str | None:
+        """The ``application_name`` of the session that held the lock (``skipped``,
+        ``collision``, ``led-by-another-project``)."""
+    @property
+    def project(self) -> str | None:
+        """The other lockward project (``led-by-another-project``)."""
+
+def serve_metrics(port: int, host: str = "127.0.0.1") -> None:
+    """Serves this process's worker metrics (``lockward_worker_*``) for Prometheus at
+    ``http://HOST:PORT/metrics``, as ``lockward run --metrics`` does. Call it once."""
+
+@final
+class _Cycle:
+    """One cycle this process leads, as the Rust worker hands it over (see ``lockward.Cycle``)."""
+
+    @property
+    def start(self) -> float:
+        """The cycle's boundary, in seconds since the epoch."""
+    @property
+    def fencing_token(self) -> int | None:
+        """The ledger's fencing token (None without a ledger)."""
+    @property
+    def cancelled(self) -> bool:
+        """Whether the cycle was cancelled."""
+    @property
+    def reason(self) -> str | None:
+        """Why it was cancelled, once it was."""
+    def cancelled_wait(self) -> Awaitable[str]:
+        """Resolves with the reason when the cycle is cancelled."""
+
+@final
+class _Run:
+    """A worker's run in progress."""
+
+    def stop(self) -> None:
+        """Shuts the run down: the job is cancelled and awaited, the lock released."""
+    def join(self) -> None:
+        """Blocks (without the GIL) until the run has ended; raises ``PoolerRefused`` or
+        ``DatabaseError`` when it stopped on an error."""
+
+@final
+class _Worker:
+    """The Rust side of ``lockward.Worker``: the validated settings each run builds its worker
+    from."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        lock: str | int,
+        *,
+        every: float,
+        database_url: str,
+        ledger: bool,
+        transaction: bool,
+        pooler: str,
+        member: int | None,
+        grace: float | None,
+        hold_at_least: float | None,
+        host: str | None,
+    ) -> None: ...
+    @property
+    def application_name(self) -> str:
+        """The ``application_name`` the lock session sets."""
+    @property
+    def key(self) -> int | tuple[int, int]:
+        """The advisory key: an int, or the pair ``(family, member)``."""
+    def start(
+        self,
+        lead: Callable[[_Cycle], Awaitable[None]] | None,
+        on_cycle: Callable[[CycleReport], None] | None,
+    ) -> _Run:
+        """Starts the worker on the runtime's threads; ``lead(cycle)`` runs each led cycle's job on
+        the running loop (None: a no-op job of the Rust worker's own, for the benchmark)."""
+    def stop(self) -> None:
+        """Ends the run in progress as a shutdown does."""

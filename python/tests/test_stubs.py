@@ -23,7 +23,11 @@ def test_the_stubs_name_exactly_the_classes_and_members_the_module_has() -> None
     stubbed: dict[str, set[str]] = {}
     for node in stub_tree().body:
         if isinstance(node, ast.ClassDef):
-            stubbed[node.name] = {item.name for item in node.body if isinstance(item, ast.FunctionDef)}
+            stubbed[node.name] = {
+                item.name
+                for item in node.body
+                if isinstance(item, ast.FunctionDef) and not item.name.startswith("_")
+            }
     runtime = {
         name: {member for member in vars(getattr(native, name)) if not member.startswith("_")}
         for name in dir(native)

@@ -133,6 +133,8 @@ pub fn check_period(every: Duration) -> Result<(), String> {
 pub struct Cycle {
     start: SystemTime,
     token: CancellationToken,
+    /// Why the token was cancelled, set just before it is.
+    reason: Arc<std::sync::OnceLock<String>>,
     fencing_token: Option<i64>,
     transaction: Option<Arc<Client>>,
 }
@@ -153,6 +155,12 @@ impl Cycle {
     /// Whether the cycle was cancelled.
     pub fn is_cancelled(&self) -> bool {
         self.token.is_cancelled()
+    }
+
+    /// Why the cycle was cancelled (the lock session lost, and how; or the worker shutting
+    /// down), once it was.
+    pub fn cancel_reason(&self) -> Option<&str> {
+        self.reason.get().map(String::as_str)
     }
 
     /// Resolves when the cycle is cancelled.
@@ -185,6 +193,7 @@ impl fmt::Debug for Cycle {
         f.debug_struct("Cycle")
             .field("start", &self.start)
             .field("cancelled", &self.token.is_cancelled())
+            .field("reason", &self.reason.get())
             .field("fencing_token", &self.fencing_token)
             .field("transaction", &self.transaction.is_some())
             .finish()

@@ -13,6 +13,8 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+mod worker;
+
 use lockward_registry as registry;
 use pyo3::exceptions::{PyKeyError, PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -308,6 +310,43 @@ struct Registry {
     warnings: Vec<Finding>,
 }
 
+impl Registry {
+    /// The entry a constant name (str) or an id (int) names: `KeyError` when there is none,
+    /// `TypeError` for anything else.
+    fn entry(&self, key: &Bound<'_, PyAny>) -> PyResult<&registry::Lock> {
+        if key.is_instance_of::<PyString>() {
+            let name: String = key.extract()?;
+            // By its id: `lock_by_constant`'s answer borrows the name too.
+            let id = self
+                .inner
+                .lock_by_constant(&name)
+                .map(|lock| lock.id().value());
+            if let Some(lock) = id.and_then(|id| self.inner.lock(id)) {
+                return Ok(lock);
+            }
+            let named = self.inner.locks_named(&name).count();
+            return Err(if named > 1 {
+                PyKeyError::new_err(format!(
+                    "`{name}` names {named} externals in different files: look it up by id"
+                ))
+            } else {
+                PyKeyError::new_err(format!("no lock named `{name}` in {}", self.shown()))
+            });
+        }
+        if key.is_instance_of::<PyInt>() && !key.is_instance_of::<PyBool>() {
+            // An int beyond bigint cannot be registered: absent, like any other.
+            let found = key.extract::<i64>().ok().and_then(|id| self.inner.lock(id));
+            return found.ok_or_else(|| {
+                PyKeyError::new_err(format!("no lock with id {key} in {}", self.shown()))
+            });
+        }
+        Err(PyTypeError::new_err(format!(
+            "a lock is looked up by constant name (str) or id (int), not {}",
+            key.get_type().name()?
+        )))
+    }
+}
+
 #[pymethods]
 impl Registry {
     /// Reads and validates the registry at `path`; raises `lockward.RegistryError` carrying
@@ -384,33 +423,7 @@ impl Registry {
 
     /// The entry for a constant name or an id; raises KeyError when there is none.
     fn lock(&self, key: &Bound<'_, PyAny>) -> PyResult<Lock> {
-        if key.is_instance_of::<PyString>() {
-            let name: String = key.extract()?;
-            if let Some(lock) = self.inner.lock_by_constant(&name) {
-                return Ok(Lock::new(lock, &self.inner));
-            }
-            let named = self.inner.locks_named(&name).count();
-            return Err(if named > 1 {
-                PyKeyError::new_err(format!(
-                    "`{name}` names {named} externals in different files: look it up by id"
-                ))
-            } else {
-                PyKeyError::new_err(format!("no lock named `{name}` in {}", self.shown()))
-            });
-        }
-        if key.is_instance_of::<PyInt>() && !key.is_instance_of::<PyBool>() {
-            // An int beyond bigint cannot be registered: absent, like any other.
-            let found = key.extract::<i64>().ok().and_then(|id| self.inner.lock(id));
-            return found
-                .map(|lock| Lock::new(lock, &self.inner))
-                .ok_or_else(|| {
-                    PyKeyError::new_err(format!("no lock with id {key} in {}", self.shown()))
-                });
-        }
-        Err(PyTypeError::new_err(format!(
-            "a lock is looked up by constant name (str) or id (int), not {}",
-            key.get_type().name()?
-        )))
+        self.entry(key).map(|lock| Lock::new(lock, &self.inner))
     }
 
     /// Every entry, sorted by numeric id.
@@ -718,6 +731,25 @@ fn _lockward(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<Finding>()?;
     module.add_class::<Label>()?;
     module.add_class::<AdmittedPlugin>()?;
+    module.add_class::<worker::PyWorker>()?;
+    module.add_class::<worker::Run>()?;
+    module.add_class::<worker::PyCycle>()?;
+    module.add_class::<worker::Report>()?;
+    module.add_function(wrap_pyfunction!(worker::serve_metrics, module)?)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The worker's log lines (`tracing`, emitted as `log` records with no subscriber set) go to
+    // Python's `logging`, under loggers named after the Rust modules (`lockward_pg.worker.run`).
+    // Levels are asked of Python at each record (no cache), so `logging.getLogger(...)
+    // .setLevel(...)` after the import takes effect. A process that installed a Rust logger
+    // already keeps it.
+    // Only lockward's own records: the libraries under it (hyper in the metrics exporter,
+    // tokio-postgres) log from their threads, and one that does while the interpreter
+    // finalizes must not call into it.
+    let _ = pyo3_log::Logger::new(module.py(), pyo3_log::Caching::Nothing)?
+        .filter(log::LevelFilter::Off)
+        // Info and above: each record asks Python's logging whether it is enabled (with the
+        // GIL), and the worker's debug lines sit inside the cycles it times.
+        .filter_target("lockward_pg".to_owned(), log::LevelFilter::Info)
+        .install();
     Ok(())
 }

@@ -238,9 +238,11 @@ impl Worker {
         }
 
         let token = CancellationToken::new();
+        let reason_cell = Arc::new(std::sync::OnceLock::new());
         let cycle = Cycle {
             start,
             token: token.clone(),
+            reason: Arc::clone(&reason_cell),
             fencing_token,
             transaction: (self.settings.mode == Mode::Transaction)
                 .then(|| Arc::clone(&session.client)),
@@ -260,6 +262,7 @@ impl Worker {
         let joined = match end {
             End::Returned(joined) => joined,
             End::Lost(reason) => {
+                let _ = reason_cell.set(format!("the lock was lost: {reason}"));
                 token.cancel();
                 tracing::error!(%reason, "lock lost while the job ran: job cancelled");
                 let _ = self.reap(handle).await;
@@ -267,6 +270,7 @@ impl Worker {
                 return (report(fencing_token, Outcome::Lost { reason, held }), false);
             }
             End::ShutDown => {
+                let _ = reason_cell.set("the worker is shutting down".to_owned());
                 token.cancel();
                 self.reap(handle).await
             }

@@ -41,6 +41,11 @@ async fn terminating_the_leaders_lock_session_cancels_its_job_within_a_second_an
     .await;
     let first = &log.runs()[0];
     assert!(first.cancelled, "the job saw its token cancelled");
+    let reason = first.reason.as_deref().unwrap_or_default();
+    assert!(
+        reason.starts_with("the lock was lost: "),
+        "the cycle says why it was cancelled: {reason:?}"
+    );
     let reaction = first.ended.unwrap() - terminated_at;
     assert!(
         reaction < Duration::from_secs(1),

@@ -31,6 +31,8 @@ pub(crate) struct Run {
     pub(crate) started: Instant,
     pub(crate) ended: Option<Instant>,
     pub(crate) cancelled: bool,
+    /// Why, as the cycle said once cancelled.
+    pub(crate) reason: Option<String>,
 }
 
 /// Every job run and every cycle report of a test, from all its workers.
@@ -75,6 +77,7 @@ impl Log {
                         started: Instant::now(),
                         ended: None,
                         cancelled: false,
+                        reason: None,
                     });
                     runs.len() - 1
                 };
@@ -85,6 +88,7 @@ impl Log {
                 let mut runs = runs.lock().unwrap();
                 runs[index].ended = Some(Instant::now());
                 runs[index].cancelled = cancelled;
+                runs[index].reason = cycle.cancel_reason().map(str::to_owned);
                 Ok(())
             })
         }
