@@ -103,6 +103,19 @@ class Cycle:
         return f"Cycle(start={self.start.isoformat()}, fencing_token={self.fencing_token}{state})"
 
 
+def _in_thread(job: Job, cycle: Cycle) -> None:
+    """A blocking job, in an executor thread."""
+    result = job(cycle)
+    if inspect.isawaitable(result):
+        close = getattr(result, "close", None)
+        if close is not None:
+            close()  # never awaited: no "coroutine was never awaited" warning on top
+        raise TypeError(
+            "the job returned an awaitable, so it ran in a thread as a blocking job: make it an "
+            "`async def` function for it to run on the loop"
+        )
+
+
 async def _lead(job: Job, every: float, inner: _Cycle) -> None:
     """Runs ``job`` for one cycle until it returns or the Rust worker cancels the cycle."""
     cycle = Cycle(inner, every)
@@ -113,7 +126,7 @@ async def _lead(job: Job, every: float, inner: _Cycle) -> None:
     ):
         work = asyncio.ensure_future(job(cycle))  # type: ignore[arg-type]
     else:
-        work = loop.run_in_executor(None, contextvars.copy_context().run, job, cycle)
+        work = loop.run_in_executor(None, contextvars.copy_context().run, _in_thread, job, cycle)
     cancelled = asyncio.ensure_future(inner.cancelled_wait())
     try:
         await asyncio.wait({work, cancelled}, return_when=asyncio.FIRST_COMPLETED)
@@ -123,9 +136,9 @@ async def _lead(job: Job, every: float, inner: _Cycle) -> None:
         raise
     if work.done():
         cancelled.cancel()
-        error = None if work.cancelled() else work.exception()
         if work.cancelled():
             raise asyncio.CancelledError("the job cancelled itself")
+        error = work.exception()
         if error is not None:
             _log.error("the job failed in the cycle of %s", cycle.start.isoformat(), exc_info=error)
             raise error

@@ -253,6 +253,47 @@ def test_a_failing_job_is_reported_failed_with_its_error_and_the_schedule_goes_o
     assert any("the feed is empty" in str(record.exc_info) for record in caplog.records)
 
 
+def test_a_worker_runs_again_after_a_run_ends_and_refuses_two_runs_at_once(
+    registry: lockward.Registry, database: str
+) -> None:
+    reports: list[lockward.CycleReport] = []
+    worker = lockward.Worker(registry, ROLLUP, every=0.3, database_url=database, on_cycle=reports.append)
+
+    async def job(cycle: lockward.Cycle) -> None:
+        await asyncio.sleep(0.01)
+
+    async def lead_until(count: int) -> None:
+        run = asyncio.ensure_future(worker.run(job))
+        await wait_for(f"{count} led cycles", lambda: len([r for r in reports if r.outcome == "led"]) >= count)
+        with pytest.raises(RuntimeError, match="running already"):
+            await worker.run(job)
+        worker.stop()
+        await run
+
+    asyncio.run(lead_until(1))
+    asyncio.run(lead_until(2))
+
+
+def test_a_job_that_is_no_coroutine_function_but_returns_an_awaitable_fails_with_advice(
+    registry: lockward.Registry, database: str
+) -> None:
+    reports: list[lockward.CycleReport] = []
+    worker = lockward.Worker(registry, ROLLUP, every=0.3, database_url=database, on_cycle=reports.append)
+
+    async def work(cycle: lockward.Cycle) -> None:
+        pass
+
+    async def main() -> None:
+        run = asyncio.ensure_future(worker.run(lambda cycle: work(cycle)))
+        await wait_for("a failed cycle", lambda: any(r.outcome == "failed" for r in reports))
+        worker.stop()
+        await run
+
+    asyncio.run(main())
+    failed = next(r for r in reports if r.outcome == "failed")
+    assert failed.error is not None and "make it an `async def` function" in failed.error
+
+
 def test_cancelling_the_task_running_the_worker_cancels_the_job_releases_the_lock_and_raises(
     registry: lockward.Registry, database: str
 ) -> None:
@@ -461,6 +502,9 @@ def test_session_mode_behind_transaction_pooling_raises_pooler_refused_before_an
         assert ran == []
         assert refused.value.reason == str(refused.value)
         assert "session" in refused.value.reason
+        # A run that ended on a refusal is over: running again is refused again, not "running".
+        with pytest.raises(lockward.PoolerRefused):
+            asyncio.run(asyncio.wait_for(worker.run(job), 30))
 
         # Transaction mode works through it.
         reports: list[lockward.CycleReport] = []

@@ -178,11 +178,12 @@ impl PyWorker {
         let url = self.database_url.clone();
         let application_name = self.application_name.clone();
         pyo3_async_runtimes::tokio::get_runtime().spawn(async move {
-            if let Err(refused) = refused_at_once(&url, &application_name).await {
-                finished.set(Err(refused));
-                return;
-            }
-            let result = worker.run(job, shutdown.cancelled_owned()).await;
+            let result = match refused_at_once(&url, &application_name).await {
+                Err(refused) => Err(refused),
+                Ok(()) => worker.run(job, shutdown.clone().cancelled_owned()).await,
+            };
+            // A run that ended on its own (a refusal) is no longer running either.
+            shutdown.cancel();
             finished.set(result);
         });
         Ok(Run { stop, ended })
