@@ -451,7 +451,9 @@ async fn an_unreachable_database_is_503_with_its_name_and_never_its_password_and
     assert_eq!(metrics.status, 200);
     let scrape = parse_metrics(&metrics.body);
     assert_eq!(sample(&scrape, "lockward_database_up", &[]), Some(0.0));
-    assert_eq!(scrape.samples.len(), 1, "{}", metrics.body);
+    let version = [("version", env!("CARGO_PKG_VERSION"))];
+    assert_eq!(sample(&scrape, "lockward_build_info", &version), Some(1.0));
+    assert_eq!(scrape.samples.len(), 2, "{}", metrics.body);
     assert!(!metrics.body.contains("s3cret-pw"));
     // The registry does not need the database.
     assert_eq!(serve.get("/api/registry").status, 200);

@@ -596,6 +596,10 @@ impl Worker {
             Outcome::Led { held } => {
                 tracing::info!(fencing_token = report.fencing_token, held = %shown::duration(*held), "led the cycle");
                 metrics::counter!(telemetry::CYCLES_LED, "lock" => lock.clone()).increment(1);
+                let now = SystemTime::now()
+                    .duration_since(SystemTime::UNIX_EPOCH)
+                    .map_or(0.0, |since| since.as_secs_f64());
+                metrics::gauge!(telemetry::LAST_SUCCESS, "lock" => lock.clone()).set(now);
                 metrics::histogram!(telemetry::HOLD_SECONDS, "lock" => lock)
                     .record(held.as_secs_f64());
             }

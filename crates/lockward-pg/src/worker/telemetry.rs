@@ -25,6 +25,8 @@ pub(super) const CYCLES_SKIPPED: &str = "lockward_worker_cycles_skipped_total";
 pub(super) const CYCLES_UNAVAILABLE: &str = "lockward_worker_cycles_unavailable_total";
 pub(super) const COLLISIONS: &str = "lockward_worker_collisions_total";
 pub(super) const LEADER: &str = "lockward_worker_leader";
+pub(super) const LAST_SUCCESS: &str = "lockward_worker_last_success_timestamp_seconds";
+pub(super) const BUILD_INFO: &str = "lockward_build_info";
 
 /// The counters, with their help texts.
 const COUNTERS: [(&str, &str); 6] = [
@@ -68,6 +70,21 @@ pub(super) fn register(lock: &str) {
         "1 while this worker leads a cycle (from taking the lock to releasing it), else 0."
     );
     metrics::gauge!(LEADER, "lock" => lock.to_owned()).set(0.0);
+    // The alert people write first: `time() - max by (lock) (...) > N * period`. Registered at 0
+    // (the epoch) until this host's first success, so a lock no host ever led alerts too, and a
+    // standby's 0 drops out of the max.
+    metrics::describe_gauge!(
+        LAST_SUCCESS,
+        metrics::Unit::Seconds,
+        "When this worker last led a cycle whose job succeeded (committed, in transaction mode), in \
+         seconds since the epoch; 0 until it first did."
+    );
+    metrics::gauge!(LAST_SUCCESS, "lock" => lock.to_owned()).set(0.0);
+    metrics::describe_gauge!(
+        BUILD_INFO,
+        "Always 1; its version label is the lockward that records these metrics."
+    );
+    metrics::gauge!(BUILD_INFO, "version" => env!("CARGO_PKG_VERSION")).set(1.0);
     metrics::describe_histogram!(
         HOLD_SECONDS,
         metrics::Unit::Seconds,

@@ -102,6 +102,25 @@ async fn the_leader_gauge_is_1_while_the_job_runs_and_every_led_cycle_is_counted
         value(&handle, "lockward_worker_cycles_led_total"),
         Some(led)
     );
+    // The last success: after the last led cycle, by the wall clock, within the test's minute.
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::SystemTime::UNIX_EPOCH)
+        .expect("after the epoch")
+        .as_secs_f64();
+    let last = value(&handle, "lockward_worker_last_success_timestamp_seconds")
+        .expect("the last success is recorded");
+    assert!(
+        last <= now && now - last < 60.0,
+        "last success {last}, now {now}"
+    );
+    assert!(
+        handle.render().contains(&format!(
+            "lockward_build_info{{version=\"{}\"}} 1",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{}",
+        handle.render()
+    );
     assert_eq!(
         value(&handle, "lockward_worker_cycles_failed_total"),
         Some(0.0),

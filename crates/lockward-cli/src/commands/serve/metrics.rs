@@ -34,6 +34,9 @@ pub(crate) const LEDGER_UNLED: &str = "lockward_ledger_cycles_unled_total";
 /// Per lock and other lockward project: the cycles that project's workers led on the lock's key.
 pub(crate) const LEDGER_FOREIGN: &str = "lockward_ledger_cycles_foreign_total";
 
+/// Always 1, with the version serving the metrics (also when the database cannot be read).
+pub(crate) const BUILD_INFO: &str = "lockward_build_info";
+
 /// What one scrape read.
 pub(crate) struct Scrape<'a> {
     pub(crate) registry: &'a Registry,
@@ -50,6 +53,11 @@ pub(crate) fn render(scrape: &Scrape<'_>) -> String {
 }
 
 fn record(scrape: &Scrape<'_>) {
+    metrics::describe_gauge!(
+        BUILD_INFO,
+        "Always 1; its version label is the lockward serving these metrics"
+    );
+    metrics::gauge!(BUILD_INFO, "version" => env!("CARGO_PKG_VERSION")).set(1.0);
     metrics::describe_gauge!(
         DATABASE_UP,
         "1 when the dashboard could read the database for this scrape, else 0 (and no other series)"
