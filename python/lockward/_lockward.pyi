@@ -190,9 +190,11 @@ class CycleReport:
     def project(self) -> str | None:
         """The other lockward project (``led-by-another-project``)."""
 
-def serve_metrics(port: int, host: str = "127.0.0.1") -> None:
+def serve_metrics(port: int, host: str = "127.0.0.1", periods: Sequence[float] = ()) -> None:
     """Serves this process's worker metrics (``lockward_worker_*``) for Prometheus at
-    ``http://HOST:PORT/metrics``, as ``lockward run --metrics`` does. Call it once."""
+    ``http://HOST:PORT/metrics``, as ``lockward run --metrics`` does, the hold-time histogram's
+    buckets fitted to ``periods`` (seconds: the periods of the workers the process runs). Call
+    it once."""
 
 @final
 class _Cycle:

@@ -65,7 +65,7 @@ def main() -> None:
                 "reason": cycle.reason})
 
     if args.metrics is not None:
-        lockward.serve_metrics(args.metrics)
+        lockward.serve_metrics(args.metrics, periods=[args.every])
     registry = lockward.Registry.load(args.registry)
     worker = lockward.Worker(
         registry,

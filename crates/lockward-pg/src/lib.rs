@@ -85,6 +85,7 @@ pub use identity::{APPLICATION_NAME_MAX, Identity, ParseIdentityError};
 pub use worker::{
     Cycle, CycleReport, HOLD_SECONDS, HOLD_SECONDS_BUCKETS, JobError, Keepalive, MAX_PERIOD,
     MIN_PERIOD, Mode, Outcome, PARTITION_MARGIN, Pooler, Worker, WorkerBuilder, check_period,
+    hold_seconds_buckets, lock_label,
 };
 
 /// Resolves on SIGTERM or Ctrl-C (SIGINT): the usual `shutdown` for [`Worker::run`].

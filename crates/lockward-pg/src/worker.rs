@@ -9,7 +9,7 @@ mod telemetry;
 mod throttle;
 
 pub(crate) use session::Param;
-pub use telemetry::{HOLD_SECONDS, HOLD_SECONDS_BUCKETS};
+pub use telemetry::{HOLD_SECONDS, HOLD_SECONDS_BUCKETS, hold_seconds_buckets};
 
 use std::fmt;
 use std::sync::Arc;
@@ -774,6 +774,19 @@ impl Worker {
     pub fn key(&self) -> AdvisoryKey {
         self.key
     }
+
+    /// The labels of this worker's series (`project`, `lock`).
+    fn labels(&self) -> telemetry::Labels {
+        telemetry::labels(self.identity.project(), &self.name)
+    }
+}
+
+/// The `lock` label of a registry entry's series, from workers and from `lockward serve` alike:
+/// the name a worker of it carries in its [`Identity`] (the constant; an external's id when it
+/// has none; `PLUGIN.ID` for a handover without one), else (a retired or reserved id, which no
+/// worker holds) the id's literal.
+pub fn lock_label(lock: &Lock) -> String {
+    worker_name(lock).unwrap_or_else(|| lock.id().literal().to_owned())
 }
 
 /// The lock name a worker of `lock` carries in its [`Identity`]: the constant (an external's

@@ -490,21 +490,36 @@ impl Report {
 }
 
 /// Serves the worker metrics of this process (the `lockward_worker_*` series every worker
-/// records) for Prometheus at `http://HOST:PORT/metrics`, as `lockward run --metrics` does.
+/// records) for Prometheus at `http://HOST:PORT/metrics`, as `lockward run --metrics` does. The
+/// hold-time histogram's buckets are fitted to `periods` (seconds: the periods of the workers
+/// this process runs), else the generic ladder.
 #[pyfunction]
-#[pyo3(signature = (port, host = "127.0.0.1"))]
-pub(crate) fn serve_metrics(port: u16, host: &str) -> PyResult<()> {
+#[pyo3(signature = (port, host = "127.0.0.1", periods = Vec::new()))]
+pub(crate) fn serve_metrics(port: u16, host: &str, periods: Vec<f64>) -> PyResult<()> {
     use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
     let address: std::net::IpAddr = host
         .parse()
         .map_err(|_| PyValueError::new_err(format!("{host:?} is not an IP address")))?;
+    let periods = periods
+        .into_iter()
+        .map(|seconds| {
+            std::time::Duration::try_from_secs_f64(seconds)
+                .ok()
+                .filter(|period| !period.is_zero())
+                .ok_or_else(|| {
+                    PyValueError::new_err(format!(
+                        "period {seconds} is not a positive number of seconds"
+                    ))
+                })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
     let runtime = pyo3_async_runtimes::tokio::get_runtime();
     let _entered = runtime.enter();
     PrometheusBuilder::new()
         .with_http_listener((address, port))
         .set_buckets_for_metric(
             Matcher::Full(lockward_pg::HOLD_SECONDS.to_owned()),
-            lockward_pg::HOLD_SECONDS_BUCKETS,
+            &lockward_pg::hold_seconds_buckets(&periods),
         )
         .map_err(|error| PyValueError::new_err(error.to_string()))?
         .install()

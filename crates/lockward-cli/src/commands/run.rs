@@ -182,7 +182,7 @@ pub(crate) fn run(global: &Global, args: &RunArgs) -> anyhow::Result<Outcome> {
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
         if let Some(addr) = args.metrics {
-            serve_metrics(addr)?;
+            serve_metrics(addr, args.every)?;
         }
         tracing::info!(
             lock = %supervisor.lock_name,
@@ -238,15 +238,16 @@ pub(crate) fn run(global: &Global, args: &RunArgs) -> anyhow::Result<Outcome> {
     Ok(Outcome::Clean)
 }
 
-/// Installs the Prometheus recorder and serves it on `addr` from this runtime; an address that
-/// cannot be bound is a usage error (exit 2), before anything runs.
-fn serve_metrics(addr: SocketAddr) -> anyhow::Result<()> {
+/// Installs the Prometheus recorder and serves it on `addr` from this runtime, the hold-time
+/// histogram's buckets fitted to the period `every`; an address that cannot be bound is a usage
+/// error (exit 2), before anything runs.
+fn serve_metrics(addr: SocketAddr, every: Duration) -> anyhow::Result<()> {
     use metrics_exporter_prometheus::{BuildError, Matcher, PrometheusBuilder};
     let (recorder, exporter) = PrometheusBuilder::new()
         .with_http_listener(addr)
         .set_buckets_for_metric(
             Matcher::Full(lockward_pg::HOLD_SECONDS.to_owned()),
-            lockward_pg::HOLD_SECONDS_BUCKETS,
+            &lockward_pg::hold_seconds_buckets(&[every]),
         )
         .context("the hold-time histogram's buckets")?
         .build()

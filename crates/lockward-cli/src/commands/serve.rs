@@ -58,6 +58,27 @@ pub(crate) struct ServeArgs {
     /// keys are shown as that project's, not as unregistered.
     #[arg(long = "with", value_name = "PATH")]
     pub(crate) with: Vec<PathBuf>,
+    /// The trailing window `/metrics`' ledger series count over (`lockward_ledger_window_*`),
+    /// from 1m to 90d: cycles that started in it, boundaries in it nobody led. A retention
+    /// `DELETE` of rows older than the window leaves them as they are.
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_window)]
+    pub(crate) ledger_window: std::time::Duration,
+}
+
+/// The bounds of `--ledger-window`.
+const LEDGER_WINDOW_BOUNDS: (std::time::Duration, std::time::Duration) = (
+    std::time::Duration::from_secs(60),
+    std::time::Duration::from_secs(90 * 86_400),
+);
+
+fn parse_window(text: &str) -> Result<std::time::Duration, String> {
+    let window = humantime::parse_duration(text)
+        .map_err(|error| format!("`{text}` is not a duration such as `1h` or `15m`: {error}"))?;
+    let (least, most) = LEDGER_WINDOW_BOUNDS;
+    if window < least || window > most {
+        return Err(format!("`{text}` is not between 1m and 90d"));
+    }
+    Ok(window)
 }
 
 fn parse_listen(text: &str) -> Result<SocketAddr, String> {
@@ -76,6 +97,8 @@ pub(crate) struct Shared {
     pub(crate) database: database::Database,
     /// Seconds between the page's refreshes.
     pub(crate) interval_seconds: f64,
+    /// The window `/metrics`' ledger series count over.
+    pub(crate) ledger_window: std::time::Duration,
 }
 
 pub(crate) fn run(global: &Global, args: &ServeArgs) -> anyhow::Result<Outcome> {
@@ -114,6 +137,7 @@ pub(crate) fn run(global: &Global, args: &ServeArgs) -> anyhow::Result<Outcome> 
             registry,
             database,
             interval_seconds: args.interval.get().as_secs_f64(),
+            ledger_window: args.ledger_window,
         });
         let access = access::Access::new(token.as_ref().map(|(token, _)| token.clone()), bound);
         announce(bound, token.as_ref());

@@ -960,7 +960,7 @@ async fn a_screenshot_of_the_dashboard_at_work_is_kept_as_a_test_artifact() {
 /// the page a green "held", `/metrics` no flag, and the ledger counted reports' cycles as the
 /// rollup's. Now `live` exits 1 naming the other project, the page's row has the red flag and
 /// says who, `/metrics` has the flag, and the ledger keeps reports' cycles apart: `foreign`
-/// marks on the timeline, `lockward_ledger_cycles_foreign_total{project="reports"}`, and the
+/// marks on the timeline, `lockward_ledger_window_foreign_cycles{foreign_project="reports"}`, and the
 /// rollup's own counts only harbor's rows.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_projects_worker_on_our_id_is_flagged_in_live_the_page_metrics_and_the_ledger() {
@@ -1093,10 +1093,10 @@ async fn another_projects_worker_on_our_id_is_flagged_in_live_the_page_metrics_a
         .samples
         .iter()
         .filter(|s| {
-            s.metric == "lockward_ledger_cycles_total" && s.labels.get("id") == Some("1001001")
+            s.metric == "lockward_ledger_window_cycles" && s.labels.get("id") == Some("1001001")
         })
         .map(|s| match s.value {
-            prometheus_parse::Value::Counter(v) | prometheus_parse::Value::Untyped(v) => v,
+            prometheus_parse::Value::Gauge(v) | prometheus_parse::Value::Untyped(v) => v,
             _ => 0.0,
         })
         .sum();
@@ -1111,8 +1111,12 @@ async fn another_projects_worker_on_our_id_is_flagged_in_live_the_page_metrics_a
     assert_eq!(
         crate::serve::sample(
             &scrape,
-            "lockward_ledger_cycles_foreign_total",
-            &[("id", "1001001"), ("project", "reports")]
+            "lockward_ledger_window_foreign_cycles",
+            &[
+                ("project", "harbor"),
+                ("id", "1001001"),
+                ("foreign_project", "reports")
+            ]
         ),
         Some(expected.1),
         "{}",

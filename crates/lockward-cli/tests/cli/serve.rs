@@ -865,6 +865,13 @@ async fn metrics_say_which_registered_locks_are_held_waited_for_and_flagged() {
         "pg_advisory_lock(4242), pg_advisory_lock(7, 8), pg_advisory_lock(72707369)",
     )
     .await;
+    // An application that locks per row: twelve more keys nobody registered.
+    let (_, _rows) = session_locking(
+        &db,
+        "per row",
+        "pg_advisory_lock(k) FROM generate_series(5001, 5012) AS k",
+    )
+    .await;
     eventually(Duration::from_secs(30), || async {
         rollup_sessions(&db).await.1.contains(&waiter).then_some(())
     })
@@ -874,7 +881,7 @@ async fn metrics_say_which_registered_locks_are_held_waited_for_and_flagged() {
         let reply = serve.get("/metrics");
         reply
             .body
-            .contains("lockward_unregistered_key_held{key=\"7,8\"}")
+            .contains("lockward_unregistered_keys_held{project=\"harbor\"} 14")
             .then_some(reply)
     })
     .await;
@@ -884,17 +891,27 @@ async fn metrics_say_which_registered_locks_are_held_waited_for_and_flagged() {
         Some("text/plain; version=0.0.4; charset=utf-8")
     );
     let scrape = parse_metrics(&reply.body);
-    let rollup = [("id", "1001001"), ("constant", ROLLUP), ("owner", "core")];
-    assert_eq!(sample(&scrape, "lockward_database_up", &[]), Some(1.0));
+    let rollup = [
+        ("project", "harbor"),
+        ("lock", ROLLUP),
+        ("id", "1001001"),
+        ("owner", "core"),
+    ];
+    assert_eq!(
+        sample(&scrape, "lockward_database_up", &[("project", "harbor")]),
+        Some(1.0)
+    );
     assert_eq!(sample(&scrape, "lockward_lock_held", &rollup), Some(1.0));
     assert_eq!(sample(&scrape, "lockward_lock_waiters", &rollup), Some(1.0));
     let search = [
+        ("project", "harbor"),
+        ("lock", "ADVISORY_LOCK_SEARCH_REINDEX"),
         ("id", "1001006"),
-        ("constant", "ADVISORY_LOCK_SEARCH_REINDEX"),
     ];
     assert_eq!(sample(&scrape, "lockward_lock_held", &search), Some(0.0));
     assert_eq!(sample(&scrape, "lockward_lock_waiters", &search), Some(0.0));
-    let retired = [("id", "1001003"), ("constant", ""), ("owner", "")];
+    // A retired id, which no worker holds, is named by its literal.
+    let retired = [("lock", "1_001_003"), ("id", "1001003"), ("owner", "")];
     assert_eq!(sample(&scrape, "lockward_lock_held", &retired), Some(1.0));
     assert_eq!(
         sample(
@@ -917,9 +934,10 @@ async fn metrics_say_which_registered_locks_are_held_waited_for_and_flagged() {
         sample(&scrape, "lockward_lock_flagged", &[("id", "1001006")]),
         None
     );
+    // A handover without a constant: the name its plugin's worker carries.
     let handover = [
+        ("lock", "billing.1001002"),
         ("id", "1001002"),
-        ("constant", ""),
         ("owner", "plugin:billing"),
     ];
     assert_eq!(sample(&scrape, "lockward_lock_held", &handover), Some(0.0));
@@ -948,15 +966,24 @@ async fn metrics_say_which_registered_locks_are_held_waited_for_and_flagged() {
         ),
         Some(1.0)
     );
-    // prometheus-parse splits labels at every comma, even inside a quoted value (Prometheus
-    // itself does not), so the pair's line is read as text.
-    assert!(
-        reply
-            .body
-            .lines()
-            .any(|line| line == "lockward_unregistered_key_held{key=\"7,8\"} 1"),
-        "{}",
-        reply.body
+    // Issue 21, item 7: a series per unregistered key was a series per locked row. Ten keys
+    // are listed, most sessions first, then by key (bigints before pairs); the rest counted.
+    let mut listed: Vec<i64> = scrape
+        .samples
+        .iter()
+        .filter(|sample| sample.metric == "lockward_unregistered_key_held")
+        .filter_map(|sample| sample.labels.get("key")?.parse().ok())
+        .collect();
+    listed.sort_unstable();
+    let expected: Vec<i64> = std::iter::once(4242).chain(5001..=5009).collect();
+    assert_eq!(listed, expected, "{}", reply.body);
+    assert_eq!(
+        sample(
+            &scrape,
+            "lockward_unregistered_keys_unlisted",
+            &[("project", "harbor")]
+        ),
+        Some(4.0)
     );
     let registered = scrape
         .samples
@@ -1159,15 +1186,20 @@ async fn api_ledger_shows_which_host_led_each_cycle_and_a_cycle_nobody_led_after
     }
     assert_eq!(unled["overlaps_previous"], false);
 
-    // The counters say the same, per host.
+    // The window's gauges say the same, per host.
     let scrape = parse_metrics(&serve.get("/metrics").body);
     for host in ["alpha", "beta", host.as_str()] {
         let done = expected.iter().filter(|(_, h)| h == host).count();
-        let labels = [("id", "1001001"), ("constant", ROLLUP), ("host", host)];
+        let labels = [
+            ("project", "harbor"),
+            ("lock", ROLLUP),
+            ("id", "1001001"),
+            ("host", host),
+        ];
         let outcome = |outcome: &'static str| {
             let mut labels = labels.to_vec();
             labels.push(("outcome", outcome));
-            sample(&scrape, "lockward_ledger_cycles_total", &labels)
+            sample(&scrape, "lockward_ledger_window_cycles", &labels)
         };
         #[allow(clippy::cast_precision_loss)]
         let done = done as f64;
@@ -1178,10 +1210,18 @@ async fn api_ledger_shows_which_host_led_each_cycle_and_a_cycle_nobody_led_after
     }
     let unled_total = sample(
         &scrape,
-        "lockward_ledger_cycles_unled_total",
-        &[("id", "1001001"), ("constant", ROLLUP)],
+        "lockward_ledger_window_unled_cycles",
+        &[("project", "harbor"), ("lock", ROLLUP), ("id", "1001001")],
     )
-    .expect("the unled counter");
+    .expect("the unled gauge");
+    assert_eq!(
+        sample(
+            &scrape,
+            "lockward_ledger_window_seconds",
+            &[("project", "harbor")]
+        ),
+        Some(3600.0)
+    );
     let later = serve.json("/api/ledger?range=hour");
     #[allow(clippy::cast_precision_loss)]
     let unled_later = rollup_history(&later)["cycles"]
@@ -1221,20 +1261,20 @@ async fn ledger_metrics_sum_a_familys_members_and_name_an_unknown_key_by_itself(
 
     let scrape = parse_metrics(&serve.get("/metrics").body);
 
-    let done = |id: &str, constant: &str, host: &str| {
+    let done = |id: &str, lock: &str, host: &str| {
         sample(
             &scrape,
-            "lockward_ledger_cycles_total",
+            "lockward_ledger_window_cycles",
             &[
+                ("lock", lock),
                 ("id", id),
-                ("constant", constant),
                 ("host", host),
                 ("outcome", "done"),
             ],
         )
     };
     let family = "ADVISORY_LOCK_RELOAD_BASE";
-    assert_eq!(done("4242", "", "h1"), Some(10.0));
+    assert_eq!(done("", "4242", "h1"), Some(10.0));
     assert_eq!(done("1001004", family, "h1"), Some(15.0));
     assert_eq!(done("1001004", family, "h2"), Some(5.0));
     let history = serve.json("/api/ledger");

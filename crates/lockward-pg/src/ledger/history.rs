@@ -1,6 +1,6 @@
 //! Reading the ledger back: every cycle of a time range per lock ([`history`], the JSON of
-//! `lockward serve`'s `GET /api/ledger`), all-time counts per lock and host ([`counts`], its
-//! `/metrics`), and whether there is a ledger at all ([`exists`]).
+//! `lockward serve`'s `GET /api/ledger`), counts over a trailing window per lock and host
+//! ([`counts`], its `/metrics`), and whether there is a ledger at all ([`exists`]).
 //!
 //! A cycle's [`Status`] comes from its row, or from the absence of one:
 //! - `done`, `failed`, `cancelled`: the row's outcome (an outcome lockward does not write, in a
@@ -139,7 +139,7 @@ pub struct LedgerCycle {
     pub overlaps_previous: bool,
 }
 
-/// All-time counts for `/metrics`: per lock and host what its leaders did, per lock the cycles
+/// Counts over a window for `/metrics`: per lock and host what its leaders did, per lock the cycles
 /// nobody led, and per lock and other project the cycles that project's workers led on its key.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Counts {
@@ -153,7 +153,7 @@ pub struct Counts {
     pub foreign: Vec<ForeignCounts>,
 }
 
-/// The cycles a worker of another lockward project led on one of this registry's keys, all time.
+/// The cycles a worker of another lockward project led on one of this registry's keys in the window.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ForeignCounts {
     /// The key as the ledger writes it.
@@ -170,7 +170,7 @@ pub struct ForeignCounts {
     pub cycles: u64,
 }
 
-/// What one host's leaders of one lock did, all time.
+/// What one host's leaders of one lock did in the window.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HostCounts {
     /// The key as the ledger writes it.
@@ -195,7 +195,7 @@ pub struct HostCounts {
     pub lost: u64,
 }
 
-/// The cycles of one lock nobody led, all time (from its first row to now).
+/// The cycle boundaries of one lock in the window nobody led.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LockCounts {
     /// The key as the ledger writes it.
@@ -407,7 +407,7 @@ pub async fn history_at(
     Ok(history)
 }
 
-/// The all-time counts: one pass over the table in primary-key order, the gap after each row
+/// The window's counts: its rows and each key's latest row before it, the gap after each row
 /// (to the next row of its lock, or to now) turned into its unled boundaries by integer
 /// arithmetic on microseconds since the epoch, the same as [`derive`]'s. (`date_part` is exact
 /// to the microsecond for any time this side of the year 2200 and much cheaper than
@@ -416,6 +416,8 @@ fn counts_sql(period: &str) -> String {
     let foreign = foreign_sql("$2");
     let floor = |x: &str| format!("(({x}) - ((({x}) % s.p) + s.p) % s.p) / s.p");
     let (next, now, start) = (floor("s.next_cs - 1"), floor("$1"), floor("s.cs"));
+    // The boundary before the window's first: boundaries after it are the window's.
+    let before = floor("$4 - 1");
     format!(
         "WITH RECURSIVE {KEYS},
 meta AS MATERIALIZED (
@@ -427,14 +429,23 @@ meta AS MATERIALIZED (
             ORDER BY l.cycle_start DESC LIMIT 1) AS latest
     FROM keys k WHERE k.lock_key IS NOT NULL
 ),
+w AS (
+    SELECT l.*, true AS in_window FROM lockward_ledger l WHERE l.cycle_start >= $3
+  UNION ALL
+    SELECT p.*, false FROM keys k CROSS JOIN LATERAL (
+        SELECT l.* FROM lockward_ledger l WHERE l.lock_key = k.lock_key AND l.cycle_start < $3
+        ORDER BY l.cycle_start DESC LIMIT 1) p
+    WHERE k.lock_key IS NOT NULL
+),
 r AS (
     SELECT l.lock_key, l.host, l.outcome, l.finished_at, l.cycle_start, {period} AS row_period,
-           l.application_name, {foreign} AS foreign_row,
+           l.application_name, {foreign} AS foreign_row, l.in_window,
            lead(l.cycle_start) OVER (PARTITION BY l.lock_key ORDER BY l.cycle_start) AS next_start
-    FROM lockward_ledger l
+    FROM w l
 ),
 s AS (
     SELECT r.lock_key, r.host, r.outcome, r.finished_at, r.cycle_start = m.latest AS latest,
+           r.in_window,
            (date_part('epoch', r.cycle_start) * 1000000)::int8 AS cs,
            (date_part('epoch', r.next_start) * 1000000)::int8 AS next_cs,
            CASE WHEN r.foreign_row THEN m.lock_period
@@ -443,28 +454,33 @@ s AS (
            r.application_name
     FROM r JOIN meta m USING (lock_key)
 )
-SELECT s.lock_key, s.host, count(*),
-       count(*) FILTER (WHERE s.outcome = 'done'),
-       count(*) FILTER (WHERE s.outcome IS NOT NULL AND s.outcome NOT IN ('done', 'cancelled')),
-       count(*) FILTER (WHERE s.outcome = 'cancelled'),
-       count(*) FILTER (WHERE s.outcome IS NULL
+SELECT s.lock_key, s.host, count(*) FILTER (WHERE s.in_window),
+       count(*) FILTER (WHERE s.in_window AND s.outcome = 'done'),
+       count(*) FILTER (WHERE s.in_window AND s.outcome IS NOT NULL
+                          AND s.outcome NOT IN ('done', 'cancelled')),
+       count(*) FILTER (WHERE s.in_window AND s.outcome = 'cancelled'),
+       count(*) FILTER (WHERE s.in_window AND s.outcome IS NULL
                           AND NOT CASE WHEN s.p IS NULL THEN s.finished_at IS NULL AND s.latest
                                        ELSE s.cs + s.p > $1 END),
        coalesce(sum(CASE WHEN s.p IS NULL THEN 0
                          ELSE greatest(0, least(coalesce({next}, 9223372036854775807), {now} - 1)
-                                          - {start}) END), 0)::int8,
+                                          - greatest({start}, {before})) END), 0)::int8,
        s.other IS NOT NULL, min(s.application_name)
 FROM s GROUP BY s.lock_key, s.host, s.other ORDER BY s.lock_key, s.host, s.other"
     )
 }
 
-/// All-time counts per lock key and host (cycles led, done, failed, cancelled, lost), per lock
-/// key (cycles nobody led, from its first row to `now`) and per lock key and other lockward
-/// project (the cycles its workers led on the key), by the rules of [`history`]. A database
-/// without a ledger has none.
+/// Counts over the window from `from` to `now`, per lock key and host (cycles that started in
+/// it: led, done, failed, cancelled, lost), per lock key (its cycle boundaries in the window
+/// nobody led, counted from the key's latest row before the window when there is one, else from
+/// its first row) and per lock key and other lockward project (the cycles its workers led on the
+/// key in the window), by the rules of [`history`]. Only hosts and projects with a cycle in the
+/// window are listed, so the lists stay as long as the fleet is now, not as long as every host
+/// the ledger ever saw; and a retention `DELETE` of rows older than the window changes nothing.
+/// A database without a ledger has none.
 ///
-/// It reads the whole table once (a sequential pass and a sort, or the primary key in order):
-/// its cost grows with the ledger, unlike [`history`]'s.
+/// It reads the window's rows (the `cycle_start` index) and each key's latest row before it (the
+/// primary key), so its cost grows with the window, not with the ledger.
 ///
 /// # Cancel safety
 ///
@@ -472,6 +488,7 @@ FROM s GROUP BY s.lock_key, s.host, s.other ORDER BY s.lock_key, s.host, s.other
 pub async fn counts(
     client: &Client,
     registry: &Registry,
+    from: SystemTime,
     now: SystemTime,
 ) -> Result<Counts, Error> {
     let mut counts = Counts {
@@ -487,10 +504,19 @@ pub async fn counts(
     } else {
         "NULL::int8"
     });
-    let now = micros(now);
+    let from = from.min(now);
+    let (now, from_micros) = (micros(now), micros(from));
     let prefix = crate::identity::project_prefix(&registry.project().name);
     let rows = client
-        .query_typed(&sql, &[(&now, Type::INT8), (&prefix, Type::TEXT)])
+        .query_typed(
+            &sql,
+            &[
+                (&now, Type::INT8),
+                (&prefix, Type::TEXT),
+                (&from, Type::TIMESTAMPTZ),
+                (&from_micros, Type::INT8),
+            ],
+        )
         .await?;
     let count = |row: &tokio_postgres::Row, i: usize| {
         row.try_get::<_, i64>(i)
@@ -516,6 +542,9 @@ pub async fn counts(
             let application_name: String = row.try_get(9)?;
             let project = foreign_project(&application_name, &prefix).unwrap_or(application_name);
             let cycles = count(row, 2)?;
+            if cycles == 0 {
+                continue;
+            }
             match counts
                 .foreign
                 .iter_mut()
@@ -531,6 +560,11 @@ pub async fn counts(
                     cycles,
                 }),
             }
+            continue;
+        }
+        if count(row, 2)? == 0 {
+            // Only the key's row before the window: it counts the window's unled boundaries
+            // after it, not as a host of the window.
             continue;
         }
         counts.hosts.push(HostCounts {

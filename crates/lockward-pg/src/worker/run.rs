@@ -68,7 +68,7 @@ impl Worker {
         let mut backoff = Backoff::new(self.settings.backoff);
         let mut throttle = Throttle::default();
         let mut outage = Outage::default();
-        telemetry::register(&self.name);
+        telemetry::register(&self.labels());
         tracing::info!(application_name = %self.application_name, key = %self.lock_key, every = %shown::duration(self.every), "worker started");
         // The first session is opened before the first boundary, so that every host competes
         // for the lock on equal terms. Later sessions are reopened at a boundary: a worker that
@@ -191,7 +191,7 @@ impl Worker {
         let (fencing_token, _leading) = match self.bounded(session.acquire(self, start)).await {
             Ok(Acquired::Taken(token)) => {
                 self.colliding.store(false, Ordering::SeqCst);
-                (token, telemetry::Leading::new(&self.name))
+                (token, telemetry::Leading::new(&self.labels()))
             }
             Ok(Acquired::NotTaken) => {
                 if self.settings.mode == Mode::Transaction
@@ -591,36 +591,32 @@ impl Worker {
                 shown::duration(since.elapsed())
             );
         }
-        let lock = self.name.clone();
+        let labels = self.labels();
         match &report.outcome {
             Outcome::Led { held } => {
                 tracing::info!(fencing_token = report.fencing_token, held = %shown::duration(*held), "led the cycle");
-                metrics::counter!(telemetry::CYCLES_LED, "lock" => lock.clone()).increment(1);
+                metrics::counter!(telemetry::CYCLES_LED, &labels).increment(1);
                 let now = SystemTime::now()
                     .duration_since(SystemTime::UNIX_EPOCH)
                     .map_or(0.0, |since| since.as_secs_f64());
-                metrics::gauge!(telemetry::LAST_SUCCESS, "lock" => lock.clone()).set(now);
-                metrics::histogram!(telemetry::HOLD_SECONDS, "lock" => lock)
-                    .record(held.as_secs_f64());
+                metrics::gauge!(telemetry::LAST_SUCCESS, &labels).set(now);
+                metrics::histogram!(telemetry::HOLD_SECONDS, &labels).record(held.as_secs_f64());
             }
             Outcome::Failed { error, held } => {
                 if throttle.admit(Repeated::Failed, || error.clone()) {
                     tracing::error!(%error, held = %shown::duration(*held), "the job failed");
                 }
-                metrics::counter!(telemetry::CYCLES_FAILED, "lock" => lock.clone()).increment(1);
-                metrics::histogram!(telemetry::HOLD_SECONDS, "lock" => lock)
-                    .record(held.as_secs_f64());
+                metrics::counter!(telemetry::CYCLES_FAILED, &labels).increment(1);
+                metrics::histogram!(telemetry::HOLD_SECONDS, &labels).record(held.as_secs_f64());
             }
             Outcome::Lost { reason, held } => {
                 tracing::error!(%reason, held = %shown::duration(*held), "lost the lock mid-cycle");
-                metrics::counter!(telemetry::CYCLES_LOST, "lock" => lock.clone()).increment(1);
-                metrics::histogram!(telemetry::HOLD_SECONDS, "lock" => lock)
-                    .record(held.as_secs_f64());
+                metrics::counter!(telemetry::CYCLES_LOST, &labels).increment(1);
+                metrics::histogram!(telemetry::HOLD_SECONDS, &labels).record(held.as_secs_f64());
             }
             Outcome::ShutDown { held } => {
                 tracing::info!(held = %shown::duration(*held), "shut down mid-cycle: job cancelled, lock released");
-                metrics::histogram!(telemetry::HOLD_SECONDS, "lock" => lock)
-                    .record(held.as_secs_f64());
+                metrics::histogram!(telemetry::HOLD_SECONDS, &labels).record(held.as_secs_f64());
             }
             Outcome::Skipped { holder } => {
                 if let Some(holder) = holder {
@@ -633,11 +629,11 @@ impl Worker {
                     holder_pid = holder.as_ref().map(|holder| holder.pid),
                     "skipped: another replica leads"
                 );
-                metrics::counter!(telemetry::CYCLES_SKIPPED, "lock" => lock).increment(1);
+                metrics::counter!(telemetry::CYCLES_SKIPPED, &labels).increment(1);
             }
             Outcome::AlreadyRun => {
                 tracing::debug!("skipped: the ledger says this cycle already ran");
-                metrics::counter!(telemetry::CYCLES_SKIPPED, "lock" => lock).increment(1);
+                metrics::counter!(telemetry::CYCLES_SKIPPED, &labels).increment(1);
             }
             Outcome::LedByAnotherProject {
                 project,
@@ -652,8 +648,8 @@ impl Worker {
                         "lock collision: the ledger says a worker of another project led this cycle on this worker's advisory lock"
                     );
                 }
-                metrics::counter!(telemetry::CYCLES_SKIPPED, "lock" => lock.clone()).increment(1);
-                metrics::counter!(telemetry::COLLISIONS, "lock" => lock).increment(1);
+                metrics::counter!(telemetry::CYCLES_SKIPPED, &labels).increment(1);
+                metrics::counter!(telemetry::COLLISIONS, &labels).increment(1);
             }
             Outcome::Collision { holder } => {
                 self.say_if_idle(holder, throttle);
@@ -674,8 +670,8 @@ impl Worker {
                         "lock collision: a different worker holds this worker's advisory lock"
                     );
                 }
-                metrics::counter!(telemetry::CYCLES_SKIPPED, "lock" => lock.clone()).increment(1);
-                metrics::counter!(telemetry::COLLISIONS, "lock" => lock).increment(1);
+                metrics::counter!(telemetry::CYCLES_SKIPPED, &labels).increment(1);
+                metrics::counter!(telemetry::COLLISIONS, &labels).increment(1);
             }
             Outcome::Unavailable { error } => {
                 let hint = if hint.is_empty() {
@@ -698,7 +694,7 @@ impl Worker {
                 } else if throttle.admit(Repeated::Unavailable, || error.clone()) {
                     tracing::warn!(%error, "no lock session: cycle skipped");
                 }
-                metrics::counter!(telemetry::CYCLES_UNAVAILABLE, "lock" => lock).increment(1);
+                metrics::counter!(telemetry::CYCLES_UNAVAILABLE, &labels).increment(1);
             }
         }
     }
@@ -713,7 +709,7 @@ impl Worker {
         let Some(contender) = contenders.first() else {
             return;
         };
-        metrics::counter!(telemetry::COLLISIONS, "lock" => self.name.clone()).increment(1);
+        metrics::counter!(telemetry::COLLISIONS, &self.labels()).increment(1);
         let names = contenders
             .iter()
             .map(|holder| format!("`{}` (pid {})", holder.application_name, holder.pid))

@@ -147,9 +147,14 @@ async fn history_shows_which_host_led_each_cycle_and_the_cycles_nobody_led_after
         && c.started_at.is_none()));
 
     // The counts say the same.
-    let counts = ledger::counts(&admin, &registry(), SystemTime::now())
-        .await
-        .unwrap();
+    let counts = ledger::counts(
+        &admin,
+        &registry(),
+        SystemTime::UNIX_EPOCH,
+        SystemTime::now(),
+    )
+    .await
+    .unwrap();
     for (worker, host) in hosts.iter().enumerate() {
         let statuses: Vec<Status> = reports
             .iter()
@@ -173,7 +178,9 @@ async fn history_shows_which_host_led_each_cycle_and_the_cycles_nobody_led_after
     let all_time = ledger::history_at(&admin, &registry(), from, now, now)
         .await
         .unwrap();
-    let counts = ledger::counts(&admin, &registry(), now).await.unwrap();
+    let counts = ledger::counts(&admin, &registry(), SystemTime::UNIX_EPOCH, now)
+        .await
+        .unwrap();
     let unled = rollup_cycles(&all_time)
         .iter()
         .filter(|c| c.status == Status::Unled)
@@ -253,7 +260,9 @@ async fn a_failing_job_reads_as_failed_and_a_terminated_leaders_cycle_as_running
     assert_eq!(lost_cycle.status, Status::Lost, "{cycles:#?}");
     assert_eq!(lost_cycle.finished_at, None);
     assert_eq!(lost_cycle.fencing_token, lost.fencing_token);
-    let counts = ledger::counts(&admin, &registry(), now).await.unwrap();
+    let counts = ledger::counts(&admin, &registry(), SystemTime::UNIX_EPOCH, now)
+        .await
+        .unwrap();
     let alpha = &counts.hosts[0];
     assert_eq!(
         (alpha.host.as_str(), alpha.failed, alpha.lost),
@@ -262,9 +271,21 @@ async fn a_failing_job_reads_as_failed_and_a_terminated_leaders_cycle_as_running
     );
 }
 
-/// Inserts a row of the rollup for the cycle `start`.
+/// Inserts a row of the rollup for the cycle `start`, led by host `gamma`.
 async fn insert(
     client: &tokio_postgres::Client,
+    start: SystemTime,
+    started: Duration,
+    finished: Option<Duration>,
+    outcome: Option<&str>,
+) {
+    insert_by(client, "gamma", start, started, finished, outcome).await;
+}
+
+/// Inserts a row of the rollup for the cycle `start`, led by `host`.
+async fn insert_by(
+    client: &tokio_postgres::Client,
+    host: &str,
     start: SystemTime,
     started: Duration,
     finished: Option<Duration>,
@@ -274,17 +295,34 @@ async fn insert(
         .execute(
             "INSERT INTO lockward_ledger (lock_key, cycle_start, fencing_token, application_name, \
                                           host, pid, started_at, finished_at, outcome, period_ms) \
-             VALUES ($1, $2, nextval('lockward_fencing_token'), 'test', 'gamma', 7, $3, $4, $5, 60000)",
+             VALUES ($1, $2, nextval('lockward_fencing_token'), 'test', $6, 7, $3, $4, $5, 60000)",
             &[
                 &ROLLUP_ID.to_string(),
                 &start,
                 &(start + started),
                 &finished.map(|f| start + f),
                 &outcome,
+                &host,
             ],
         )
         .await
         .unwrap();
+}
+
+/// A database of its own with an empty ledger, and a session on it.
+async fn empty_ledger() -> (TestDb, tokio_postgres::Client) {
+    let db = TestDb::new().await;
+    let admin = db.connect().await;
+    seed_ledger(
+        &admin,
+        "pgtest",
+        &[],
+        Duration::from_secs(60),
+        0,
+        SystemTime::now(),
+    )
+    .await;
+    (db, admin)
 }
 
 /// The minute boundary `minutes` before the last one before now.
@@ -298,17 +336,7 @@ fn minute(minutes: u32) -> SystemTime {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_leader_that_started_before_the_previous_one_finished_is_flagged_as_overlapping() {
-    let db = TestDb::new().await;
-    let admin = db.connect().await;
-    seed_ledger(
-        &admin,
-        "pgtest",
-        &[],
-        Duration::from_secs(60),
-        0,
-        SystemTime::now(),
-    )
-    .await;
+    let (_db, admin) = empty_ledger().await;
     let secs = Duration::from_secs;
     // The first runs long past its minute; the second starts before it finished.
     insert(&admin, minute(10), secs(1), Some(secs(75)), Some("done")).await;
@@ -336,6 +364,67 @@ async fn a_leader_that_started_before_the_previous_one_finished_is_flagged_as_ov
     );
 }
 
+/// Issue 21, item 5: after the README's retention `DELETE` the done counter fell from 74 to 34
+/// and `increase()` jumped; counts over a trailing window are what no such `DELETE` changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn window_counts_list_only_its_hosts_and_a_retention_delete_before_it_changes_nothing() {
+    let (_db, admin) = empty_ledger().await;
+    let secs = Duration::from_secs;
+    insert_by(
+        &admin,
+        "delta",
+        minute(40),
+        secs(1),
+        Some(secs(2)),
+        Some("done"),
+    )
+    .await;
+    insert(&admin, minute(30), secs(1), Some(secs(2)), Some("done")).await;
+    insert(&admin, minute(10), secs(1), Some(secs(2)), Some("done")).await;
+    insert(&admin, minute(9), secs(1), Some(secs(2)), Some("failed")).await;
+    let now = minute(0) + secs(30);
+    let window = |counts: &ledger::Counts| {
+        let hosts: Vec<(String, u64, u64, u64)> = counts
+            .hosts
+            .iter()
+            .map(|h| (h.host.clone(), h.led, h.done, h.failed))
+            .collect();
+        (
+            hosts,
+            counts.locks.iter().map(|l| l.unled).collect::<Vec<_>>(),
+        )
+    };
+    let before = ledger::counts(&admin, &registry(), minute(20), now)
+        .await
+        .unwrap();
+    // delta led only before the window: not a host of it. The unled boundaries run from the row
+    // before the window (minute 30), cut at the window's start: 20..11 and 8..1.
+    assert_eq!(
+        window(&before),
+        (vec![("gamma".to_owned(), 2, 1, 1)], vec![18]),
+        "{before:#?}"
+    );
+    let all_time = ledger::counts(&admin, &registry(), SystemTime::UNIX_EPOCH, now)
+        .await
+        .unwrap();
+    admin
+        .execute(
+            "DELETE FROM lockward_ledger WHERE cycle_start < $1",
+            &[&minute(35)],
+        )
+        .await
+        .unwrap();
+    let after = ledger::counts(&admin, &registry(), minute(20), now)
+        .await
+        .unwrap();
+    assert_eq!(window(&after), window(&before));
+    // Counted all time, the same DELETE takes delta's cycle away: that was the bug.
+    let all_time_after = ledger::counts(&admin, &registry(), SystemTime::UNIX_EPOCH, now)
+        .await
+        .unwrap();
+    assert_ne!(window(&all_time_after), window(&all_time));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_database_without_a_ledger_has_an_empty_history_and_no_counts() {
     let db = TestDb::new().await;
@@ -346,7 +435,9 @@ async fn a_database_without_a_ledger_has_an_empty_history_and_no_counts() {
         .await
         .unwrap();
     assert!(history.locks.is_empty());
-    let counts = ledger::counts(&client, &registry(), now).await.unwrap();
+    let counts = ledger::counts(&client, &registry(), SystemTime::UNIX_EPOCH, now)
+        .await
+        .unwrap();
     assert!(counts.hosts.is_empty() && counts.locks.is_empty());
     seed_ledger(&client, "pgtest", &[], Duration::from_secs(60), 0, now).await;
     assert!(ledger::exists(&client).await.unwrap());
@@ -379,7 +470,9 @@ async fn an_old_ledger_no_worker_upgraded_yet_is_read_without_periods() {
     let statuses: Vec<Status> = lock.cycles.iter().map(|c| c.status).collect();
     // No period: no unled cycle, and the latest row without an end is still running.
     assert_eq!(statuses, [Status::Done, Status::Running]);
-    let counts = ledger::counts(&client, &registry(), now).await.unwrap();
+    let counts = ledger::counts(&client, &registry(), SystemTime::UNIX_EPOCH, now)
+        .await
+        .unwrap();
     assert_eq!(
         (
             counts.hosts[0].led,
@@ -487,7 +580,9 @@ async fn counts_agree_with_the_history_of_all_time_on_a_ledger_with_gaps_and_los
         )
         .await
         .unwrap();
-    let counts = ledger::counts(&client, &registry(), now).await.unwrap();
+    let counts = ledger::counts(&client, &registry(), SystemTime::UNIX_EPOCH, now)
+        .await
+        .unwrap();
     let history = ledger::history_at(
         &client,
         &registry(),
@@ -539,17 +634,7 @@ async fn counts_agree_with_the_history_of_all_time_on_a_ledger_with_gaps_and_los
 /// `foreign`, named, counted apart, and the rollup's period is its own workers'.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_projects_rows_on_a_key_are_foreign_counted_apart_and_give_it_no_period() {
-    let db = TestDb::new().await;
-    let admin = db.connect().await;
-    seed_ledger(
-        &admin,
-        "pgtest",
-        &[],
-        Duration::from_secs(60),
-        0,
-        SystemTime::now(),
-    )
-    .await;
+    let (_db, admin) = empty_ledger().await;
     let secs = Duration::from_secs;
     insert(&admin, minute(10), secs(1), Some(secs(2)), Some("done")).await;
     insert(&admin, minute(9), secs(1), Some(secs(2)), Some("done")).await;
@@ -589,7 +674,9 @@ async fn another_projects_rows_on_a_key_are_foreign_counted_apart_and_give_it_no
             (Status::Unled, None),
         ]
     );
-    let counts = ledger::counts(&admin, &registry(), now).await.unwrap();
+    let counts = ledger::counts(&admin, &registry(), SystemTime::UNIX_EPOCH, now)
+        .await
+        .unwrap();
     let hosts: Vec<(&str, u64)> = counts
         .hosts
         .iter()

@@ -19,6 +19,13 @@ fn value(handle: &PrometheusHandle, metric: &str) -> Option<f64> {
         .samples
         .into_iter()
         .find(|sample| sample.metric == metric)
+        .inspect(|sample| {
+            // The label scheme `lockward serve`'s series share: project and lock.
+            if metric != "lockward_build_info" {
+                assert_eq!(sample.labels.get("project"), Some("pgtest"), "{metric}");
+                assert!(sample.labels.get("lock").is_some(), "{metric}");
+            }
+        })
         .and_then(|sample| match sample.value {
             prometheus_parse::Value::Counter(value)
             | prometheus_parse::Value::Gauge(value)

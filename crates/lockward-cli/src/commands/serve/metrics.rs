@@ -1,13 +1,19 @@
 //! `GET /metrics`: the registry's locks as the database holds them now, and the ledger's
-//! counts, in the Prometheus text format.
+//! counts over a trailing window, in the Prometheus text format.
 //!
 //! Each scrape records into a recorder of its own (`metrics-exporter-prometheus`'s, made for
 //! that scrape and dropped after it), so a series is exactly what this scrape read: a lock
 //! released since the last scrape is 0, a key no longer held is gone, and nothing piles up.
-//! The ledger's series are counters all the same: the ledger only grows, so each scrape's
-//! absolute count never falls (unless someone deletes rows, which Prometheus reads as a reset).
+//!
+//! Every series about a lock carries `project` and `lock` (the label scheme the workers' series
+//! use, [`lockward_pg::lock_label`]), so the dashboard's and the workers' series join on both.
+//! The ledger's series are gauges over the window (`--ledger-window`), not counters: counted
+//! over the whole table, a retention `DELETE` made them fall, which Prometheus reads as a reset
+//! (`increase()` jumped from 5.6 to 41 after one). Over a window, only the window's rows count,
+//! and only the hosts that led in it are series.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 use lockward_pg::ledger::Counts;
 use lockward_pg::live::{Flag, Snapshot};
@@ -22,24 +28,41 @@ pub(crate) const LOCK_HELD: &str = "lockward_lock_held";
 pub(crate) const LOCK_WAITERS: &str = "lockward_lock_waiters";
 /// Per registered lock and flag (`retired`, `foreign-holder`): 1 while `live` would flag it.
 pub(crate) const LOCK_FLAGGED: &str = "lockward_lock_flagged";
-/// Per key the registry does not know: 1 while a session holds it.
+/// Per key the registry does not know, for the first [`UNREGISTERED_KEYS_LISTED`] of them: 1
+/// while a session holds it.
 pub(crate) const UNREGISTERED_KEY_HELD: &str = "lockward_unregistered_key_held";
+/// The keys held that the registry does not know, all of them.
+pub(crate) const UNREGISTERED_KEYS_HELD: &str = "lockward_unregistered_keys_held";
+/// The keys held that the registry does not know past the first [`UNREGISTERED_KEYS_LISTED`],
+/// which have no series of their own.
+pub(crate) const UNREGISTERED_KEYS_UNLISTED: &str = "lockward_unregistered_keys_unlisted";
 /// Per tool of the catalogue of well-known keys: 1 while a session holds one of its keys that
 /// the registry does not know.
 pub(crate) const WELL_KNOWN_KEY_HELD: &str = "lockward_well_known_key_held";
-/// Per lock, leading host and outcome: the ledger's cycles, all time.
-pub(crate) const LEDGER_CYCLES: &str = "lockward_ledger_cycles_total";
-/// Per lock: the cycle boundaries nobody led since the lock's first ledger row.
-pub(crate) const LEDGER_UNLED: &str = "lockward_ledger_cycles_unled_total";
-/// Per lock and other lockward project: the cycles that project's workers led on the lock's key.
-pub(crate) const LEDGER_FOREIGN: &str = "lockward_ledger_cycles_foreign_total";
+/// The length of the window the ledger's series count over, in seconds.
+pub(crate) const LEDGER_WINDOW: &str = "lockward_ledger_window_seconds";
+/// Per lock, leading host and outcome: the cycles that started in the window.
+pub(crate) const LEDGER_CYCLES: &str = "lockward_ledger_window_cycles";
+/// Per lock: the cycle boundaries in the window nobody led.
+pub(crate) const LEDGER_UNLED: &str = "lockward_ledger_window_unled_cycles";
+/// Per lock and other lockward project: the cycles in the window that project's workers led on
+/// the lock's key.
+pub(crate) const LEDGER_FOREIGN: &str = "lockward_ledger_window_foreign_cycles";
 
 /// Always 1, with the version serving the metrics (also when the database cannot be read).
 pub(crate) const BUILD_INFO: &str = "lockward_build_info";
 
+/// How many keys the registry does not know get a series of their own: an application that
+/// locks per row holds thousands, and a series per key would be a series per row.
+/// [`UNREGISTERED_KEYS_HELD`] counts them all. The listed ones are those with the most sessions
+/// holding or waiting, then the lowest keys, so the list is stable from scrape to scrape.
+pub(crate) const UNREGISTERED_KEYS_LISTED: usize = 10;
+
 /// What one scrape read.
 pub(crate) struct Scrape<'a> {
     pub(crate) registry: &'a Registry,
+    /// The window the ledger's counts are over.
+    pub(crate) window: Duration,
     /// The live view and the ledger's counts; `None` when the database could not be read.
     pub(crate) read: Option<(&'a Snapshot, &'a Counts)>,
 }
@@ -62,13 +85,14 @@ fn record(scrape: &Scrape<'_>) {
         DATABASE_UP,
         "1 when the dashboard could read the database for this scrape, else 0 (and no other series)"
     );
+    let project = scrape.registry.project().name.clone();
     let Some((live, counts)) = scrape.read else {
-        metrics::gauge!(DATABASE_UP).set(0.0);
+        metrics::gauge!(DATABASE_UP, "project" => project).set(0.0);
         return;
     };
-    metrics::gauge!(DATABASE_UP).set(1.0);
+    metrics::gauge!(DATABASE_UP, "project" => project).set(1.0);
     record_live(scrape.registry, live);
-    record_ledger(counts);
+    record_ledger(scrape.registry, scrape.window, counts);
 }
 
 /// What the live view says about one registered id (every member of a family together).
@@ -91,38 +115,51 @@ fn record_live(registry: &Registry, live: &Snapshot) {
     );
     metrics::describe_gauge!(
         UNREGISTERED_KEY_HELD,
-        "1 per advisory key held that the registry does not know (key: K, or A,B for a pair)"
+        "1 per advisory key held that the registry does not know (key: K, or A,B for a pair), for the 10 with the most sessions"
+    );
+    metrics::describe_gauge!(
+        UNREGISTERED_KEYS_HELD,
+        "advisory keys held that the registry does not know, all of them"
+    );
+    metrics::describe_gauge!(
+        UNREGISTERED_KEYS_UNLISTED,
+        "advisory keys held that the registry does not know and that have no lockward_unregistered_key_held series (past the first 10)"
     );
     metrics::describe_gauge!(
         WELL_KNOWN_KEY_HELD,
         "1 while a session holds a key the catalogue of well-known keys gives this tool (a migration tool's lock), not in the registry"
     );
+    let project = &registry.project().name;
     let mut seen: BTreeMap<i64, Seen> = BTreeMap::new();
+    let mut unregistered: Vec<(usize, AdvisoryKey)> = Vec::new();
     for lock in &live.locks {
         if lock.id.is_none() && !lock.well_known.is_empty() {
             for tool in &lock.well_known {
-                metrics::gauge!(WELL_KNOWN_KEY_HELD, "tool" => tool.tool.clone()).set(1.0);
+                metrics::gauge!(WELL_KNOWN_KEY_HELD, "project" => project.clone(), "tool" => tool.tool.clone()).set(1.0);
             }
             continue;
         }
         let Some(id) = lock.id else {
-            let key = match lock.key {
-                AdvisoryKey::Bigint(k) => k.to_string(),
-                AdvisoryKey::Pair(a, b) => format!("{a},{b}"),
-            };
-            metrics::gauge!(UNREGISTERED_KEY_HELD, "key" => key).set(1.0);
+            let sessions = usize::from(lock.holder.is_some()) + lock.waiters.len();
+            unregistered.push((sessions, lock.key));
             continue;
         };
+        // A shared registry's lock (`--with`) is that project's, not one of this registry's.
+        if lock.project.as_ref() != Some(project) {
+            continue;
+        }
         let entry = seen.entry(id).or_default();
         entry.held |= lock.holder.is_some();
         entry.waiters += lock.waiters.len();
         entry.flags.extend(lock.flags.iter().copied());
     }
+    record_unregistered(project, unregistered);
     for lock in registry.locks() {
         let id = lock.id().value();
         let labels = [
+            ("project", project.clone()),
+            ("lock", lockward_pg::lock_label(lock)),
             ("id", id.to_string()),
-            ("constant", lock.constant().unwrap_or_default().to_owned()),
             ("owner", lock.owner().unwrap_or_default()),
         ];
         let seen = seen.remove(&id).unwrap_or_default();
@@ -130,27 +167,65 @@ fn record_live(registry: &Registry, live: &Snapshot) {
         #[allow(clippy::cast_precision_loss)] // a count of sessions, far below 2^52
         metrics::gauge!(LOCK_WAITERS, &labels).set(seen.waiters as f64);
         for flag in seen.flags {
-            let [id, constant, owner] = labels.clone();
-            let labels = [id, constant, owner, ("flag", flag.as_str().to_owned())];
+            let [project, lock, id, owner] = labels.clone();
+            let labels = [project, lock, id, owner, ("flag", flag.as_str().to_owned())];
             metrics::gauge!(LOCK_FLAGGED, &labels).set(1.0);
         }
     }
 }
 
-/// The ledger's counts. A family's members are summed under the family's id (the labels name
-/// the registry entry, as the live series do); a key the registry does not know is its own id.
-fn record_ledger(counts: &Counts) {
-    metrics::describe_counter!(
+/// The keys nobody registered: the first [`UNREGISTERED_KEYS_LISTED`] (most sessions first,
+/// then by key) each a series, and the count of all and of the rest.
+#[allow(clippy::cast_precision_loss)] // counts of keys, far below 2^52
+fn record_unregistered(project: &str, mut keys: Vec<(usize, AdvisoryKey)>) {
+    keys.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    let unlisted = keys.len().saturating_sub(UNREGISTERED_KEYS_LISTED);
+    metrics::gauge!(UNREGISTERED_KEYS_HELD, "project" => project.to_owned()).set(keys.len() as f64);
+    metrics::gauge!(UNREGISTERED_KEYS_UNLISTED, "project" => project.to_owned())
+        .set(unlisted as f64);
+    for (_, key) in keys.into_iter().take(UNREGISTERED_KEYS_LISTED) {
+        let key = match key {
+            AdvisoryKey::Bigint(k) => k.to_string(),
+            AdvisoryKey::Pair(a, b) => format!("{a},{b}"),
+        };
+        metrics::gauge!(UNREGISTERED_KEY_HELD, "project" => project.to_owned(), "key" => key)
+            .set(1.0);
+    }
+}
+
+/// The ledger's counts over the window. A family's members are summed under the family's entry
+/// (the labels name the registry entry, as the live series do); a key the registry does not know
+/// is its own `lock`, with no `id`.
+#[allow(clippy::cast_precision_loss)] // counts of cycles, far below 2^52
+fn record_ledger(registry: &Registry, window: Duration, counts: &Counts) {
+    let project = &registry.project().name;
+    metrics::describe_gauge!(
+        LEDGER_WINDOW,
+        metrics::Unit::Seconds,
+        "the length of the trailing window the lockward_ledger_window_* series count over"
+    );
+    metrics::gauge!(LEDGER_WINDOW, "project" => project.clone()).set(window.as_secs_f64());
+    metrics::describe_gauge!(
         LEDGER_CYCLES,
-        "cycles the ledger records per lock and leading host, by outcome (done, failed, cancelled, lost)"
+        "cycles that started in the window, per lock and leading host, by outcome (done, failed, cancelled, lost); only hosts that led in it"
     );
-    metrics::describe_counter!(
+    metrics::describe_gauge!(
         LEDGER_UNLED,
-        "cycle boundaries nobody led, per lock, since its first ledger row"
+        "cycle boundaries in the window nobody led, per lock"
     );
+    metrics::describe_gauge!(
+        LEDGER_FOREIGN,
+        "cycles in the window a worker of another lockward project (foreign_project) led on the lock's key (a collision: two registries gave out one key)"
+    );
+    let labels = |id: Option<i64>, lock_key: &str| -> (String, String) {
+        match id.and_then(|id| registry.lock(id)) {
+            Some(lock) => (lockward_pg::lock_label(lock), lock.id().value().to_string()),
+            None => (lock_key.to_owned(), String::new()),
+        }
+    };
     let mut cycles: BTreeMap<(String, String, String, &str), u64> = BTreeMap::new();
     for host in &counts.hosts {
-        let (id, constant) = labels(host.id, host.constant.as_deref(), &host.lock_key);
+        let (lock, id) = labels(host.id, &host.lock_key);
         for (outcome, count) in [
             ("done", host.done),
             ("failed", host.failed),
@@ -158,44 +233,31 @@ fn record_ledger(counts: &Counts) {
             ("lost", host.lost),
         ] {
             *cycles
-                .entry((id.clone(), constant.clone(), host.host.clone(), outcome))
+                .entry((lock.clone(), id.clone(), host.host.clone(), outcome))
                 .or_default() += count;
         }
     }
-    for ((id, constant, host, outcome), count) in cycles {
-        metrics::counter!(LEDGER_CYCLES, "id" => id, "constant" => constant, "host" => host, "outcome" => outcome)
-            .absolute(count);
+    for ((lock, id, host, outcome), count) in cycles {
+        metrics::gauge!(LEDGER_CYCLES, "project" => project.clone(), "lock" => lock, "id" => id, "host" => host, "outcome" => outcome)
+            .set(count as f64);
     }
     let mut unled: BTreeMap<(String, String), u64> = BTreeMap::new();
     for lock in &counts.locks {
-        *unled
-            .entry(labels(lock.id, lock.constant.as_deref(), &lock.lock_key))
-            .or_default() += lock.unled;
+        *unled.entry(labels(lock.id, &lock.lock_key)).or_default() += lock.unled;
     }
-    for ((id, constant), count) in unled {
-        metrics::counter!(LEDGER_UNLED, "id" => id, "constant" => constant).absolute(count);
+    for ((lock, id), count) in unled {
+        metrics::gauge!(LEDGER_UNLED, "project" => project.clone(), "lock" => lock, "id" => id)
+            .set(count as f64);
     }
-    metrics::describe_counter!(
-        LEDGER_FOREIGN,
-        "cycles a worker of another lockward project led on the lock's key (a collision: two registries gave out one key), per lock and project"
-    );
     let mut foreign: BTreeMap<(String, String, String), u64> = BTreeMap::new();
     for other in &counts.foreign {
-        let (id, constant) = labels(other.id, other.constant.as_deref(), &other.lock_key);
+        let (lock, id) = labels(other.id, &other.lock_key);
         *foreign
-            .entry((id, constant, other.project.clone()))
+            .entry((lock, id, other.project.clone()))
             .or_default() += other.cycles;
     }
-    for ((id, constant, project), count) in foreign {
-        metrics::counter!(LEDGER_FOREIGN, "id" => id, "constant" => constant, "project" => project)
-            .absolute(count);
-    }
-}
-
-/// `id` and `constant` of a ledger key: the registry's, else the key itself and nothing.
-fn labels(id: Option<i64>, constant: Option<&str>, lock_key: &str) -> (String, String) {
-    match id {
-        Some(id) => (id.to_string(), constant.unwrap_or_default().to_owned()),
-        None => (lock_key.to_owned(), String::new()),
+    for ((lock, id, other), count) in foreign {
+        metrics::gauge!(LEDGER_FOREIGN, "project" => project.clone(), "lock" => lock, "id" => id, "foreign_project" => other)
+            .set(count as f64);
     }
 }

@@ -301,6 +301,7 @@ async fn ledger(State(shared): State<Arc<Shared>>, uri: Uri) -> Result<Response,
 /// scrape that fails would hide which of the dashboard and the database is down.
 async fn prometheus(State(shared): State<Arc<Shared>>) -> Response {
     let loaded = shared.registry.current().await;
+    let window = shared.ledger_window;
     let read = shared
         .database
         .read(|session| {
@@ -309,10 +310,12 @@ async fn prometheus(State(shared): State<Arc<Shared>>) -> Response {
                 let snapshot = session
                     .snapshot_shared(&loaded.registry, &loaded.shared)
                     .await?;
+                let now = SystemTime::now();
                 let counts = lockward_pg::ledger::counts(
                     session.client(),
                     &loaded.registry,
-                    SystemTime::now(),
+                    now.checked_sub(window).unwrap_or(UNIX_EPOCH),
+                    now,
                 )
                 .await?;
                 Ok::<_, Failed>((snapshot, counts))
@@ -324,6 +327,7 @@ async fn prometheus(State(shared): State<Arc<Shared>>) -> Response {
     }
     let text = metrics::render(&metrics::Scrape {
         registry: &loaded.registry,
+        window,
         read: read
             .as_ref()
             .ok()
