@@ -42,20 +42,25 @@
 //!   worker's is logged as an error and counted ([`Outcome::Collision`]).
 //! - **Observability.** `tracing` spans per cycle; through the `metrics` facade, counters
 //!   `lockward_worker_cycles_{led,skipped,failed,lost,unavailable}_total`,
-//!   `lockward_worker_collisions_total`, the gauge `lockward_worker_leader` (1 while leading a
-//!   cycle) and the histogram [`HOLD_SECONDS`] (`lockward_worker_hold_seconds`), each labelled
-//!   `lock` = the constant, registered (at 0) and described when [`Worker::run`] starts. The
-//!   library installs no recorder: the host does, for instance Prometheus's exporter
-//!   (`metrics-exporter-prometheus`, with the buckets [`HOLD_SECONDS_BUCKETS`], since it renders
-//!   histograms as summaries otherwise), before it runs the worker:
+//!   `lockward_worker_collisions_total`, the gauges `lockward_worker_leader` (1 while leading a
+//!   cycle), `lockward_worker_last_success_timestamp_seconds`,
+//!   `lockward_worker_last_led_timestamp_seconds`, `lockward_worker_period_seconds` and
+//!   `lockward_worker_started_timestamp_seconds`, and the histogram [`HOLD_SECONDS`]
+//!   (`lockward_worker_hold_seconds`), each labelled `project` and `lock` (= [`lock_label`], the
+//!   constant), registered (at 0) and described when [`Worker::run`] starts. The library installs
+//!   no recorder: the host does, for instance Prometheus's exporter
+//!   (`metrics-exporter-prometheus`, with buckets fitted to the periods it runs,
+//!   [`hold_seconds_buckets`], since it renders histograms as summaries otherwise), before it
+//!   runs the worker:
 //!
 //!   ```no_run
 //!   # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //!   use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 //!   let hold = Matcher::Full(lockward_pg::HOLD_SECONDS.to_owned());
+//!   let buckets = lockward_pg::hold_seconds_buckets(&[std::time::Duration::from_secs(60)]);
 //!   PrometheusBuilder::new()
 //!       .with_http_listener(([127, 0, 0, 1], 9464)) // serves http://127.0.0.1:9464/metrics
-//!       .set_buckets_for_metric(hold, lockward_pg::HOLD_SECONDS_BUCKETS)?
+//!       .set_buckets_for_metric(hold, &buckets)?
 //!       .install()?;
 //!   # Ok(()) }
 //!   ```

@@ -1,5 +1,6 @@
 //! End-to-end tests of the `lockward` binary, run against temporary copies of fixture projects.
 
+mod alerts;
 mod browser;
 mod check;
 mod completions;

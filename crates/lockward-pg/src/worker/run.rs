@@ -68,7 +68,7 @@ impl Worker {
         let mut backoff = Backoff::new(self.settings.backoff);
         let mut throttle = Throttle::default();
         let mut outage = Outage::default();
-        telemetry::register(&self.labels());
+        telemetry::register(&self.labels(), self.every);
         tracing::info!(application_name = %self.application_name, key = %self.lock_key, every = %shown::duration(self.every), "worker started");
         // The first session is opened before the first boundary, so that every host competes
         // for the lock on equal terms. Later sessions are reopened at a boundary: a worker that
@@ -592,13 +592,18 @@ impl Worker {
             );
         }
         let labels = self.labels();
+        let now = telemetry::now_seconds();
+        if let Outcome::Led { .. }
+        | Outcome::Failed { .. }
+        | Outcome::Lost { .. }
+        | Outcome::ShutDown { .. } = report.outcome
+        {
+            metrics::gauge!(telemetry::LAST_LED, &labels).set(now);
+        }
         match &report.outcome {
             Outcome::Led { held } => {
                 tracing::info!(fencing_token = report.fencing_token, held = %shown::duration(*held), "led the cycle");
                 metrics::counter!(telemetry::CYCLES_LED, &labels).increment(1);
-                let now = SystemTime::now()
-                    .duration_since(SystemTime::UNIX_EPOCH)
-                    .map_or(0.0, |since| since.as_secs_f64());
                 metrics::gauge!(telemetry::LAST_SUCCESS, &labels).set(now);
                 metrics::histogram!(telemetry::HOLD_SECONDS, &labels).record(held.as_secs_f64());
             }

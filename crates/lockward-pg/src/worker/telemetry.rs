@@ -57,6 +57,9 @@ pub(super) const CYCLES_UNAVAILABLE: &str = "lockward_worker_cycles_unavailable_
 pub(super) const COLLISIONS: &str = "lockward_worker_collisions_total";
 pub(super) const LEADER: &str = "lockward_worker_leader";
 pub(super) const LAST_SUCCESS: &str = "lockward_worker_last_success_timestamp_seconds";
+pub(super) const LAST_LED: &str = "lockward_worker_last_led_timestamp_seconds";
+pub(super) const PERIOD: &str = "lockward_worker_period_seconds";
+pub(super) const STARTED: &str = "lockward_worker_started_timestamp_seconds";
 pub(super) const BUILD_INFO: &str = "lockward_build_info";
 
 /// The counters, with their help texts.
@@ -101,7 +104,7 @@ pub(super) fn labels(project: &str, lock: &str) -> Labels {
 /// Describes every metric and registers it for `labels`' lock (counters at 0, the leader gauge at 0),
 /// so that a scrape shows every series from the worker's start and `rate()` sees the first
 /// increment.
-pub(super) fn register(labels: &Labels) {
+pub(super) fn register(labels: &Labels, period: std::time::Duration) {
     for (name, help) in COUNTERS {
         metrics::describe_counter!(name, help);
         metrics::counter!(name, labels).increment(0);
@@ -122,6 +125,28 @@ pub(super) fn register(labels: &Labels) {
     );
     metrics::gauge!(LAST_SUCCESS, labels).set(0.0);
     metrics::describe_gauge!(
+        LAST_LED,
+        metrics::Unit::Seconds,
+        "When this worker last led a cycle, however its job ended, in seconds since the epoch; 0 \
+         until it first did."
+    );
+    metrics::gauge!(LAST_LED, labels).set(0.0);
+    // What an alert compares the two timestamps with: "no host led for 3 periods".
+    metrics::describe_gauge!(
+        PERIOD,
+        metrics::Unit::Seconds,
+        "The worker's period: the time between its cycle boundaries, in seconds."
+    );
+    metrics::gauge!(PERIOD, labels).set(period.as_secs_f64());
+    // The alerts' baseline for a lock no host has led yet: the earliest start they remember,
+    // so a new lock has three periods' grace and a worker that restarts in a loop none.
+    metrics::describe_gauge!(
+        STARTED,
+        metrics::Unit::Seconds,
+        "When this worker started, in seconds since the epoch."
+    );
+    metrics::gauge!(STARTED, labels).set(now_seconds());
+    metrics::describe_gauge!(
         BUILD_INFO,
         "Always 1; its version label is the lockward that records these metrics."
     );
@@ -131,6 +156,13 @@ pub(super) fn register(labels: &Labels) {
         metrics::Unit::Seconds,
         "How long this worker held the lock per cycle it took, in seconds."
     );
+}
+
+/// Now, in seconds since the epoch, as the timestamp gauges say it.
+pub(super) fn now_seconds() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::SystemTime::UNIX_EPOCH)
+        .map_or(0.0, |since| since.as_secs_f64())
 }
 
 /// Holds the leader gauge at 1 while it lives: from taking the lock until the cycle's end,

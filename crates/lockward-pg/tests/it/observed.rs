@@ -120,6 +120,20 @@ async fn the_leader_gauge_is_1_while_the_job_runs_and_every_led_cycle_is_counted
         last <= now && now - last < 60.0,
         "last success {last}, now {now}"
     );
+    // A led cycle, however it ended, is at or after the last success.
+    let last_led = value(&handle, "lockward_worker_last_led_timestamp_seconds")
+        .expect("the last led cycle is recorded");
+    assert!(
+        last_led >= last && last_led <= now,
+        "last led {last_led}, last success {last}"
+    );
+    assert_eq!(value(&handle, "lockward_worker_period_seconds"), Some(0.2));
+    let started =
+        value(&handle, "lockward_worker_started_timestamp_seconds").expect("the start is recorded");
+    assert!(
+        started <= last && now - started < 60.0,
+        "started {started}, now {now}"
+    );
     assert!(
         handle.render().contains(&format!(
             "lockward_build_info{{version=\"{}\"}} 1",
