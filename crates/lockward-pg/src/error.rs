@@ -59,8 +59,9 @@ pub enum Error {
     /// tried again at the next session open). The message says what the server said and the SQL
     /// the table's owner can run.
     #[error(
-        "the ledger table lockward_ledger predates lockward's period_ms column and cycle_start \
-         index, and this session could not add them: {}; have the table's owner run: {sql}",
+        "the ledger table lockward_ledger predates lockward's period_ms, detail and stopped_at \
+         columns or its cycle_start index, and this session could not add them: {}; have the \
+         table's owner run: {sql}",
         describe(.error)
     )]
     LedgerUpgrade {

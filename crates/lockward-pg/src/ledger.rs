@@ -14,6 +14,8 @@
 //!     finished_at      timestamptz,
 //!     outcome          text,                  -- 'done', 'failed', 'cancelled' (NULL: lost)
 //!     period_ms        bigint,                -- the worker's period (NULL in older rows)
+//!     detail           text,                  -- how the job ended: its error, exit status, signal
+//!     stopped_at       timestamptz,           -- its leader stopped cleanly after this cycle
 //!     PRIMARY KEY (lock_key, cycle_start)
 //! );
 //! CREATE INDEX lockward_ledger_cycle_start ON lockward_ledger (cycle_start);
@@ -23,9 +25,10 @@
 //! cannot race another host. Fencing tokens come from a sequence: they rise at every acquisition
 //! and are never handed out twice, even when a transaction-mode cycle rolls back.
 //!
-//! A ledger created by an older lockward lacks `period_ms` and the `cycle_start` index: the
-//! first worker that opens a session adds both ([`UPGRADE`]), or, when its role may not alter
-//! the table, fails with [`Error::LedgerUpgrade`], which names the SQL the table's owner must run.
+//! A ledger created by an older lockward lacks some of `period_ms`, `detail`, `stopped_at` and
+//! the `cycle_start` index: the first worker that opens a session adds them ([`UPGRADE`]), or,
+//! when its role may not alter the table, fails with [`Error::LedgerUpgrade`], which names the SQL
+//! the table's owner must run.
 
 mod history;
 
@@ -58,17 +61,21 @@ CREATE TABLE IF NOT EXISTS lockward_ledger (
     finished_at      timestamptz,
     outcome          text,
     period_ms        bigint,
+    detail           text,
+    stopped_at       timestamptz,
     PRIMARY KEY (lock_key, cycle_start)
 );
 CREATE INDEX IF NOT EXISTS lockward_ledger_cycle_start ON lockward_ledger (cycle_start);";
 
 /// What brings a ledger an older lockward created up to date: the period column every claim
-/// records and the index a history read of a time range uses. The table's owner runs it (a
+/// records, the columns of how a job ended and of a clean stop, and the index a history read of
+/// a time range uses. The table's owner runs it (a
 /// worker whose role owns the table runs it by itself, each statement in a transaction of its
 /// own). While the index is built, claims wait (about 0.2 s per million rows); an owner who would
 /// rather they did not can build any index whose first column is `cycle_start` beforehand with
 /// `CREATE INDEX CONCURRENTLY`: workers look for one by its column, not its name.
-pub const UPGRADE: &str = "ALTER TABLE lockward_ledger ADD COLUMN IF NOT EXISTS period_ms bigint; \
+pub const UPGRADE: &str = "ALTER TABLE lockward_ledger ADD COLUMN IF NOT EXISTS period_ms bigint, \
+ADD COLUMN IF NOT EXISTS detail text, ADD COLUMN IF NOT EXISTS stopped_at timestamptz; \
 CREATE INDEX IF NOT EXISTS lockward_ledger_cycle_start ON lockward_ledger (cycle_start);";
 
 /// How long the upgrade waits for the table's lock. `ALTER TABLE` needs an exclusive lock: queued
@@ -77,13 +84,13 @@ CREATE INDEX IF NOT EXISTS lockward_ledger_cycle_start ON lockward_ledger (cycle
 /// open.
 const UPGRADE_LOCK_TIMEOUT: &str = "2s";
 
-/// Whether the ledger's table and sequence are there, and whether the table has the period
-/// column and a valid index led by `cycle_start` (one round trip).
+/// Whether the ledger's table and sequence are there, and whether the table has every column
+/// (`period_ms`, `detail`, `stopped_at`) and a valid index led by `cycle_start` (one round trip).
 const EXISTS: &str = "\
 SELECT to_regclass('lockward_ledger') IS NOT NULL AND to_regclass('lockward_fencing_token') IS NOT NULL,
-       EXISTS (SELECT FROM pg_attribute
-               WHERE attrelid = to_regclass('lockward_ledger') AND attname = 'period_ms'
-                 AND NOT attisdropped),
+       (SELECT count(*) FROM pg_attribute
+        WHERE attrelid = to_regclass('lockward_ledger')
+          AND attname IN ('period_ms', 'detail', 'stopped_at') AND NOT attisdropped) = 3,
        EXISTS (SELECT FROM pg_index i
                JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
                WHERE i.indrelid = to_regclass('lockward_ledger') AND i.indisvalid
@@ -137,7 +144,7 @@ async fn upgrade(client: &Client) -> Result<(), Error> {
     }
     match client.batch_execute(&sql).await {
         Ok(()) => {
-            tracing::info!("upgraded the ledger: added period_ms and the cycle_start index");
+            tracing::info!("upgraded the ledger: added the columns and the index it lacked");
             Ok(())
         }
         Err(error) => {
@@ -207,14 +214,41 @@ pub(crate) fn lock_and_claim_sql(lock: &str, first: usize) -> String {
     )
 }
 
+/// How a led cycle ended, as its row records it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ending<'a> {
+    /// `done`, `failed` or `cancelled`.
+    pub(crate) outcome: &'a str,
+    /// What the job said (its error; for `lockward run`, the command's exit status or signal),
+    /// or why it was cancelled; cut to [`DETAIL_LIMIT`] bytes.
+    pub(crate) detail: Option<&'a str>,
+}
+
+/// The most bytes of a job's detail a row keeps: enough for an error message and an exit
+/// status, not for a command's whole output.
+pub const DETAIL_LIMIT: usize = 512;
+
+/// `detail` cut to [`DETAIL_LIMIT`] bytes at a character boundary, `…` marking a cut.
+pub(crate) fn bounded_detail(detail: &str) -> String {
+    if detail.len() <= DETAIL_LIMIT {
+        return detail.to_owned();
+    }
+    let mut end = DETAIL_LIMIT - '…'.len_utf8();
+    while !detail.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &detail[..end])
+}
+
 /// Session mode: record the cycle's end and unlock, in one statement. The update commits when
 /// the statement ends, just after the unlock: the row was claimed (committed) before, so a
 /// host taking the lock in between still finds the cycle taken. Returns `(unlocked,
 /// pg_backend_pid())`.
 pub(crate) fn finish_and_unlock_sql(unlock: &str, first: usize) -> String {
-    let [key, cycle, outcome] = [0, 1, 2].map(|i| format!("${}", first + i));
+    let [key, cycle, outcome, detail] = [0, 1, 2, 3].map(|i| format!("${}", first + i));
     format!(
-        "WITH f AS (UPDATE lockward_ledger SET finished_at = clock_timestamp(), outcome = {outcome}::text \
+        "WITH f AS (UPDATE lockward_ledger SET finished_at = clock_timestamp(), outcome = {outcome}::text, \
+                           detail = {detail}::text \
                     WHERE lock_key = {key}::text AND cycle_start = {cycle}::timestamptz) \
          SELECT {unlock}, pg_backend_pid()"
     )
@@ -265,18 +299,45 @@ pub(crate) async fn finish(
     client: &Client,
     lock_key: &str,
     cycle: SystemTime,
-    outcome: &str,
+    ending: Ending<'_>,
 ) -> Result<(), Error> {
+    let detail = ending.detail.map(bounded_detail);
     client
         .query_typed(
-            "UPDATE lockward_ledger SET finished_at = clock_timestamp(), outcome = $3 \
+            "UPDATE lockward_ledger SET finished_at = clock_timestamp(), outcome = $3, detail = $4 \
              WHERE lock_key = $1 AND cycle_start = $2",
             &[
                 (&lock_key, Type::TEXT),
                 (&cycle, Type::TIMESTAMPTZ),
-                (&outcome, Type::TEXT),
+                (&ending.outcome, Type::TEXT),
+                (&detail, Type::TEXT),
             ],
         )
         .await?;
     Ok(())
+}
+
+/// Records that the worker `host`/`pid` stopped cleanly, on its lock's latest row when that row
+/// is its own: the boundaries after it that nobody leads are then a stop, not an outage. A
+/// worker that did not lead the latest cycle (a standby) records nothing: the lock's leader is
+/// another. Returns whether a row was marked.
+pub(crate) async fn stopped(
+    client: &Client,
+    lock_key: &str,
+    host: &str,
+    pid: i32,
+) -> Result<bool, Error> {
+    let marked = client
+        .execute_typed(
+            "UPDATE lockward_ledger SET stopped_at = clock_timestamp() \
+             WHERE lock_key = $1 AND host = $2 AND pid = $3 \
+               AND cycle_start = (SELECT max(cycle_start) FROM lockward_ledger WHERE lock_key = $1)",
+            &[
+                (&lock_key, Type::TEXT),
+                (&host, Type::TEXT),
+                (&pid, Type::INT4),
+            ],
+        )
+        .await?;
+    Ok(marked > 0)
 }

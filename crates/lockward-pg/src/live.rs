@@ -195,6 +195,10 @@ pub struct LiveLock {
     pub holder: Option<LiveHolder>,
     /// Sessions waiting for the key, first in the queue first.
     pub waiters: Vec<i32>,
+    /// The same sessions with their `application_name`s (and a lockward worker's identity),
+    /// for a reader to tell who waits without looking the pids up; absent when none waits.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub waiting: Vec<LiveWaiter>,
     /// Lockward lock sessions of workers that found the key held by a different worker and say
     /// so in their identity ([`Identity::contends`]): the losing side of a collision, which
     /// neither `pg_locks` nor the holder would show, since a failed `pg_try_advisory_lock`
@@ -239,6 +243,52 @@ pub struct LiveHolder {
     /// How long ago `since` was, by the server's clock.
     #[serde(skip)]
     pub held_for: Option<Duration>,
+    /// What a lockward worker's `application_name` says ([`Identity`]): which project's worker
+    /// on which lock, from which process on which host; absent for any other session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub identity: Option<SessionIdentity>,
+}
+
+/// A lockward lock session's [`Identity`], as `live` and the dashboard show it. The identity is
+/// the whole of what names the holder: PostgreSQL cuts an `application_name` at 63 bytes, and
+/// the dashboard shows its parts as columns rather than a cut text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionIdentity {
+    /// The registry's project.
+    pub project: String,
+    /// The lock: the constant (see [`crate::lock_label`]).
+    pub lock: String,
+    /// The family member, for a family.
+    pub member: Option<i32>,
+    /// The worker's OS process id (not the server backend's).
+    pub pid: u32,
+    /// The worker's host.
+    pub host: String,
+}
+
+impl SessionIdentity {
+    fn parse(application_name: &str) -> Option<Self> {
+        let identity = application_name.parse::<Identity>().ok()?;
+        Some(Self {
+            project: identity.project().to_owned(),
+            lock: identity.lock().to_owned(),
+            member: identity.member(),
+            pid: identity.pid(),
+            host: identity.host().to_owned(),
+        })
+    }
+}
+
+/// A session waiting for a key.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LiveWaiter {
+    /// The backend's process id.
+    pub pid: i32,
+    /// Its `application_name` (empty when it set none).
+    pub application_name: String,
+    /// What a lockward worker's `application_name` says; absent for any other session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub identity: Option<SessionIdentity>,
 }
 
 /// A lock session that says it contends for a key.
@@ -511,7 +561,9 @@ pub async fn snapshot_shared(
             client_addr: row.get(6),
             since: row.get(7),
             held_for: held_for.map(|seconds| Duration::from_secs_f64(seconds.max(0.0))),
+            identity: None,
         };
+        session.identity = SessionIdentity::parse(&session.application_name);
         exact_since(&mut session, row.get(9));
         Some(Row {
             key,
@@ -660,9 +712,15 @@ fn live_lock(
     };
     let mut holder = None;
     let mut waiters = Vec::new();
+    let mut waiting = Vec::new();
     for row in rows {
         if !row.granted {
             waiters.push(row.session.pid);
+            waiting.push(LiveWaiter {
+                pid: row.session.pid,
+                identity: row.session.identity,
+                application_name: row.session.application_name,
+            });
         } else if holder.is_none() {
             holder = Some(row.session);
         }
@@ -680,6 +738,7 @@ fn live_lock(
         kind: entry.map(|lock| lock.kind().as_str()),
         holder,
         waiters,
+        waiting,
         contenders,
         well_known,
         flags,

@@ -10,10 +10,12 @@
 (() => {
   const SVG = 'http://www.w3.org/2000/svg';
 
-  // Host colours: distinct, none of them red (red means failed or unled) nor black (lost).
+  // Host colours: twelve that stay apart, most of them Kelly's colours of maximum contrast (less
+  // the reds, the greys and black: red means failed or unled, black lost, grey stopped), at least
+  // CIE76 ΔE 20 from each other and from the status colours (tests/cli/browser.rs checks it).
   const PALETTE = [
-    '#4e79a7', '#f28e2b', '#59a14f', '#b07aa1', '#76b7b2', '#edc948',
-    '#9c755f', '#2f6f9f', '#86bc4f', '#d37295', '#8c8cd9', '#c9a227',
+    '#0067a5', '#f38400', '#008856', '#875692', '#a1caf1', '#f3c300',
+    '#654522', '#e68fac', '#8db600', '#4f46e5', '#c2b280', '#2a9d8f',
   ];
 
   // What the legend fills a host-coloured mark with.
@@ -33,12 +35,17 @@
     ['failed', 'failed'],
     ['lost', 'lost'],
     ['unled', 'nobody led'],
+    ['stopped', 'stopped on purpose (nobody led)'],
     ['foreign', 'led by another project (a collision)'],
     ['overlap', 'overlapping leaders'],
   ];
 
-  const RANGES = { hour: 'last hour', day: 'last day' };
-  const RANGE_MS = { hour: 3600e3, day: 86400e3 };
+  const RANGES = { '5m': 'last 5 minutes', '15m': 'last 15 minutes', hour: 'last hour', day: 'last day' };
+  const RANGE_MS = { '5m': 300e3, '15m': 900e3, hour: 3600e3, day: 86400e3 };
+
+  // The steps an axis's ticks can take, in minutes; the finest that leaves each label its room.
+  const TICK_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720];
+  const TICK_LABEL_PX = 48;
 
   // The ledger is read whole once per range, then only from `since` on (what can still change),
   // and whole again this often: a transaction-mode cycle's row appears only when its job
@@ -219,7 +226,7 @@
   }
 
   function flagBadges(flags, lives) {
-    const cell = el('td', { class: 'flags' });
+    const cell = el('td', { class: 'flags', 'data-label': 'flags' });
     for (const flag of flags) cell.append(el('span', { class: 'flag flag-' + flag }, flag), ' ');
     for (const live of lives) {
       if (live.foreign) cell.append(el('div', { class: 'foreign-who' }, foreignText(live.foreign)));
@@ -227,30 +234,67 @@
     return cell;
   }
 
-  /** Cells for the holders of one or more keys: one line per held key. */
+  /**
+   * Who a waiting or contending session is, in a few words: a worker's host and pid (its lock
+   * too when it is not `lock`, the one the key is registered to), else its application name.
+   */
+  function sessionText(session, lock) {
+    const id = session.identity;
+    if (id) {
+      const named = id.lock + (id.member !== null && id.member !== undefined ? '/' + id.member : '');
+      return (named === lock ? '' : named + '@') + id.host + ' (pid ' + id.pid + ')';
+    }
+    return (session.application_name || 'a session with no name') + ' (backend ' + session.pid + ')';
+  }
+
+  /**
+   * Cells for the holders of one or more keys, one line per held key: the holder's project, lock
+   * (and member), host, pid and since, parsed from a lockward worker's identity (the whole
+   * application name, which PostgreSQL cuts at 63 bytes, is the cells' title); another session
+   * shows its application name, client address and backend pid. Each cell has a label for the
+   * narrow layout, where a row is a card.
+   */
   function holderCells(lives, showMember) {
-    const pid = el('td', { class: 'mono num pid' });
-    const app = el('td', { class: 'mono app' });
-    const client = el('td', { class: 'mono client' });
-    const since = el('td', { class: 'mono since' });
-    const waiters = el('td', { class: 'mono num waiters' });
+    const cell = (cls, label) => el('td', { class: cls, 'data-label': label });
+    const project = cell('project', 'project');
+    const lock = cell('mono holder', 'holder');
+    const host = cell('mono host', 'host');
+    const pid = cell('mono num pid', 'pid');
+    const since = cell('mono since', 'since');
+    const waiters = cell('mono waiters', 'waiters');
     for (const live of lives) {
       const member = memberOf(live);
       const prefix = showMember && member !== null ? '#' + member + ' ' : '';
       const holder = live.holder;
-      pid.append(el('div', null, prefix + (holder ? String(holder.pid) : '—')));
-      app.append(el('div', { title: holder ? holder.application_name : null },
-        holder ? holder.application_name || '' : ''));
-      client.append(el('div', null, holder && holder.client_addr ? holder.client_addr : ''));
+      const id = holder && holder.identity;
+      const whole = holder ? holder.application_name || null : null;
+      project.append(el('div', null, id ? id.project : holder ? '—' : ''));
+      let who = '';
+      if (id) who = id.lock + (id.member !== null && id.member !== undefined ? ' /' + id.member : '');
+      else if (holder) who = holder.application_name || '(no application name)';
+      lock.append(el('div', { title: whole, class: id ? null : 'raw' }, holder ? prefix + who : prefix + '—'));
+      host.append(el('div', { title: holder && holder.client_addr ? 'client ' + holder.client_addr : null },
+        id ? id.host : holder && holder.client_addr ? holder.client_addr : ''));
+      pid.append(el('div', { title: holder ? 'server backend ' + holder.pid : null },
+        holder ? String(id ? id.pid : holder.pid) : ''));
       since.append(el('div', { title: holder ? holder.since : null }, holder ? sinceText(holder.since) : ''));
-      const contenders = (live.contenders || []).map((c) => c.pid + ' (contends)');
-      waiters.append(el('div', {
-        title: live.waiters.length || contenders.length
-          ? 'pids waiting for this key; (contends): a worker that found it held by another worker'
+      const own = live.constant
+        ? live.constant + (member !== null && showMember ? '/' + member : '')
+        : null;
+      const waiting = (live.waiting || []).map((w) => sessionText(w, own));
+      const contenders = (live.contenders || []).map((c) => sessionText(c, own) + ' contends');
+      const line = el('div', {
+        title: waiting.length || contenders.length
+          ? 'sessions waiting for this key; contends: a worker that found it held by another worker'
           : null,
-      }, live.waiters.concat(contenders).join(', ')));
+      });
+      for (const text of waiting.concat(contenders)) line.append(el('div', { class: 'waiter' }, text));
+      waiters.append(line);
     }
-    return [pid, app, client, since, waiters];
+    const cells = [project, lock, host, pid, since, waiters];
+    // The narrow layout leaves out a card's empty lines.
+    for (const cell of cells) if (cell.textContent === '') cell.classList.add('empty-cell');
+    return cells;
   }
 
   function lockRow(entry, lives) {
@@ -265,9 +309,11 @@
       'data-flags': flags.join(' '),
       class: classes.join(' '),
     });
-    tr.append(el('td', { class: 'mono id', title: 'id ' + entry.id }, entry.literal || String(entry.id)));
+    tr.append(el('td', { class: 'mono id', 'data-label': 'id', title: 'id ' + entry.id },
+      entry.literal || String(entry.id)));
     const name = el('td', {
       class: 'name',
+      'data-label': 'constant',
       title: [entry.worker, ...(entry.defined_in || [])].filter(Boolean).join('\n') || null,
     });
     if (entry.constant) name.append(el('span', { class: 'mono' }, entry.constant));
@@ -275,13 +321,14 @@
     else name.append(el('span', { class: 'muted' }, '—'));
     if (entry.reason) name.append(' ', el('span', { class: 'muted reason' }, entry.reason));
     tr.append(name);
-    tr.append(el('td', { class: 'owner' }, entry.owner || '—'));
-    const kind = el('td', { class: 'kind' }, el('span', { class: 'kind-' + entry.kind }, entry.kind));
+    tr.append(el('td', { class: 'owner', 'data-label': 'owner' }, entry.owner || '—'));
+    const kind = el('td', { class: 'kind', 'data-label': 'kind' },
+      el('span', { class: 'kind-' + entry.kind }, entry.kind));
     if (entry.key === 'family') kind.append(' ', el('span', { class: 'muted' }, 'family'));
     if (entry.source && entry.source !== 'registry') kind.append(' ', el('span', { class: 'muted' }, entry.source));
     tr.append(kind);
     const count = lives.filter((live) => live.holder).length;
-    tr.append(el('td', { class: 'state' },
+    tr.append(el('td', { class: 'state', 'data-label': 'state' },
       el('span', { class: 'badge ' + (held ? 'badge-held' : 'badge-free') },
         held ? (count > 1 ? 'held ×' + count : 'held') : 'free')));
     tr.append(flagBadges(flags, lives));
@@ -297,7 +344,10 @@
       if (live.foreign) parts.push(foreignText(live.foreign));
       if (live.holder) {
         parts.push(String(live.holder.pid), live.holder.application_name, live.holder.client_addr);
+        const id = live.holder.identity;
+        if (id) parts.push(id.project, id.lock, id.host, String(id.pid));
       }
+      for (const waiter of live.waiting || []) parts.push(waiter.application_name);
     }
     return parts.filter(Boolean).join(' ').toLowerCase();
   }
@@ -387,7 +437,8 @@
     const classes = [live.holder ? 'held' : 'free'];
     if (live.flags.length) classes.push('flagged');
     const tr = el('tr', { 'data-key': key, 'data-project': live.project || null, class: classes.join(' ') });
-    const cell = el('td', { class: 'mono id' }, live.key.pair ? '(' + live.key.pair.join(', ') + ')' : key);
+    const cell = el('td', { class: 'mono id', 'data-label': 'key' },
+      live.key.pair ? '(' + live.key.pair.join(', ') + ')' : key);
     if (otherProjects(live)) {
       cell.append(el('div', { class: 'shared-entry' },
         'project ' + live.project + (live.constant ? ' · ' + live.constant : live.kind ? ' · ' + live.kind : '')));
@@ -415,7 +466,7 @@
         key: '',
         sig: 'empty',
         build: () => el('tr', { class: 'empty' },
-          el('td', { colspan: 7 }, 'No key outside the registry is held or waited for.')),
+          el('td', { colspan: 8 }, 'No key outside the registry is held or waited for.')),
       });
     }
     reconcile(tbody, state.unknownRows, items);
@@ -494,13 +545,20 @@
 
   function plotWidth() {
     const plot = document.querySelector('#axis .tl-plot');
-    return Math.max(100, Math.floor(plot.getBoundingClientRect().width));
+    // The content box: the plot's padding is not the drawing's to take.
+    const style = getComputedStyle(plot);
+    const padding = parseFloat(style.paddingLeft) + parseFloat(style.paddingRight);
+    return Math.max(100, Math.floor(plot.clientWidth - padding));
   }
 
-  /** Tick step and first tick for an axis over [from, to), aligned on the local clock. */
-  function ticks(fromMs, toMs) {
+  /**
+   * The ticks of an axis over [from, to) that is `width` pixels wide, aligned on the local clock:
+   * the finest step whose labels do not overprint (a phone's axis gets fewer, not crowded ones).
+   */
+  function ticks(fromMs, toMs, width) {
     const span = toMs - fromMs;
-    const stepMinutes = span <= 2 * 3600e3 ? 10 : span <= 12 * 3600e3 ? 60 : 120;
+    const fit = Math.max(2, Math.floor(width / TICK_LABEL_PX));
+    const stepMinutes = TICK_STEPS.find((step) => span / (step * 60e3) <= fit) || TICK_STEPS[TICK_STEPS.length - 1];
     const first = new Date(fromMs);
     first.setSeconds(0, 0);
     if (stepMinutes < 60) {
@@ -522,7 +580,7 @@
     box.setAttribute('width', width);
     box.setAttribute('viewBox', '0 0 ' + width + ' ' + AXIS_HEIGHT);
     const nodes = [];
-    const list = ticks(fromMs, toMs);
+    const list = ticks(fromMs, toMs, width);
     for (const t of list) {
       const x = (t - fromMs) * sx;
       nodes.push(svg('line', { x1: x, x2: x, y1: AXIS_HEIGHT - 5, y2: AXIS_HEIGHT, class: 'tick' }));
@@ -574,6 +632,11 @@
       lines.push('nobody led this cycle');
       return lines.join('\n');
     }
+    if (cycle.status === 'stopped') {
+      lines.push('nobody led this cycle: the lock\'s last leader had stopped on purpose' +
+        (previous && previous.stopped_at ? ' at ' + clockMs(Date.parse(previous.stopped_at)) : ''));
+      return lines.join('\n');
+    }
     if (cycle.status === 'foreign') {
       lines.push('COLLISION: a worker of project ' + (cycle.project ?? '?') +
         ' led this cycle on this lock\'s key; this lock\'s job did not run');
@@ -594,6 +657,8 @@
         : ' was still running';
       lines.push(text);
     }
+    if (cycle.detail) lines.push((cycle.status === 'failed' ? 'error: ' : '') + cycle.detail);
+    if (cycle.stopped_at) lines.push('its leader then stopped on purpose, at ' + clockMs(Date.parse(cycle.stopped_at)));
     if (cycle.application_name) lines.push(cycle.application_name);
     return lines.join('\n');
   }
@@ -620,7 +685,9 @@
     setText(row.meta, meta.join(' · '));
 
     const periodMs = lock.period_seconds ? lock.period_seconds * 1000 : null;
-    const counts = { led: 0, unled: 0, foreign: 0, failed: 0, lost: 0, running: 0, cancelled: 0, overlaps: 0 };
+    const counts = {
+      led: 0, unled: 0, stopped: 0, foreign: 0, failed: 0, lost: 0, running: 0, cancelled: 0, overlaps: 0,
+    };
     const fragment = document.createDocumentFragment();
     const markerFragment = document.createDocumentFragment();
     // Every cycle seen in this update gets the row's new generation; the others are gone.
@@ -630,10 +697,10 @@
     for (let i = 0; i < cycles.length; i += 1) {
       const cycle = cycles[i];
       const start = cycle.cycle_start;
-      if (cycle.status === 'unled') counts.unled += 1;
-      else if (cycle.status === 'foreign') counts.foreign += 1;
+      const unledOrStopped = cycle.status === 'unled' || cycle.status === 'stopped';
+      if (unledOrStopped || cycle.status === 'foreign') counts[cycle.status] += 1;
       else counts.led += 1;
-      if (cycle.status !== 'unled' && cycle.status !== 'foreign' && cycle.status in counts) {
+      if (!unledOrStopped && cycle.status !== 'foreign' && cycle.status in counts) {
         counts[cycle.status] += 1;
       }
       if (cycle.overlaps_previous) counts.overlaps += 1;
@@ -641,12 +708,12 @@
       const next = periodMs ? '' : i + 1 < cycles.length ? cycles[i + 1].cycle_start : cycle.finished_at || 'now';
       const sig = cycle.status + '|' + cycle.host + '|' + cycle.pid + '|' + cycle.fencing_token + '|' +
         cycle.started_at + '|' + cycle.finished_at + '|' + cycle.overlaps_previous + '|' +
-        cycle.application_name + '|' + cycle.project + '|' + next + '|' +
-        (previousLed ? previousLed.finished_at : '');
+        cycle.application_name + '|' + cycle.project + '|' + cycle.detail + '|' + cycle.stopped_at + '|' +
+        next + '|' + (previousLed ? previousLed.finished_at + '|' + previousLed.stopped_at : '');
       const cached = row.cycles.get(start);
       if (cached && cached.sig === sig && next !== 'now') {
         cached.generation = generation;
-        if (cycle.status !== 'unled') previousLed = cycle;
+        if (cycle.status !== 'unled' && cycle.status !== 'stopped') previousLed = cycle;
         continue;
       }
       if (cached) {
@@ -660,7 +727,7 @@
       else endMs = Date.parse(next);
       const x = (startMs - row.originMs) * sx;
       const w = (endMs - startMs) * sx;
-      const problem = cycle.status !== 'done' || cycle.overlaps_previous;
+      const problem = (cycle.status !== 'done' && cycle.status !== 'stopped') || cycle.overlaps_previous;
       const width = w > 4 ? w - 1 : Math.max(w, problem ? 2 : 1);
       const rect = svg('rect', {
         x: x.toFixed(2), y: MARK_Y, width: width.toFixed(2), height: MARK_HEIGHT,
@@ -689,7 +756,7 @@
         markerFragment.append(marker);
       }
       row.cycles.set(start, { sig, rect, marker, generation });
-      if (cycle.status !== 'unled') previousLed = cycle;
+      if (cycle.status !== 'unled' && cycle.status !== 'stopped') previousLed = cycle;
     }
     for (const [start, cached] of row.cycles) {
       if (cached.generation !== generation) {
@@ -710,10 +777,11 @@
 
     row.section.setAttribute('data-overlaps', counts.overlaps);
     row.section.setAttribute('data-unled', counts.unled);
+    row.section.setAttribute('data-stopped', counts.stopped);
     row.section.setAttribute('data-foreign', counts.foreign);
     row.section.classList.toggle('has-overlap', counts.overlaps > 0);
     row.box.setAttribute('aria-label', lock.lock_key + ': ' + counts.led + ' cycles led, ' +
-      counts.unled + ' nobody led, ' + counts.foreign + ' led by another project, ' +
+      counts.unled + ' nobody led, ' + counts.stopped + ' stopped on purpose, ' + counts.foreign + ' led by another project, ' +
       counts.failed + ' failed, ' + counts.lost + ' lost, ' +
       counts.overlaps + ' overlapping');
     const chipsSig = JSON.stringify(counts);
@@ -723,6 +791,7 @@
       if (counts.running) chips.push(el('span', { class: 'chip chip-running' }, counts.running + ' running'));
       if (counts.cancelled) chips.push(el('span', { class: 'chip chip-cancelled' }, counts.cancelled + ' cancelled'));
       if (counts.unled) chips.push(el('span', { class: 'chip chip-unled' }, counts.unled + ' nobody led'));
+      if (counts.stopped) chips.push(el('span', { class: 'chip chip-stopped' }, counts.stopped + ' stopped'));
       if (counts.foreign) {
         chips.push(el('span', { class: 'chip chip-foreign' }, counts.foreign + ' led by another project'));
       }

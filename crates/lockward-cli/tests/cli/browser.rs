@@ -89,8 +89,9 @@ impl Dashboard {
                 "(() => {{ const tr = document.querySelector('#locks tr[data-id=\"{id}\"]'); \
                  if (!tr) return null; \
                  const cell = (c) => tr.querySelector('td.' + c).textContent; \
-                 return {{state: tr.dataset.state, pid: cell('pid'), app: cell('app'), \
-                          client: cell('client'), waiters: cell('waiters'), \
+                 return {{state: tr.dataset.state, project: cell('project'), holder: cell('holder'), \
+                          host: cell('host'), pid: cell('pid'), since: cell('since'), \
+                          waiters: cell('waiters'), \
                           flags: [...tr.querySelectorAll('td.flags .flag')].map((f) => f.textContent).join(' '), \
                           who: [...tr.querySelectorAll('td.flags .foreign-who')].map((f) => f.textContent).join('; ')}}; }})()"
             ))
@@ -177,9 +178,16 @@ async fn the_page_shows_a_lock_taken_after_it_loaded_with_its_holder_and_waiter_
         )
         .await;
     let row = dashboard.lock_row(1_001_001).await;
+    // Not a lockward worker: its application name, client address and backend pid.
     assert_eq!(row["pid"], json!(holder_pid.to_string()), "{row}");
-    assert_eq!(row["app"], "harbor-rollup", "{row}");
-    assert_eq!(row["waiters"], json!(waiter_pid.to_string()), "{row}");
+    assert_eq!(row["holder"], "harbor-rollup", "{row}");
+    assert_eq!(row["host"], "127.0.0.1", "{row}");
+    assert_eq!(row["project"], "—", "{row}");
+    assert_eq!(
+        row["waiters"],
+        json!(format!("a session with no name (backend {waiter_pid})")),
+        "{row}"
+    );
     let live = crate::serve::request(&format!("{}api/live", dashboard.serve.url()), &[]);
     let live: Value = serde_json::from_str(&live.body).expect("/api/live is JSON");
     let flags = live["locks"]
@@ -282,14 +290,14 @@ async fn an_application_name_made_of_markup_is_shown_as_its_text_and_runs_no_scr
         .await;
     let row = dashboard.lock_row(1_001_001).await;
     assert_eq!(
-        row["app"],
+        row["holder"],
         json!(name),
         "the application name, as text: {row}"
     );
     let unknown = browser
         .wait_for(
             "the unknown key 77",
-            "document.querySelector('#unknown tr[data-key=\"77\"] td.app')?.textContent",
+            "document.querySelector('#unknown tr[data-key=\"77\"] td.holder')?.textContent",
         )
         .await;
     assert_eq!(unknown, json!(name));
@@ -439,7 +447,7 @@ async fn ledger_rows(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_timeline_marks_which_host_led_each_cycle_and_the_cycles_nobody_led_once_the_workers_stopped()
+async fn the_timeline_marks_which_host_led_each_cycle_and_the_cycles_after_a_clean_stop_as_no_alarm()
  {
     let Some(dashboard) = Dashboard::open().await else {
         return;
@@ -455,13 +463,13 @@ async fn the_timeline_marks_which_host_led_each_cycle_and_the_cycles_nobody_led_
     let section = "#timelines section[data-lock-key=\"1001001\"]";
     browser
         .wait_for(
-            "a mark for every cycle led, and a cycle nobody led after the last",
+            "a mark for every cycle led, and a cycle nobody led after the last, once stopped",
             &format!(
                 "(() => {{ const s = document.querySelector('{section}'); if (!s) return false; \
                  const led = s.querySelectorAll('rect[data-host=\"alpha\"], rect[data-host=\"beta\"]'); \
-                 const unled = [...s.querySelectorAll('rect[data-status=\"unled\"]')] \
+                 const stopped = [...s.querySelectorAll('rect[data-status=\"stopped\"]')] \
                    .filter((r) => r.dataset.cycleStart > '{last_led}'); \
-                 return led.length >= {} && unled.length >= 1; }})()",
+                 return led.length >= {} && stopped.length >= 1; }})()",
                 rows.len()
             ),
         )
@@ -500,19 +508,37 @@ async fn the_timeline_marks_which_host_led_each_cycle_and_the_cycles_nobody_led_
         "yes",
         "the ledger the workers created after the page loaded is known to the header"
     );
-    let unled = browser
+    // Issue 21, item 4: after the workers stopped on purpose (the ledger records a clean stop),
+    // the boundaries nobody led are grey "stopped" marks, not red ones, and no "nobody led" chip.
+    let stopped = browser
         .eval(&format!(
-            "(() => {{ const r = [...document.querySelectorAll('{section} rect[data-status=\"unled\"]')] \
+            "(() => {{ const r = [...document.querySelectorAll('{section} rect[data-status=\"stopped\"]')] \
                .find((r) => r.dataset.cycleStart > '{last_led}'); \
-             return {{host: r.dataset.host, title: r.querySelector('title').textContent}}; }})()"
+             const style = getComputedStyle(r); \
+             return {{host: r.dataset.host, title: r.querySelector('title').textContent, \
+                      stroke: style.stroke, fill: style.fill, \
+                      unled: document.querySelectorAll('{section} rect[data-status=\"unled\"]').length, \
+                      chips: document.querySelector('{section} .tl-chips').textContent}}; }})()"
         ))
         .await;
-    assert_eq!(unled["host"], "", "{unled}");
+    assert_eq!(stopped["host"], "", "{stopped}");
     assert!(
-        unled["title"]
+        stopped["title"]
             .as_str()
-            .is_some_and(|t| t.contains("nobody led")),
-        "{unled}"
+            .is_some_and(|t| t.contains("stopped on purpose")),
+        "{stopped}"
+    );
+    let red = "rgb(209, 36, 47)";
+    assert!(
+        stopped["stroke"] != red && stopped["fill"] != red,
+        "a stopped mark is not red: {stopped}"
+    );
+    assert_eq!(stopped["unled"], 0, "{stopped}");
+    assert!(
+        stopped["chips"]
+            .as_str()
+            .is_some_and(|chips| chips.contains("stopped") && !chips.contains("nobody led")),
+        "{stopped}"
     );
     dashboard.close().await;
 }
@@ -536,15 +562,7 @@ async fn after_its_first_read_the_page_reads_only_recent_cycles_and_draws_what_a
     };
     let browser = &dashboard.browser;
     let client = dashboard.db.connect().await;
-    seed_ledger(
-        &client,
-        "harbor",
-        &[("1001001".to_owned(), vec!["alpha".to_owned()])],
-        Duration::from_secs(60),
-        20,
-        SystemTime::now(),
-    )
-    .await;
+    seed_rollup(&client, Duration::from_secs(60), 20, SystemTime::now()).await;
     let section = "#timelines section[data-lock-key=\"1001001\"]";
     browser
         .wait_for(
@@ -661,7 +679,8 @@ async fn failed_lost_unled_and_overlapping_cycles_are_marked_and_counted_in_the_
     // predecessors, and a cycle nobody led leave it.
     client
         .batch_execute(&format!(
-            "UPDATE lockward_ledger SET outcome = 'failed' WHERE lock_key = '1001006' AND cycle_start = '{f}'; \
+            "UPDATE lockward_ledger SET outcome = 'failed', detail = '`reindex.sh` exited with status 3' \
+               WHERE lock_key = '1001006' AND cycle_start = '{f}'; \
              UPDATE lockward_ledger SET outcome = NULL, finished_at = NULL WHERE lock_key = '1001006' AND cycle_start = '{l}'; \
              UPDATE lockward_ledger p SET finished_at = n.started_at + interval '2 seconds' \
                FROM lockward_ledger n WHERE p.lock_key = '1001006' AND n.lock_key = '1001006' \
@@ -687,11 +706,13 @@ async fn failed_lost_unled_and_overlapping_cycles_are_marked_and_counted_in_the_
                 "(() => {{ const s = document.querySelector('{section}'); \
                  if (!s || s.dataset.overlaps !== '2') return null; \
                  const status = (start) => s.querySelector('rect[data-cycle-start=\"' + start + '\"]')?.dataset.status; \
-                 return {{failed: status('{}'), lost: status('{}'), unled: status('{}'), \
+                 const title = (start) => s.querySelector('rect[data-cycle-start=\"' + start + '\"] title')?.textContent; \
+                 return {{failed: status('{}'), failed_title: title('{}'), lost: status('{}'), unled: status('{}'), \
                           unled_starts: [...s.querySelectorAll('rect[data-status=\"unled\"]')].map((r) => r.dataset.cycleStart), \
                           overlapped: [...s.querySelectorAll('rect[data-overlap]')].map((r) => r.dataset.cycleStart), \
                           markers: s.querySelectorAll('polygon.overlap-marker').length, \
                           chips: [...s.querySelectorAll('.tl-chips .chip')].map((c) => c.textContent)}}; }})()",
+                at(5),
                 at(5),
                 at(9),
                 at(25)
@@ -699,6 +720,13 @@ async fn failed_lost_unled_and_overlapping_cycles_are_marked_and_counted_in_the_
         )
         .await;
     assert_eq!(statuses["failed"], "failed", "{statuses}");
+    // Issue 21, item 2: the failed cycle's hover says how its job ended.
+    assert!(
+        statuses["failed_title"]
+            .as_str()
+            .is_some_and(|title| title.contains("error: `reindex.sh` exited with status 3")),
+        "{statuses}"
+    );
     assert_eq!(statuses["lost"], "lost", "{statuses}");
     assert_eq!(statuses["unled"], "unled", "{statuses}");
     assert_eq!(
@@ -758,10 +786,8 @@ async fn choosing_the_last_day_draws_the_cycles_before_the_last_hour_and_a_reloa
     let browser = &dashboard.browser;
     let client = dashboard.db.connect().await;
     // Two hours of cycles that ended two hours ago: nobody has led since.
-    seed_ledger(
+    seed_rollup(
         &client,
-        "harbor",
-        &[("1001001".to_owned(), vec!["alpha".to_owned()])],
         Duration::from_secs(60),
         120,
         SystemTime::now() - Duration::from_secs(2 * 3600),
@@ -816,6 +842,75 @@ async fn choosing_the_last_day_draws_the_cycles_before_the_last_hour_and_a_reloa
     dashboard.close().await;
 }
 
+/// Issue 21, item 3: two minutes of data were a sliver at the right edge of "last hour". The
+/// last 5 and 15 minutes draw only their cycles, across the whole plot, under an axis whose
+/// labels keep apart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_last_5_and_15_minutes_draw_only_their_cycles_across_the_plot() {
+    let Some(dashboard) = Dashboard::open().await else {
+        return;
+    };
+    let browser = &dashboard.browser;
+    let client = dashboard.db.connect().await;
+    // An hour of 30-second cycles, up to now.
+    seed_rollup(&client, Duration::from_secs(30), 120, SystemTime::now()).await;
+    let section = "#timelines section[data-lock-key=\"1001001\"]";
+    for (range, label, cycles) in [
+        ("5m", "last 5 minutes", 10_u32),
+        ("15m", "last 15 minutes", 30),
+    ] {
+        browser
+            .client
+            .find(fantoccini::Locator::Css("#range"))
+            .await
+            .expect("the range choice")
+            .select_by_value(range)
+            .await
+            .expect("choose the range");
+        // The range's cycles, give or take the one at either edge as the clock moves.
+        let drawn = browser
+            .wait_for(
+                &format!("the {label}: its cycles"),
+                &format!(
+                    "(() => {{ const marks = [...document.querySelectorAll('{section} rect[data-status=\"done\"]')]; \
+                     const plot = document.querySelector('{section} .tl-svg').getBoundingClientRect(); \
+                     const boxes = marks.map((m) => m.getBoundingClientRect()); \
+                     const left = Math.min(...boxes.map((b) => b.left)) - plot.left; \
+                     const labels = [...document.querySelectorAll('#axis-svg .tick-label')] \
+                       .map((t) => t.getBoundingClientRect()); \
+                     const apart = labels.every((r, i) => i === 0 || labels[i - 1].right + 2 <= r.left); \
+                     const ok = Math.abs(marks.length - {cycles}) <= 1 && left < plot.width * 0.1 \
+                       && labels.length >= 4 && apart \
+                       && document.getElementById('axis-label').textContent.startsWith('{label}'); \
+                     return ok && {{marks: marks.length, left, labels: labels.length}}; }})()"
+                ),
+            )
+            .await;
+        eprintln!("{range}: {drawn}");
+    }
+    dashboard.close().await;
+}
+
+/// Seeds `cycles` done cycles of the rollup (1001001), every `period`, led by host `alpha`,
+/// ending before `end`.
+async fn seed_rollup(
+    client: &tokio_postgres::Client,
+    period: Duration,
+    cycles: usize,
+    end: SystemTime,
+) {
+    let hosts = vec!["alpha".to_owned()];
+    seed_ledger(
+        client,
+        "harbor",
+        &[("1001001".to_owned(), hosts)],
+        period,
+        cycles,
+        end,
+    )
+    .await;
+}
+
 /// Where test artifacts go: `target/lockward-artifacts/` (not committed).
 fn artifacts_dir() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
@@ -826,6 +921,27 @@ fn artifacts_dir() -> PathBuf {
     dir
 }
 
+/// A PNG of the whole page at `width`, kept in the test artifacts as `name` (and, with
+/// `LOCKWARD_UPDATE_SCREENSHOT=1`, as the README's `docs/NAME`).
+async fn keep_screenshot(browser: &harness::Browser, width: u32, name: &str) {
+    let png = browser.screenshot_full_page(width).await;
+    assert!(
+        png.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "chromium returned a PNG"
+    );
+    let path = artifacts_dir().join(name);
+    std::fs::write(&path, &png).expect("write the screenshot");
+    eprintln!("the dashboard's screenshot: {}", path.display());
+    if std::env::var("LOCKWARD_UPDATE_SCREENSHOT").is_ok_and(|value| value == "1") {
+        let docs = crate::repo_root().join("docs").join(name);
+        std::fs::create_dir_all(docs.parent().expect("docs/")).expect("create docs/");
+        std::fs::write(&docs, &png).expect("write the README's screenshot");
+        eprintln!("and the README's: {}", docs.display());
+    }
+}
+
+/// The desktop and phone views of the page, made by the browser test below, are the README's
+/// pictures; the page's layout at both sizes is asserted there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_screenshot_of_the_dashboard_at_work_is_kept_as_a_test_artifact() {
     let Some(dashboard) = Dashboard::open().await else {
@@ -935,20 +1051,64 @@ async fn a_screenshot_of_the_dashboard_at_work_is_kept_as_a_test_artifact() {
              document.querySelector('#unknown tr[data-key=\"4242\"]') !== null",
         )
         .await;
-    let png = browser.screenshot_full_page(WIDTH).await;
-    assert!(
-        png.starts_with(b"\x89PNG\r\n\x1a\n"),
-        "chromium returned a PNG"
+    // Issue 21, item 1: who leads, as columns parsed from the identity (the application name,
+    // cut at 63 bytes by PostgreSQL, was one cell cut again with "…"), and who waits, by name.
+    let search = dashboard.lock_row(1_001_006).await;
+    assert_eq!(
+        [
+            &search["project"],
+            &search["holder"],
+            &search["host"],
+            &search["pid"]
+        ],
+        ["harbor", "ADVISORY_LOCK_SEARCH_REINDEX", "web-1", "4242"],
+        "{search}"
     );
-    let path = artifacts_dir().join("dashboard.png");
-    std::fs::write(&path, &png).expect("write the screenshot");
-    eprintln!("the dashboard's screenshot: {}", path.display());
-    if std::env::var("LOCKWARD_UPDATE_SCREENSHOT").is_ok_and(|value| value == "1") {
-        let docs = crate::repo_root().join("docs/dashboard.png");
-        std::fs::create_dir_all(docs.parent().expect("docs/")).expect("create docs/");
-        std::fs::write(&docs, &png).expect("write docs/dashboard.png");
-        eprintln!("and the README's: {}", docs.display());
-    }
+    assert_eq!(search["waiters"], "web-2 (pid 5151)", "{search}");
+    let family = dashboard.lock_row(1_001_004).await;
+    assert_eq!(
+        [&family["holder"], &family["host"], &family["pid"]],
+        ["#2 ADVISORY_LOCK_RELOAD_BASE /2", "web-2", "4343"],
+        "{family}"
+    );
+    keep_screenshot(browser, WIDTH, "dashboard.png").await;
+
+    // Issue 21, item 3: at 390x844 the registry table was 1,238 px wide in a 348 px box and the
+    // timeline about 60 px wide with overprinted labels.
+    let viewport = browser.set_viewport(390, 844).await;
+    assert_eq!(viewport, (390, 844), "the phone's viewport");
+    let layout = "(() => { \
+               const row = document.querySelector('#locks tr[data-id=\"1001006\"]'); \
+               const cells = ['state', 'flags', 'holder', 'host', 'pid'] \
+                 .map((c) => row.querySelector('td.' + c)) \
+                 .filter((td) => td.textContent !== '') \
+                 .map((td) => td.getBoundingClientRect()); \
+               const plot = document.querySelector('#timelines .tl-svg').getBoundingClientRect(); \
+               const labels = [...document.querySelectorAll('#axis-svg .tick-label')] \
+                 .map((t) => t.getBoundingClientRect()); \
+               const apart = labels.every((r, i) => i === 0 || labels[i - 1].right + 2 <= r.left); \
+               const marks = document.querySelectorAll('#timelines section[data-lock-key=\"1852404596\"] rect[data-cycle-start]'); \
+               const visible = [...marks].filter((m) => m.getBoundingClientRect().width >= 1).length; \
+               const fits = document.documentElement.scrollWidth <= window.innerWidth \
+                 && cells.every((r) => r.width > 0 && r.left >= 0 && r.right <= window.innerWidth) \
+                 && plot.width >= 300 && labels.length >= 3 && apart && visible >= 60; \
+               const seen = {scroll: document.documentElement.scrollWidth, plot: plot.width, \
+                             labels: labels.length, apart, visible, \
+                             wide: [...document.querySelectorAll('body *')] \
+                               .filter((e) => e.getBoundingClientRect().right > window.innerWidth) \
+                               .slice(0, 5).map((e) => e.tagName + '.' + e.className.baseVal + e.className), \
+                             cells: cells.map((r) => [Math.round(r.left), Math.round(r.right)])}; \
+               return CHECK; })()";
+    // What the page measures, said when it does not fit.
+    let seen = browser.eval(&layout.replace("CHECK", "seen")).await;
+    let phone = browser
+        .wait_for(
+            &format!("the page laid out for the phone (it measured {seen})"),
+            &layout.replace("CHECK", "fits && seen"),
+        )
+        .await;
+    eprintln!("the phone layout: {phone}");
+    keep_screenshot(browser, 390, "dashboard-phone.png").await;
     drop(sessions);
     drop(waiting.await.expect("the waiter's task"));
     dashboard.close().await;
@@ -1193,4 +1353,84 @@ async fn a_shared_registrys_key_shows_as_that_projects_lock_and_a_tools_key_as_t
         .await;
     assert_eq!(tool, json!({"text": "Prisma Migrate", "flagged": false}));
     dashboard.close().await;
+}
+
+/// The CIE76 colour difference of two `#rrggbb` colours (sRGB, D65), in Lab units: about 2 is
+/// the least an eye tells apart side by side, 20 and more reads as another colour at a glance.
+// The colour science's own letters (r, g, b, x, y, z, L, a, b).
+#[allow(clippy::many_single_char_names)]
+fn delta_e(a: &str, b: &str) -> f64 {
+    fn lab(hex: &str) -> [f64; 3] {
+        let channel = |at: usize| {
+            let value = f64::from(u8::from_str_radix(&hex[at..at + 2], 16).expect("hex")) / 255.0;
+            if value > 0.040_45 {
+                ((value + 0.055) / 1.055).powf(2.4)
+            } else {
+                value / 12.92
+            }
+        };
+        let (r, g, b) = (channel(1), channel(3), channel(5));
+        let x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.950_47;
+        let y = 0.2126 * r + 0.7152 * g + 0.0722 * b;
+        let z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.088_83;
+        let f = |t: f64| {
+            if t > 0.008_856 {
+                t.cbrt()
+            } else {
+                7.787 * t + 16.0 / 116.0
+            }
+        };
+        [
+            116.0 * f(y) - 16.0,
+            500.0 * (f(x) - f(y)),
+            200.0 * (f(y) - f(z)),
+        ]
+    }
+    let (a, b) = (lab(a), lab(b));
+    a.iter()
+        .zip(b)
+        .map(|(p, q)| (p - q).powi(2))
+        .sum::<f64>()
+        .sqrt()
+}
+
+/// Issue 21, item 4: two host colours were nearly the same blue (#4e79a7, #2f6f9f, ΔE 6), and
+/// the palette had near-duplicate greens and yellows. Every pair of the page's twelve host
+/// colours, and each of them against the colours that mean a status (failed and unled red, lost
+/// black, stopped grey, the legend's neutral, the page), is at least ΔE 20 apart.
+#[test]
+fn twelve_host_colours_stay_apart_from_each_other_and_from_the_status_colours() {
+    let script =
+        std::fs::read_to_string(crate::repo_root().join("crates/lockward-cli/assets/serve/app.js"))
+            .expect("app.js");
+    let start = script.find("const PALETTE = [").expect("the palette");
+    let end = start + script[start..].find("];").expect("its end");
+    let palette: Vec<&str> = script[start..end]
+        .split('\'')
+        .filter(|part| part.starts_with('#') && part.len() == 7)
+        .collect();
+    assert_eq!(palette.len(), 12, "{palette:?}");
+    let status = [
+        "#d1242f", "#111111", "#e4e8ed", "#9aa4b1", "#8a96a3", "#ffffff",
+    ];
+    for (i, a) in palette.iter().enumerate() {
+        for b in &palette[i + 1..] {
+            assert!(
+                delta_e(a, b) >= 20.0,
+                "{a} and {b}: ΔE {:.1}",
+                delta_e(a, b)
+            );
+        }
+        for b in status {
+            assert!(
+                delta_e(a, b) >= 20.0,
+                "{a} and status {b}: ΔE {:.1}",
+                delta_e(a, b)
+            );
+        }
+    }
+    assert!(
+        delta_e("#4e79a7", "#2f6f9f") < 20.0,
+        "the reported pair is caught"
+    );
 }

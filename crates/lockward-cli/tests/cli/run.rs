@@ -518,7 +518,7 @@ async fn in_transaction_mode_the_lock_is_held_by_an_open_transaction_while_the_c
 async fn a_failing_command_is_reported_and_the_next_cycle_still_runs() {
     let project = TestProject::harbor();
     let db = TestDb::new().await;
-    let mut runner = Runner::start(&project, &db, &[], &["fail"]);
+    let mut runner = Runner::start(&project, &db, &["--ledger"], &["fail"]);
     let ran_again = eventually(Duration::from_secs(15), || count(&project, "start") >= 3);
     let code = runner.stop_with(Signal::TERM, Duration::from_secs(15));
     let stderr = runner.stderr();
@@ -529,6 +529,25 @@ async fn a_failing_command_is_reported_and_the_next_cycle_still_runs() {
         "stderr:\n{stderr}"
     );
     assert!(stderr.contains("the job failed"), "stderr:\n{stderr}");
+    // Issue 21, item 2: the ledger keeps how each failed cycle ended, for the dashboard's hover.
+    let client = db.connect().await;
+    let details: Vec<Option<String>> = client
+        .query(
+            "SELECT detail FROM lockward_ledger WHERE outcome = 'failed' ORDER BY cycle_start",
+            &[],
+        )
+        .await
+        .expect("the ledger's failed rows")
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert!(details.len() >= 2, "{details:?}");
+    assert!(
+        details.iter().all(|detail| detail
+            .as_deref()
+            .is_some_and(|d| d.ends_with("exited with status 3"))),
+        "{details:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1078,8 +1078,7 @@ fn rollup_history(history: &Value) -> Value {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn api_ledger_shows_which_host_led_each_cycle_and_a_cycle_nobody_led_after_the_leader_stopped()
- {
+async fn api_ledger_shows_which_host_led_each_cycle_and_the_cycles_after_the_leaders_clean_stop() {
     let project = TestProject::harbor();
     let db = TestDb::new().await;
     let serve = Serve::start(&project, &db.url(), &[]);
@@ -1089,7 +1088,7 @@ async fn api_ledger_shows_which_host_led_each_cycle_and_a_cycle_nobody_led_after
     let led = Led::default();
 
     // alpha, then beta (library workers), then gamma (`lockward run --ledger --host gamma`),
-    // each for two cycles; then nobody.
+    // each for two cycles, each stopping cleanly; then nobody.
     for host in ["alpha", "beta"] {
         let (stop, worker) = library_worker(&project, &db.url(), host, &led);
         eventually(Duration::from_secs(30), || async {
@@ -1133,7 +1132,7 @@ async fn api_ledger_shows_which_host_led_each_cycle_and_a_cycle_nobody_led_after
             .as_array()
             .is_some_and(|cycles| {
                 cycles.iter().any(|cycle| {
-                    cycle["status"] == "unled" && time(&cycle["cycle_start"]) > last_led
+                    cycle["status"] == "stopped" && time(&cycle["cycle_start"]) > last_led
                 })
             });
         unled_after.then_some(history)
@@ -1150,7 +1149,7 @@ async fn api_ledger_shows_which_host_led_each_cycle_and_a_cycle_nobody_led_after
     let cycles = rollup["cycles"].as_array().unwrap();
     let led_cycles: Vec<(SystemTime, String)> = cycles
         .iter()
-        .filter(|cycle| cycle["status"] != "unled")
+        .filter(|cycle| cycle["status"] != "unled" && cycle["status"] != "stopped")
         .map(|cycle| {
             assert_eq!(cycle["status"], "done", "{cycle}");
             assert!(cycle["fencing_token"].is_i64(), "{cycle}");
@@ -1170,9 +1169,16 @@ async fn api_ledger_shows_which_host_led_each_cycle_and_a_cycle_nobody_led_after
         .map(|cycle| time(&cycle["cycle_start"]))
         .collect();
     assert!(starts.windows(2).all(|pair| pair[0] < pair[1]), "ascending");
+    // Issue 21, item 4: the last leader stopped on purpose, and the ledger says so: the
+    // boundaries after it are `stopped`, and its row has the time of the stop.
+    let last_row = cycles
+        .iter()
+        .rfind(|cycle| cycle["status"] == "done")
+        .unwrap();
+    assert!(last_row["stopped_at"].is_string(), "{last_row}");
     let unled = cycles
         .iter()
-        .find(|cycle| cycle["status"] == "unled" && time(&cycle["cycle_start"]) > last_led)
+        .find(|cycle| cycle["status"] == "stopped" && time(&cycle["cycle_start"]) > last_led)
         .unwrap();
     for field in [
         "fencing_token",
@@ -1230,12 +1236,11 @@ async fn api_ledger_shows_which_host_led_each_cycle_and_a_cycle_nobody_led_after
         .iter()
         .filter(|cycle| cycle["status"] == "unled")
         .count() as f64;
-    // Boundaries keep ending unled while the test reads: the counter, scraped first, has at
-    // least the one seen above and at most what the later read counts.
-    assert!(
-        unled_total >= 1.0 && unled_total <= unled_later,
-        "{unled_total} vs {unled_later}"
-    );
+    // Every gap follows a clean stop: no boundary is unled, in the gauge as in the history, and
+    // none becomes unled while the test reads.
+    #[allow(clippy::float_cmp)] // whole numbers, exact in an f64
+    let same = unled_total == unled_later;
+    assert!(same && unled_later == 0.0, "{unled_total} vs {unled_later}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

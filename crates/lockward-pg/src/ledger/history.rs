@@ -12,6 +12,8 @@
 //!   the wall clock) after the lock's first row that has fully ended (boundary + period at or
 //!   before now) with no row. The period is the one the row before the gap records, else the
 //!   lock's. No period known, no unled cycle.
+//! - `stopped`: such a boundary after a row whose leader recorded a clean stop (`stopped_at`):
+//!   the lock was stopped on purpose, and nobody leading it is not an outage.
 //!
 //! A cycle *overlaps the previous* when it started before the previous row's leader finished, or
 //! while the previous row was still running by the rule above: two leaders at once.
@@ -57,10 +59,12 @@ pub enum Status {
     /// A worker of another lockward project led it, on this lock's key: a collision (this
     /// lock's job did not run; [`LedgerCycle::project`] names the other project).
     Foreign,
+    /// Nobody led it, after the lock's last leader stopped cleanly: a stop, not an outage.
+    Stopped,
 }
 
 impl Status {
-    /// `done`, `failed`, `cancelled`, `lost`, `running`, `unled` or `foreign`.
+    /// `done`, `failed`, `cancelled`, `lost`, `running`, `unled`, `foreign` or `stopped`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Done => "done",
@@ -70,6 +74,7 @@ impl Status {
             Self::Running => "running",
             Self::Unled => "unled",
             Self::Foreign => "foreign",
+            Self::Stopped => "stopped",
         }
     }
 }
@@ -135,6 +140,14 @@ pub struct LedgerCycle {
     /// When the leader recorded its end; null while running and for a lost cycle.
     #[serde(serialize_with = "timestamp::serialize_option")]
     pub finished_at: Option<SystemTime>,
+    /// How the job ended, as the leader recorded it: its error (for `lockward run`, the
+    /// command's exit status or signal) or why it was cancelled, at most 512 bytes; null for a
+    /// job that succeeded, a lost cycle, and rows of an older lockward.
+    pub detail: Option<String>,
+    /// When the leader stopped cleanly after this cycle (the boundaries nobody led after it are
+    /// `stopped`); null otherwise.
+    #[serde(serialize_with = "timestamp::serialize_option")]
+    pub stopped_at: Option<SystemTime>,
     /// This leader started before the previous one finished (or while it was still running).
     pub overlaps_previous: bool,
 }
@@ -222,20 +235,47 @@ pub async fn exists(client: &Client) -> Result<bool, Error> {
 
 /// Whether the table is there and, if so, whether it has the period column: `lockward serve`
 /// reads a ledger no worker of this version has upgraded yet, without periods.
-async fn probe(client: &Client) -> Result<Option<bool>, Error> {
+async fn probe(client: &Client) -> Result<Option<Columns>, Error> {
     let row = client
         .query_typed_one(
             "SELECT to_regclass('lockward_ledger') IS NOT NULL, \
-                    EXISTS (SELECT FROM pg_attribute WHERE attrelid = to_regclass('lockward_ledger') \
-                            AND attname = 'period_ms' AND NOT attisdropped)",
+                    coalesce(array_agg(attname::text) FILTER (WHERE attname IS NOT NULL), '{}') \
+             FROM (SELECT NULL) one LEFT JOIN pg_attribute \
+               ON attrelid = to_regclass('lockward_ledger') \
+              AND attname IN ('period_ms', 'detail', 'stopped_at') AND NOT attisdropped",
             &[],
         )
         .await?;
-    Ok(if row.try_get(0)? {
-        Some(row.try_get(1)?)
-    } else {
-        None
-    })
+    if !row.try_get::<_, bool>(0)? {
+        return Ok(None);
+    }
+    let present: Vec<String> = row.try_get(1)?;
+    let has = |name: &str| present.iter().any(|column| column == name);
+    Ok(Some(Columns {
+        period: if has("period_ms") {
+            "l.period_ms"
+        } else {
+            "NULL::int8"
+        },
+        detail: if has("detail") {
+            "l.detail"
+        } else {
+            "NULL::text"
+        },
+        stopped_at: if has("stopped_at") {
+            "l.stopped_at"
+        } else {
+            "NULL::timestamptz"
+        },
+    }))
+}
+
+/// The ledger's columns a read uses that an older lockward's table may lack: each the column, or
+/// a NULL of its type.
+struct Columns {
+    period: &'static str,
+    detail: &'static str,
+    stopped_at: &'static str,
 }
 
 /// The ledger's lock keys, one index probe each.
@@ -273,8 +313,13 @@ pub(crate) fn foreign_project(application_name: &str, prefix: &str) -> Option<St
 
 /// A history read: per key, the latest row before `$1`, the rows up to `$2` and the lock's
 /// latest row and period (of this project's rows: `$3` is its identities' prefix), each through
-/// the primary key. `{period}` is the period column, or NULL on a ledger that lacks it.
-fn history_sql(period: &str) -> String {
+/// the primary key. The [`Columns`] an older ledger lacks are NULLs.
+fn history_sql(columns: &Columns) -> String {
+    let Columns {
+        period,
+        detail,
+        stopped_at,
+    } = columns;
     let foreign = foreign_sql("$3");
     format!(
         "WITH RECURSIVE {KEYS},
@@ -298,10 +343,11 @@ periods AS MATERIALIZED (
 )
 SELECT p.lock_key, p.latest, p.lock_period,
        r.cycle_start, r.fencing_token, r.application_name, r.host, r.pid, r.started_at,
-       r.finished_at, r.outcome, r.period_ms
+       r.finished_at, r.outcome, r.period_ms, r.detail, r.stopped_at
 FROM periods p
 JOIN LATERAL (SELECT l.cycle_start, l.fencing_token, l.application_name, l.host, l.pid,
-                     l.started_at, l.finished_at, l.outcome, {period} AS period_ms
+                     l.started_at, l.finished_at, l.outcome, {period} AS period_ms,
+                     {detail} AS detail, {stopped_at} AS stopped_at
               FROM lockward_ledger l
               WHERE l.lock_key = p.lock_key AND l.cycle_start >= coalesce(p.before_start, $1)
                 AND l.cycle_start < $2
@@ -345,14 +391,10 @@ pub async fn history_at(
         to,
         locks: Vec::new(),
     };
-    let Some(has_period) = probe(client).await? else {
+    let Some(columns) = probe(client).await? else {
         return Ok(history);
     };
-    let sql = history_sql(if has_period {
-        "l.period_ms"
-    } else {
-        "NULL::int8"
-    });
+    let sql = history_sql(&columns);
     let prefix = crate::identity::project_prefix(&registry.project().name);
     let rows = client
         .query_typed(
@@ -397,6 +439,8 @@ pub async fn history_at(
                 finished_at: row.try_get::<_, Option<SystemTime>>(9)?.map(micros),
                 outcome: row.try_get(10)?,
                 period_ms: row.try_get(11)?,
+                detail: row.try_get(12)?,
+                stopped_at: row.try_get::<_, Option<SystemTime>>(13)?.map(micros),
             });
         }
     }
@@ -412,7 +456,10 @@ pub async fn history_at(
 /// arithmetic on microseconds since the epoch, the same as [`derive`]'s. (`date_part` is exact
 /// to the microsecond for any time this side of the year 2200 and much cheaper than
 /// `extract`'s numeric; the floors are written out because `/` truncates towards zero.)
-fn counts_sql(period: &str) -> String {
+fn counts_sql(columns: &Columns) -> String {
+    let Columns {
+        period, stopped_at, ..
+    } = columns;
     let foreign = foreign_sql("$2");
     let floor = |x: &str| format!("(({x}) - ((({x}) % s.p) + s.p) % s.p) / s.p");
     let (next, now, start) = (floor("s.next_cs - 1"), floor("$1"), floor("s.cs"));
@@ -440,12 +487,13 @@ w AS (
 r AS (
     SELECT l.lock_key, l.host, l.outcome, l.finished_at, l.cycle_start, {period} AS row_period,
            l.application_name, {foreign} AS foreign_row, l.in_window,
+           {stopped_at} IS NOT NULL AS stopped,
            lead(l.cycle_start) OVER (PARTITION BY l.lock_key ORDER BY l.cycle_start) AS next_start
     FROM w l
 ),
 s AS (
     SELECT r.lock_key, r.host, r.outcome, r.finished_at, r.cycle_start = m.latest AS latest,
-           r.in_window,
+           r.in_window, r.stopped,
            (date_part('epoch', r.cycle_start) * 1000000)::int8 AS cs,
            (date_part('epoch', r.next_start) * 1000000)::int8 AS next_cs,
            CASE WHEN r.foreign_row THEN m.lock_period
@@ -462,7 +510,7 @@ SELECT s.lock_key, s.host, count(*) FILTER (WHERE s.in_window),
        count(*) FILTER (WHERE s.in_window AND s.outcome IS NULL
                           AND NOT CASE WHEN s.p IS NULL THEN s.finished_at IS NULL AND s.latest
                                        ELSE s.cs + s.p > $1 END),
-       coalesce(sum(CASE WHEN s.p IS NULL THEN 0
+       coalesce(sum(CASE WHEN s.p IS NULL OR s.stopped THEN 0
                          ELSE greatest(0, least(coalesce({next}, 9223372036854775807), {now} - 1)
                                           - greatest({start}, {before})) END), 0)::int8,
        s.other IS NOT NULL, min(s.application_name)
@@ -496,14 +544,10 @@ pub async fn counts(
         locks: Vec::new(),
         foreign: Vec::new(),
     };
-    let Some(has_period) = probe(client).await? else {
+    let Some(columns) = probe(client).await? else {
         return Ok(counts);
     };
-    let sql = counts_sql(if has_period {
-        "l.period_ms"
-    } else {
-        "NULL::int8"
-    });
+    let sql = counts_sql(&columns);
     let from = from.min(now);
     let (now, from_micros) = (micros(now), micros(from));
     let prefix = crate::identity::project_prefix(&registry.project().name);
@@ -662,6 +706,9 @@ pub(crate) struct Row {
     pub(crate) finished_at: Option<i64>,
     pub(crate) outcome: Option<String>,
     pub(crate) period_ms: Option<i64>,
+    pub(crate) detail: Option<String>,
+    /// When its leader recorded a clean stop.
+    pub(crate) stopped_at: Option<i64>,
 }
 
 /// The range read and the time the statuses are for, in microseconds since the Unix epoch.
@@ -733,6 +780,8 @@ pub(crate) fn derive(
                 project: row.project.clone(),
                 started_at: Some(from_micros(row.started_at)),
                 finished_at: row.finished_at.map(from_micros),
+                detail: row.detail.clone(),
+                stopped_at: row.stopped_at.map(from_micros),
                 overlaps_previous,
             });
         }
@@ -741,7 +790,11 @@ pub(crate) fn derive(
             for boundary in unled(row.cycle_start, next, period, window) {
                 cycles.push(LedgerCycle {
                     cycle_start: from_micros(boundary),
-                    status: Status::Unled,
+                    status: if row.stopped_at.is_some() {
+                        Status::Stopped
+                    } else {
+                        Status::Unled
+                    },
                     fencing_token: None,
                     host: None,
                     pid: None,
@@ -749,6 +802,8 @@ pub(crate) fn derive(
                     project: None,
                     started_at: None,
                     finished_at: None,
+                    detail: None,
+                    stopped_at: None,
                     overlaps_previous: false,
                 });
             }
@@ -805,6 +860,8 @@ mod tests {
             finished_at: Some(start + 1_500_000),
             outcome: Some("done".to_owned()),
             period_ms: Some(60_000),
+            detail: None,
+            stopped_at: None,
         }
     }
 
@@ -1031,6 +1088,41 @@ mod tests {
         assert_eq!(
             derive(&[first, second], None, Some(T0 + 5 * MINUTE), &window).len(),
             2
+        );
+    }
+
+    /// Issue 21, item 4: the unled marks after an intentional stop read as "failed".
+    #[test]
+    fn the_boundaries_after_a_clean_stop_are_stopped_until_the_next_row_then_unled_again() {
+        let rows = vec![
+            done(T0, "alpha"),
+            Row {
+                stopped_at: Some(T0 + MINUTE + 30_000_000),
+                ..done(T0 + MINUTE, "alpha")
+            },
+            done(T0 + 4 * MINUTE, "beta"),
+        ];
+        let window = Window {
+            from: T0,
+            to: T0 + 10 * MINUTE,
+            now: T0 + 7 * MINUTE,
+        };
+        let cycles = derive(&rows, Some(60_000), Some(T0 + 4 * MINUTE), &window);
+        assert_eq!(
+            statuses(&cycles),
+            [
+                (0, Status::Done),
+                (1, Status::Done),
+                (2, Status::Stopped),
+                (3, Status::Stopped),
+                (4, Status::Done),
+                (5, Status::Unled),
+                (6, Status::Unled),
+            ]
+        );
+        assert_eq!(
+            cycles[1].stopped_at.map(micros),
+            Some(T0 + MINUTE + 30_000_000)
         );
     }
 

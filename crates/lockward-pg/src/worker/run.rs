@@ -148,8 +148,33 @@ impl Worker {
             }
         }
         throttle.flush();
+        if let Some(open) = session.as_ref().filter(|_| self.settings.ledger) {
+            self.say_stopped(open).await;
+        }
         tracing::info!(application_name = %self.application_name, "worker stopped");
         Ok(())
+    }
+
+    /// Records in the ledger that this worker stopped cleanly, when it led the lock's latest
+    /// cycle, so the boundaries nobody leads after it read as a stop, not as an outage. Best
+    /// effort, bounded: a worker that cannot reach the database as it stops records nothing, and
+    /// those boundaries read as unled.
+    async fn say_stopped(&self, session: &Session) {
+        let said = self
+            .bounded(ledger::stopped(
+                &session.client,
+                &self.lock_key,
+                &self.host,
+                self.pid,
+            ))
+            .await;
+        match said {
+            Ok(true) => tracing::debug!("the ledger records the clean stop"),
+            Ok(false) => {}
+            Err(error) => {
+                tracing::warn!(%error, "could not record the clean stop in the ledger: the cycles after it read as unled");
+            }
+        }
     }
 
     /// Stops the worker for good on a refusal, saying so.
@@ -227,8 +252,12 @@ impl Worker {
         if stop.is_cancelled() {
             // Shut down while the lock was being taken: a job started now would only be
             // cancelled at once (`lockward run` would spawn a command just to terminate it).
+            let ending = ledger::Ending {
+                outcome: "cancelled",
+                detail: Some("the worker is shutting down"),
+            };
             let released = self
-                .bounded(session.release(self, start, Some("cancelled"), false))
+                .bounded(session.release(self, start, Some(ending), false))
                 .await;
             let held = taken_at.elapsed();
             return (
@@ -290,13 +319,25 @@ impl Worker {
         }
         // In transaction mode a rolled-back cycle leaves no ledger row: its writes vanished
         // with it, and a host reaching the lock later in the cycle may run it.
-        let outcome = match (&result, token.is_cancelled()) {
-            (_, true) => "cancelled",
-            (Ok(()), false) => "done",
-            (Err(_), false) => "failed",
+        let ending = match (&result, token.is_cancelled()) {
+            (result, true) => ledger::Ending {
+                outcome: "cancelled",
+                detail: reason_cell
+                    .get()
+                    .map(String::as_str)
+                    .or(result.as_ref().err().map(String::as_str)),
+            },
+            (Ok(()), false) => ledger::Ending {
+                outcome: "done",
+                detail: None,
+            },
+            (Err(error), false) => ledger::Ending {
+                outcome: "failed",
+                detail: Some(error),
+            },
         };
         let released = self
-            .bounded(session.release(self, start, Some(outcome), commit))
+            .bounded(session.release(self, start, Some(ending), commit))
             .await;
         if let Err(error) = &released {
             tracing::warn!(%error, "could not release the lock: the session is dropped");

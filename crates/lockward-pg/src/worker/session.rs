@@ -349,17 +349,21 @@ impl Session {
         &self,
         worker: &Worker,
         start: SystemTime,
-        outcome: Option<&str>,
+        ending: Option<ledger::Ending<'_>>,
         commit: bool,
     ) -> Result<(), Error> {
         match worker.settings.mode {
             Mode::Session => {
-                let (unlocked, ran_on) = match outcome {
-                    Some(outcome) if worker.settings.ledger => {
+                let (unlocked, ran_on) = match ending {
+                    Some(ending) if worker.settings.ledger => {
                         let params: Vec<Param> = vec![
                             (Box::new(worker.lock_key.clone()), Type::TEXT),
                             (Box::new(start), Type::TIMESTAMPTZ),
-                            (Box::new(outcome.to_owned()), Type::TEXT),
+                            (Box::new(ending.outcome.to_owned()), Type::TEXT),
+                            (
+                                Box::new(ending.detail.map(ledger::bounded_detail)),
+                                Type::TEXT,
+                            ),
                         ];
                         let row = self
                             .client
@@ -394,9 +398,9 @@ impl Session {
                 }
                 Ok(())
             }
-            Mode::Transaction if commit => match outcome {
-                Some(outcome) if worker.settings.ledger => {
-                    let finish = ledger::finish(&self.client, &worker.lock_key, start, outcome);
+            Mode::Transaction if commit => match ending {
+                Some(ending) if worker.settings.ledger => {
+                    let finish = ledger::finish(&self.client, &worker.lock_key, start, ending);
                     tokio::try_join!(finish, self.commit()).map(|_| ())
                 }
                 _ => self.commit().await,

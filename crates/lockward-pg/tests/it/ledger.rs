@@ -249,7 +249,10 @@ async fn an_index_the_owner_built_concurrently_under_another_name_is_the_upgrade
     let admin = db.connect().await;
     admin.batch_execute(OLD_LEDGER).await.unwrap();
     admin
-        .batch_execute("ALTER TABLE lockward_ledger ADD COLUMN period_ms bigint")
+        .batch_execute(
+            "ALTER TABLE lockward_ledger ADD COLUMN period_ms bigint, ADD COLUMN detail text, \
+             ADD COLUMN stopped_at timestamptz",
+        )
         .await
         .unwrap();
     admin

@@ -85,13 +85,34 @@ impl Session {
             .await
             .unwrap()
             .get(0);
-        json!({
+        let mut holder = json!({
             "pid": self.pid,
             "application_name": self.application_name,
             "client_addr": self.client_addr,
             "since": since,
-        })
+        });
+        if let Some(identity) = identity_of(self.application_name) {
+            holder["identity"] = identity;
+        }
+        holder
     }
+}
+
+/// What `live` parses from a lockward worker's `application_name` of the form
+/// `lockward:PROJECT:LOCK[/MEMBER] PID@HOST` (the tests' identities have no since).
+fn identity_of(application_name: &str) -> Option<serde_json::Value> {
+    let rest = application_name.strip_prefix("lockward:")?;
+    let (project, rest) = rest.split_once(':')?;
+    let (lock, rest) = rest.split_once(' ')?;
+    let (lock, member) = match lock.split_once('/') {
+        Some((lock, member)) => (lock, Some(member.parse::<i32>().ok()?)),
+        None => (lock, None),
+    };
+    let (pid, host) = rest.split_once('@')?;
+    Some(json!({
+        "project": project, "lock": lock, "member": member,
+        "pid": pid.parse::<u32>().ok()?, "host": host,
+    }))
 }
 
 #[tokio::test]
@@ -157,7 +178,15 @@ async fn live_rows_map_every_key_form_to_the_registry_with_holders_waiters_and_f
             "key": {"bigint": 1_001_001}, "project": "harbor", "id": 1_001_001,
             "constant": "ADVISORY_LOCK_INVOICE_ROLLUP", "owner": "core", "kind": "constant",
             "holder": rollup.expected_holder(&observer).await,
-            "waiters": [same_worker_pid, other_worker_pid], "contenders": [], "well_known": [], "flags": ["foreign-holder"],
+            "waiters": [same_worker_pid, other_worker_pid],
+            "waiting": [
+                {"pid": same_worker_pid,
+                 "application_name": "lockward:harbor:ADVISORY_LOCK_INVOICE_ROLLUP 201@host-b",
+                 "identity": {"project": "harbor", "lock": "ADVISORY_LOCK_INVOICE_ROLLUP",
+                              "member": null, "pid": 201, "host": "host-b"}},
+                {"pid": other_worker_pid, "application_name": "psql"},
+            ],
+            "contenders": [], "well_known": [], "flags": ["foreign-holder"],
             "foreign": {"kind": "application", "application_name": "psql",
                         "client_addr": other_worker_addr, "pid": other_worker_pid},
         },

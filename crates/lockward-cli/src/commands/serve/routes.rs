@@ -251,12 +251,14 @@ async fn live(State(shared): State<Arc<Shared>>) -> Result<Response, ApiError> {
 }
 
 /// The ranges `/api/ledger` reads, ending now.
-const RANGES: [(&str, Duration); 2] = [
+const RANGES: [(&str, Duration); 4] = [
+    ("5m", Duration::from_secs(300)),
+    ("15m", Duration::from_secs(900)),
     ("hour", Duration::from_secs(3_600)),
     ("day", Duration::from_secs(86_400)),
 ];
 
-/// `GET /api/ledger?range=hour|day[&since=TIME]` (default `hour`): the ledger's cycles that
+/// `GET /api/ledger?range=5m|15m|hour|day[&since=TIME]` (default `hour`): the ledger's cycles that
 /// started in the range ending now, or only those from `since` on (an RFC 3339 time, e.g. the
 /// answer's own `to`), so a page showing a day asks for the whole day once and then only for
 /// what changed. The answer's `from` is where the cycles it holds begin.
@@ -266,7 +268,7 @@ async fn ledger(State(shared): State<Arc<Shared>>, uri: Uri) -> Result<Response,
     let range = params.get("range").map_or("hour", String::as_str);
     let Some(&(_, length)) = RANGES.iter().find(|(name, _)| *name == range) else {
         return Err(ApiError::bad_request(format!(
-            "range `{range}` is not one of `hour` and `day`"
+            "range `{range}` is not one of `5m`, `15m`, `hour` and `day`"
         )));
     };
     let since = params

@@ -345,6 +345,38 @@ impl Browser {
         self.client.screenshot().await.expect("a screenshot")
     }
 
+    /// Makes the page's viewport `width` × `height` CSS pixels (the window is made larger by
+    /// whatever the browser keeps around the page), and says what the page then measures.
+    pub(crate) async fn set_viewport(&self, width: u32, height: u32) -> (u64, u64) {
+        let mut size = (width, height);
+        for _ in 0..3 {
+            self.client
+                .set_window_size(size.0, size.1)
+                .await
+                .expect("resize the window");
+            let inner = self.eval("[window.innerWidth, window.innerHeight]").await;
+            let (w, h) = (
+                inner[0].as_u64().unwrap_or(0),
+                inner[1].as_u64().unwrap_or(0),
+            );
+            if (w, h) == (u64::from(width), u64::from(height)) {
+                break;
+            }
+            let grow = |want: u32, got: u64, now: u32| {
+                let extra = i64::from(want) - i64::try_from(got).unwrap_or(0);
+                u32::try_from(i64::from(now) + extra).unwrap_or(now)
+            };
+            size = (grow(width, w, size.0), grow(height, h, size.1));
+        }
+        // Let the page redraw its timelines for the new width.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let inner = self.eval("[window.innerWidth, window.innerHeight]").await;
+        (
+            inner[0].as_u64().unwrap_or(0),
+            inner[1].as_u64().unwrap_or(0),
+        )
+    }
+
     /// Ends the session and the browser.
     pub(crate) async fn close(self) {
         let Self { client, driver, .. } = self;
