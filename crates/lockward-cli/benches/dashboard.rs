@@ -29,6 +29,8 @@ const FIRST_ID: i64 = 1_000_001;
 const LEDGER_LOCKS: i64 = 50;
 const CYCLES: usize = 1_440;
 const HELD: i64 = 25;
+/// The databases of the fleet part.
+const FLEET: usize = 10;
 const WIDTH: u32 = 1400;
 
 fn main() {
@@ -122,9 +124,57 @@ async fn bench() {
         writeln!(report, "{row}").expect("write to a string");
     }
     writeln!(report, "{}", ledger_split(&browser, refreshes).await).expect("write to a string");
+    drop(serve);
+
+    // A fleet: the same registry and ledger over 10 databases (this one and 9 more, each seeded
+    // alike with its locks held), one `serve` over all of them; the page shows the first and
+    // asks /api/fleet, every database's state, at each refresh beside its three reads.
+    let mut fleet = Vec::new();
+    for _ in 1..FLEET {
+        let other = TestDb::new().await;
+        let client = other.connect().await;
+        seed_ledger(
+            &client,
+            "harbor",
+            &locks,
+            Duration::from_secs(60),
+            CYCLES,
+            SystemTime::now(),
+        )
+        .await;
+        client
+            .batch_execute(&format!(
+                "SELECT pg_advisory_lock(k) FROM generate_series({}, {}) k",
+                FIRST_ID + 100,
+                FIRST_ID + 100 + HELD - 1
+            ))
+            .await
+            .expect("take the held locks");
+        fleet.push((other, client));
+    }
+    let mut urls = vec![db.url()];
+    urls.extend(fleet.iter().map(|(other, _)| other.url()));
+    let urls: Vec<&str> = urls.iter().map(String::as_str).collect();
+    let fleet_serve = Serve::start_fleet(
+        env!("CARGO_BIN_EXE_lockward").as_ref(),
+        project.path(),
+        &urls,
+        "2",
+    );
+    writeln!(
+        report,
+        "the same over a fleet of {FLEET} databases ({REGISTERED} registered locks, {HELD} held \
+         and {LEDGER_LOCKS} × {CYCLES} cycles in each), the page showing the first:"
+    )
+    .expect("write to a string");
+    for range in ["hour", "day"] {
+        let row = measure_range(&browser, &fleet_serve, range, refreshes).await;
+        writeln!(report, "{row}").expect("write to a string");
+    }
     println!("{report}");
     browser.close().await;
-    drop(serve);
+    drop(fleet_serve);
+    drop(fleet);
     drop(holders);
 }
 

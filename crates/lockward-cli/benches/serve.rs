@@ -6,7 +6,9 @@
 //! `lockward` binary (built with the bench profile) on loopback against a test database, asks
 //! each route `RUNS` times over one kept-alive connection, and prints the medians, the refresh
 //! (the three one after the other, with the day's and with the hour's timeline) and its ratio
-//! to the round trip. Run with
+//! to the round trip; then the same registry over a fleet of 10 databases, one `serve` over all
+//! of them, whose refresh adds `/api/fleet` (every database read at once), against the one
+//! database's day refresh. Run with
 //! `cargo bench -p lockward-cli --bench serve`.
 
 use std::fmt::Write as _;
@@ -21,6 +23,8 @@ const HELD: usize = 50;
 const LEDGER_LOCKS: usize = 50;
 const CYCLES: usize = 1_440;
 const RUNS: usize = 30;
+/// The databases of the fleet part.
+const FLEET: usize = 10;
 const FIRST_ID: i64 = 1_001_001;
 
 #[tokio::main]
@@ -67,48 +71,18 @@ async fn main() {
     .await;
     let seeding = seeded.elapsed();
 
-    let mut serve = Killed(
-        Command::new(env!("CARGO_BIN_EXE_lockward"))
-            .args([
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--database-url",
-                &db.url(),
-            ])
-            .current_dir(dir.path())
-            .env_remove("LOCKWARD_SERVE_TOKEN")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start lockward serve"),
+    let (serve, addr) = start_serve(
+        dir.path(),
+        &[
+            "serve".to_owned(),
+            "--listen".to_owned(),
+            "127.0.0.1:0".to_owned(),
+            "--database-url".to_owned(),
+            db.url(),
+        ],
     );
-    let mut stderr = BufReader::new(serve.0.stderr.take().expect("stderr")).lines();
-    let addr = stderr
-        .by_ref()
-        .map_while(Result::ok)
-        .find_map(|line| {
-            line.strip_prefix("lockward serve: listening on http://")
-                .map(|rest| rest.trim_end_matches('/').to_owned())
-        })
-        .expect("serve says where it listens");
-    // Drained, so that a warning on stderr never blocks the server on a full pipe.
-    std::thread::spawn(move || stderr.for_each(drop));
     let agent = ureq::Agent::new_with_config(ureq::Agent::config_builder().build());
-    let get = |path: &str| -> usize {
-        let mut response = agent
-            .get(&format!("http://{addr}{path}"))
-            .call()
-            .unwrap_or_else(|error| panic!("GET {path}: {error}"));
-        response
-            .body_mut()
-            .with_config()
-            .limit(u64::MAX)
-            .read_to_string()
-            .expect("body")
-            .len()
-    };
+    let get = |path: &str| fetch(&agent, &addr, path);
 
     // Warm: the first request opens the session; each route answers once before timing.
     let sizes: Vec<(&str, usize)> = ["/api/live", "/api/registry", "/api/ledger?range=day"]
@@ -140,6 +114,67 @@ async fn main() {
         get("/api/registry");
         get("/api/ledger?range=hour");
     });
+    // A fleet: the same registry over 10 databases (this one and 9 more, each with 50 keys
+    // held and an hour of the 50 locks' cycles), one `serve` over all of them. Its refresh asks
+    // `/api/fleet` (every database's state, read at once) beside the shown database's three.
+    let mut fleet_dbs = Vec::new();
+    let mut fleet_holders = Vec::new();
+    for _ in 1..FLEET {
+        let other = TestDb::new().await;
+        let holder = other.connect().await;
+        let mut sql = String::new();
+        for i in 0..HELD {
+            let id = FIRST_ID + i64::try_from(i * 20).unwrap();
+            let _ = write!(sql, "SELECT pg_advisory_lock({id}); ");
+        }
+        holder.batch_execute(&sql).await.expect("hold the locks");
+        seed_ledger(
+            &holder,
+            "harbor",
+            &locks,
+            Duration::from_secs(60),
+            60,
+            SystemTime::now(),
+        )
+        .await;
+        fleet_holders.push(holder);
+        fleet_dbs.push(other);
+    }
+    let mut args = vec![
+        "serve".to_owned(),
+        "--listen".to_owned(),
+        "127.0.0.1:0".to_owned(),
+        "--database-url".to_owned(),
+        db.url(),
+    ];
+    for other in &fleet_dbs {
+        args.extend(["--database-url".to_owned(), other.url()]);
+    }
+    let (fleet_serve, fleet_addr) = start_serve(dir.path(), &args);
+    let fleet_get = |path: &str| fetch(&agent, &fleet_addr, path);
+    let fleet_size = fleet_get("/api/fleet");
+    fleet_get("/api/ledger?range=day");
+    let fleet = median(|| {
+        fleet_get("/api/fleet");
+    });
+    let fleet_metrics = median(|| {
+        fleet_get("/metrics");
+    });
+    let fleet_refresh_hour = median(|| {
+        fleet_get("/api/fleet");
+        fleet_get("/api/live");
+        fleet_get("/api/registry");
+        fleet_get("/api/ledger?range=hour");
+    });
+    let fleet_refresh_day = median(|| {
+        fleet_get("/api/fleet");
+        fleet_get("/api/live");
+        fleet_get("/api/registry");
+        fleet_get("/api/ledger?range=day");
+    });
+    drop(fleet_serve);
+    drop(fleet_holders);
+
     let round_trip = {
         let client = db.connect().await;
         let mut times = Vec::with_capacity(RUNS);
@@ -181,7 +216,67 @@ async fn main() {
         refresh.as_secs_f64() / round_trip.as_secs_f64(),
         refresh_hour.as_secs_f64() / round_trip.as_secs_f64()
     );
+    let _ = writeln!(
+        report,
+        "fleet: the same registry over {FLEET} databases, {HELD} keys held in each; /api/fleet answers {fleet_size} bytes"
+    );
+    for (what, time) in [
+        ("GET /api/fleet", fleet),
+        ("GET /metrics", fleet_metrics),
+        ("page refresh, hour (4 GETs)", fleet_refresh_hour),
+        ("page refresh, day (4 GETs)", fleet_refresh_day),
+    ] {
+        let _ = writeln!(report, "  {what:<28} {:>9.2} ms", millis(time));
+    }
+    let _ = writeln!(
+        report,
+        "  fleet refresh (hour) / one database's day refresh: {:.2}x; fleet refresh (day) / it: {:.2}x",
+        fleet_refresh_hour.as_secs_f64() / refresh.as_secs_f64(),
+        fleet_refresh_day.as_secs_f64() / refresh.as_secs_f64()
+    );
     print!("{report}");
+}
+
+/// `GET http://ADDR/PATH`: the size of its body.
+fn fetch(agent: &ureq::Agent, addr: &str, path: &str) -> usize {
+    let mut response = agent
+        .get(&format!("http://{addr}{path}"))
+        .call()
+        .unwrap_or_else(|error| panic!("GET {path}: {error}"));
+    response
+        .body_mut()
+        .with_config()
+        .limit(u64::MAX)
+        .read_to_string()
+        .expect("body")
+        .len()
+}
+
+/// Starts `lockward ARGS` (a `serve`) in `dir`, and waits for the address it listens on.
+fn start_serve(dir: &std::path::Path, args: &[String]) -> (Killed, String) {
+    let mut serve = Killed(
+        Command::new(env!("CARGO_BIN_EXE_lockward"))
+            .args(args)
+            .current_dir(dir)
+            .env_remove("LOCKWARD_SERVE_TOKEN")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start lockward serve"),
+    );
+    let mut stderr = BufReader::new(serve.0.stderr.take().expect("stderr")).lines();
+    let addr = stderr
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|line| {
+            line.strip_prefix("lockward serve: listening on http://")
+                .map(|rest| rest.trim_end_matches('/').to_owned())
+        })
+        .expect("serve says where it listens");
+    // Drained, so that a warning on stderr never blocks the server on a full pipe.
+    std::thread::spawn(move || stderr.for_each(drop));
+    (serve, addr)
 }
 
 /// A child process killed when dropped, the bench panicking included: `serve` inherits the

@@ -24,6 +24,7 @@ mod args;
 mod atomic;
 mod commands;
 mod confine;
+mod databases;
 mod gems;
 mod output;
 mod progress;

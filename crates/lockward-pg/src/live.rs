@@ -130,6 +130,25 @@ pub async fn connect(url: &str) -> Result<LiveConnection, LiveError> {
     }
 }
 
+/// The name a database of a fleet goes by in `live`, the dashboard and `/metrics`'s `database`
+/// label: `host:port/database` from its URL (no user, no password), the same for every reader
+/// of one database whoever logs in.
+///
+/// # Errors
+///
+/// [`LiveError::Url`] for a URL that does not parse.
+pub fn database_name(url: &str) -> Result<String, LiveError> {
+    let target = Target::parse(url).map_err(|error| LiveError::Url(error.to_string()))?;
+    let described = describe(&target.config);
+    Ok(match target.config.get_user() {
+        Some(user) => described
+            .strip_prefix(&format!("{user}@"))
+            .unwrap_or(&described)
+            .to_owned(),
+        None => described,
+    })
+}
+
 /// `user@host:port/database`, without the password.
 fn describe(config: &tokio_postgres::Config) -> String {
     let ports = config.get_ports();

@@ -57,6 +57,10 @@
   const state = {
     status: null,
     range: 'hour',
+    // The database shown, by name (`#database=NAME`); null: the server's first.
+    database: null,
+    // Whether the server shows several databases: null until /api/fleet said.
+    fleet: null,
     timer: null,
     inflight: false,
     again: false,
@@ -916,7 +920,7 @@
 
   /** The ledger of `range` as a whole read would answer it, fetching only what may have changed. */
   async function ledgerFor(range) {
-    const base = '/api/ledger?range=' + encodeURIComponent(range);
+    const base = api('/api/ledger') + (state.database ? '&' : '?') + 'range=' + encodeURIComponent(range);
     const cache = state.ledgerCache;
     const whole = async () => {
       const data = await getJson(base);
@@ -936,6 +940,61 @@
     if (state.ledgerCache === cache) state.ledgerCache = { range, data, wholeAt: cache.wholeAt };
     byId('status').setAttribute('data-ledger-read', 'since');
     return data;
+  }
+
+  // ---- a fleet of databases ---------------------------------------------------------------
+
+  /** `path` of the API for the database shown. */
+  function api(path) {
+    return state.database ? path + '?database=' + encodeURIComponent(state.database) : path;
+  }
+
+
+  function keepInAddress() {
+    const hash = new URLSearchParams();
+    hash.set('range', state.range);
+    if (state.database) hash.set('database', state.database);
+    history.replaceState(null, '', '#' + hash.toString());
+  }
+
+  /**
+   * One row per database: up or down (with why), and what it holds; the one shown marked. The
+   * first answer also says whether there is a fleet at all: with one database the panel and the
+   * chooser stay hidden and /api/fleet is not asked again. (It does not wait for /api/status,
+   * which fails while the database shown is down: the other databases are still shown.)
+   */
+  function renderFleet(answer) {
+    const fleet = answer.databases;
+    if (state.fleet === null) {
+      state.fleet = fleet.length > 1;
+      byId('database-pick').hidden = !state.fleet;
+      byId('fleet-panel').hidden = !state.fleet;
+      const choice = byId('database-choice');
+      choice.replaceChildren(...fleet.map((database) => el('option', { value: database.name }, database.name)));
+      choice.value = state.database || fleet[0].name;
+    }
+    if (!state.fleet) return;
+    const shown = state.database || fleet[0].name;
+    const rows = answer.databases.map((database) => {
+      const tr = el('tr', {
+        'data-database': database.name,
+        'data-up': database.up ? 'true' : 'false',
+        class: (database.up ? 'held' : 'flagged down') + (database.name === shown ? ' shown' : ''),
+      });
+      tr.append(el('td', { class: 'mono name', 'data-label': 'database', title: database.target },
+        database.name + (database.name === shown ? ' (shown)' : '')));
+      tr.append(el('td', { class: 'state', 'data-label': 'state' },
+        el('span', { class: 'badge ' + (database.up ? 'badge-held' : 'badge-down') }, database.up ? 'up' : 'down')));
+      tr.append(el('td', { class: 'mono num', 'data-label': 'held' }, database.up ? String(database.held) : '—'));
+      tr.append(el('td', { class: 'mono num', 'data-label': 'flagged' }, database.up ? String(database.flagged) : '—'));
+      tr.append(el('td', { class: 'mono num', 'data-label': 'waiting' }, database.up ? String(database.waiting) : '—'));
+      tr.append(el('td', { class: 'error-text', 'data-label': 'error' }, database.error || ''));
+      return tr;
+    });
+    byId('fleet').tBodies[0].replaceChildren(...rows);
+    const down = answer.databases.filter((database) => !database.up).length;
+    setText(byId('fleet-summary'), plural(answer.databases.length, 'database', 'databases') +
+      (down ? ' · ' + down + ' down' : ''));
   }
 
   // ---- refreshing --------------------------------------------------------------------------
@@ -980,16 +1039,23 @@
     performance.clearMeasures('lockward-render');
     performance.mark('lockward-refresh-start');
     try {
+      // A fleet: every database's state beside the one shown, read with the rest.
+      const fleetRead = state.fleet === false ? Promise.resolve() : getJson('/api/fleet').then(renderFleet);
       if (!state.status) {
-        state.status = await getJson('/api/status');
+        // Its failure leaves the fleet's read to finish and be drawn.
+        state.status = await getJson(api('/api/status')).catch(async (error) => {
+          await fleetRead.catch(() => {});
+          throw error;
+        });
         showStatus(state.status);
       }
       // Each part is drawn from what answered: a failing ledger read leaves the live table
       // fresh, and a part that failed keeps what it showed, under the banner.
-      const [live, registry, ledger] = await Promise.allSettled([
-        getJson('/api/live'),
+      const [live, registry, ledger, fleet] = await Promise.allSettled([
+        getJson(api('/api/live')),
         getJson('/api/registry'),
         ledgerFor(range),
+        fleetRead,
       ]);
       if (range !== state.range) {
         state.again = true;
@@ -1001,7 +1067,7 @@
         renderUnknown(live.value);
       }
       if (ledger.status === 'fulfilled') renderTimelines(ledger.value);
-      const failed = [live, registry, ledger].filter((part) => part.status === 'rejected');
+      const failed = [live, registry, ledger, fleet].filter((part) => part.status === 'rejected');
       if (failed.length) throw new Error(failed.map((part) => part.reason.message).join('; '));
       performance.mark('lockward-refresh-end');
       const measure = performance.measure('lockward-refresh', 'lockward-refresh-start', 'lockward-refresh-end');
@@ -1043,15 +1109,24 @@
     timelines.before(axis);
     timelines.after(el('p', { id: 'timelines-empty', class: 'empty-note', hidden: true }));
 
-    // The range is kept in the address (#range=day), so a bookmark or a reload keeps it.
+    // The range and the database are kept in the address (#range=day&database=NAME), so a
+    // bookmark or a reload keeps them.
     const select = byId('range');
-    const fromHash = new URLSearchParams(location.hash.slice(1)).get('range');
+    const hash = new URLSearchParams(location.hash.slice(1));
+    const fromHash = hash.get('range');
     state.range = fromHash in RANGES ? fromHash : select.value in RANGES ? select.value : 'hour';
+    state.database = hash.get('database') || null;
     select.value = state.range;
     select.addEventListener('change', () => {
       state.range = select.value in RANGES ? select.value : 'hour';
-      history.replaceState(null, '', '#range=' + state.range);
+      keepInAddress();
       refresh();
+    });
+    // Another database is another page's worth of state: the page loads again on it.
+    byId('database-choice').addEventListener('change', (event) => {
+      state.database = event.target.value;
+      keepInAddress();
+      location.reload();
     });
     byId('filter').addEventListener('input', applyFilter);
     byId('held-only').addEventListener('change', applyFilter);

@@ -33,10 +33,10 @@ pub(crate) const TOKEN_ENV: &str = "LOCKWARD_SERVE_TOKEN";
 /// Arguments of `lockward serve`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ServeArgs {
-    /// The database to show (`postgres://USER@HOST:PORT/DB`, `sslmode` honoured). The dashboard
-    /// only reads: its session is read-only.
-    #[arg(long, env = "DATABASE_URL", hide_env_values = true, value_name = "URL")]
-    pub(crate) database_url: String,
+    /// The databases to show (the dashboard only reads: its sessions are read-only); several
+    /// make a fleet, each database shown apart and one that is down marked.
+    #[command(flatten)]
+    pub(crate) databases: crate::databases::DatabaseArgs,
     /// The address to listen on, IP:PORT (`[::1]:7420` for IPv6; port 0: any free port, which
     /// `serve` prints). An address other than loopback needs `--public`.
     #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN, value_parser = parse_listen)]
@@ -93,8 +93,8 @@ fn parse_listen(text: &str) -> Result<SocketAddr, String> {
 pub(crate) struct Shared {
     /// The registry, re-read when its file changes.
     pub(crate) registry: registry::Cache,
-    /// The database session.
-    pub(crate) database: database::Database,
+    /// The databases, each with its session; the first is the one shown by default.
+    pub(crate) databases: Vec<database::Database>,
     /// Seconds between the page's refreshes.
     pub(crate) interval_seconds: f64,
     /// The window `/metrics`' ledger series count over.
@@ -114,6 +114,7 @@ pub(crate) fn run(global: &Global, args: &ServeArgs) -> anyhow::Result<Outcome> 
     }
     // Loaded before listening: an invalid registry is bad input (exit 2), as for `live`.
     let registry = registry::Cache::load(global, args.with.clone())?;
+    let databases = args.databases.resolve()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -127,15 +128,22 @@ pub(crate) fn run(global: &Global, args: &ServeArgs) -> anyhow::Result<Outcome> 
                     args.listen
                 ))
             })?;
-        let database = database::Database::open(&args.database_url)
-            .await
+        let opened = futures_util::future::join_all(
+            databases
+                .iter()
+                .map(|named| database::Database::open(&named.name, &named.url)),
+        )
+        .await;
+        let databases = opened
+            .into_iter()
+            .collect::<Result<Vec<_>, String>>()
             .map_err(UsageError)?;
         let bound = listener
             .local_addr()
             .context("cannot read the address listened on")?;
         let shared = Arc::new(Shared {
             registry,
-            database,
+            databases,
             interval_seconds: args.interval.get().as_secs_f64(),
             ledger_window: args.ledger_window,
         });

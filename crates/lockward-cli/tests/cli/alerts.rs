@@ -204,7 +204,10 @@ fn every_dashboard_query_parses_as_promql() {
     // Each query as a recording rule, the dashboard's variables as what "All" selects.
     let mut rules = String::from("groups:\n  - name: dashboard\n    rules:\n");
     for (index, (title, expr)) in queries.iter().enumerate() {
-        let expr = expr.replace("$project", ".*").replace("$lock", ".*");
+        let expr = expr
+            .replace("$project", ".*")
+            .replace("$database", ".*")
+            .replace("$lock", ".*");
         let quoted = serde_json::to_string(&expr).expect("a JSON string is a YAML string");
         writeln!(
             rules,

@@ -911,6 +911,92 @@ async fn seed_rollup(
     .await;
 }
 
+/// Issue 21, item 10 on the page: over three databases, one of them down, the page shows a
+/// Databases panel (each up or down, the down one with its error) and a chooser; choosing
+/// another database shows that database's locks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_a_fleet_the_page_marks_the_database_that_is_down_and_shows_the_one_chosen() {
+    let (chromium, chromedriver) = match harness::browser_programs() {
+        Ok(programs) => programs,
+        Err(reason) => {
+            require_or_skip(&reason);
+            return;
+        }
+    };
+    let _turn = ONE_BROWSER_AT_A_TIME.lock().await;
+    let (east, west) = (TestDb::new().await, TestDb::new().await);
+    let holder = west.connect().await;
+    holder
+        .batch_execute("SELECT pg_advisory_lock(1001006)")
+        .await
+        .expect("hold the search reindex on west");
+    // Nothing listens on port 1: a database that is down from the start.
+    let down = "postgres://postgres@127.0.0.1:1/gone?connect_timeout=1";
+    let project = TestProject::harbor();
+    let (east_url, west_url) = (east.url(), west.url());
+    let serve = Serve::start_fleet(
+        env!("CARGO_BIN_EXE_lockward").as_ref(),
+        project.path(),
+        &[&east_url, &west_url, down],
+        "0.3",
+    );
+    let browser = Browser::start(&chromium, &chromedriver, WIDTH, HEIGHT).await;
+    browser
+        .client
+        .goto(&serve.url())
+        .await
+        .expect("load the page");
+    let west_name = lockward_pg::live::database_name(&west_url).expect("a URL");
+    let fleet = browser
+        .wait_for(
+            "the Databases panel with the one that is down marked",
+            "(() => { const rows = [...document.querySelectorAll('#fleet tbody tr')]; \
+               if (rows.length !== 3 || document.getElementById('fleet-panel').hidden) return false; \
+               return rows.map((r) => [r.dataset.database, r.dataset.up, \
+                                       r.querySelector('.error-text').textContent !== '']); })()",
+        )
+        .await;
+    assert_eq!(
+        fleet[2],
+        json!(["127.0.0.1:1/gone", "false", true]),
+        "{fleet}"
+    );
+    assert_eq!(fleet[1], json!([west_name, "true", false]), "{fleet}");
+    assert_eq!(
+        browser
+            .eval("[...document.querySelectorAll('#database-choice option')].length")
+            .await,
+        json!(3)
+    );
+    // The first database, shown by default, holds nothing; west holds the search reindex.
+    browser
+        .wait_for(
+            "east's registry",
+            "document.querySelector('#locks tr[data-id=\"1001006\"]')?.dataset.state === 'free'",
+        )
+        .await;
+    browser
+        .client
+        .find(fantoccini::Locator::Css("#database-choice"))
+        .await
+        .expect("the database chooser")
+        .select_by_value(&west_name)
+        .await
+        .expect("choose west");
+    browser
+        .wait_for(
+            "west's registry, the page loaded again on it",
+            &format!(
+                "location.hash.includes('database=' + encodeURIComponent('{west_name}')) && \
+                 document.querySelector('#locks tr[data-id=\"1001006\"]')?.dataset.state === 'held' && \
+                 document.querySelector('#fleet tr.shown')?.dataset.database === '{west_name}'"
+            ),
+        )
+        .await;
+    browser.close().await;
+    drop((serve, holder));
+}
+
 /// Where test artifacts go: `target/lockward-artifacts/` (not committed).
 fn artifacts_dir() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
@@ -1109,6 +1195,18 @@ async fn a_screenshot_of_the_dashboard_at_work_is_kept_as_a_test_artifact() {
         .await;
     eprintln!("the phone layout: {phone}");
     keep_screenshot(browser, 390, "dashboard-phone.png").await;
+    // The narrowest phones the layout is for: 360 px.
+    let viewport = browser.set_viewport(360, 740).await;
+    assert_eq!(viewport, (360, 740), "the small phone's viewport");
+    let small = browser
+        .wait_for(
+            "the page laid out for a 360 px phone",
+            &layout
+                .replace("plot.width >= 300", "plot.width >= 280")
+                .replace("CHECK", "fits && seen"),
+        )
+        .await;
+    eprintln!("the 360 px layout: {small}");
     drop(sessions);
     drop(waiting.await.expect("the waiter's task"));
     dashboard.close().await;

@@ -5,6 +5,7 @@ mod browser;
 mod check;
 mod completions;
 mod confinement;
+mod fleet;
 mod init;
 mod list;
 mod live;

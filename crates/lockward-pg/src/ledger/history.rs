@@ -142,11 +142,16 @@ pub struct LedgerCycle {
     pub finished_at: Option<SystemTime>,
     /// How the job ended, as the leader recorded it: its error (for `lockward run`, the
     /// command's exit status or signal) or why it was cancelled, at most 512 bytes; null for a
-    /// job that succeeded, a lost cycle, and rows of an older lockward.
+    /// job that succeeded, a lost cycle, and rows of an older lockward (and then absent: a day's
+    /// answer is tens of thousands of cycles).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
     /// When the leader stopped cleanly after this cycle (the boundaries nobody led after it are
-    /// `stopped`); null otherwise.
-    #[serde(serialize_with = "timestamp::serialize_option")]
+    /// `stopped`); absent otherwise.
+    #[serde(
+        serialize_with = "timestamp::serialize_option",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub stopped_at: Option<SystemTime>,
     /// This leader started before the previous one finished (or while it was still running).
     pub overlaps_previous: bool,

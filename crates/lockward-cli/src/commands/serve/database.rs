@@ -17,8 +17,10 @@ pub(crate) const APPLICATION_NAME: &str = "lockward serve";
 /// each of them, one after the other, a whole connect timeout.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
 
-/// The database the dashboard reads, and its session when one is open.
+/// A database the dashboard reads, and its session when one is open.
 pub(crate) struct Database {
+    /// Its name in a fleet ([`lockward_pg::live::database_name`]): `host:port/database`.
+    name: String,
     url: String,
     /// `user@host:port/database`, never the password.
     target: String,
@@ -36,7 +38,7 @@ impl Database {
     /// Checks the URL and tries to connect. A URL that cannot be used is an error; an
     /// unreachable server is not (it is tried again at each request, which answers 503 until
     /// then).
-    pub(crate) async fn open(url: &str) -> Result<Self, String> {
+    pub(crate) async fn open(name: &str, url: &str) -> Result<Self, String> {
         let (target, session) = match connect(url).await {
             Ok(session) => (
                 session.target().to_owned(),
@@ -52,6 +54,7 @@ impl Database {
             Err(error) => return Err(error.to_string()),
         };
         Ok(Self {
+            name: name.to_owned(),
             url: url.to_owned(),
             target,
             session: tokio::sync::Mutex::new(session),
@@ -61,6 +64,11 @@ impl Database {
     /// `user@host:port/database`, without the password.
     pub(crate) fn target(&self) -> &str {
         &self.target
+    }
+
+    /// `host:port/database`: its name in a fleet, and its `database` label in `/metrics`.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
     }
 
     /// Runs `read` on the session, opening one first when there is none or it is closed. A

@@ -6,7 +6,10 @@
 //! released since the last scrape is 0, a key no longer held is gone, and nothing piles up.
 //!
 //! Every series about a lock carries `project` and `lock` (the label scheme the workers' series
-//! use, [`lockward_pg::lock_label`]), so the dashboard's and the workers' series join on both.
+//! use, [`lockward_pg::lock_label`]), so the dashboard's and the workers' series join on both,
+//! and every series the databases give carries `database` (its name, `host:port/database`): a
+//! fleet's databases are read at once, and one that is down is `lockward_database_up 0` while
+//! the others' series are all there.
 //! The ledger's series are gauges over the window (`--ledger-window`), not counters: counted
 //! over the whole table, a retention `DELETE` made them fall, which Prometheus reads as a reset
 //! (`increase()` jumped from 5.6 to 41 after one). Over a window, only the window's rows count,
@@ -63,8 +66,9 @@ pub(crate) struct Scrape<'a> {
     pub(crate) registry: &'a Registry,
     /// The window the ledger's counts are over.
     pub(crate) window: Duration,
-    /// The live view and the ledger's counts; `None` when the database could not be read.
-    pub(crate) read: Option<(&'a Snapshot, &'a Counts)>,
+    /// Per database (its name, the `database` label): the live view and the ledger's counts;
+    /// `None` when the database could not be read.
+    pub(crate) databases: Vec<(&'a str, Option<(&'a Snapshot, &'a Counts)>)>,
 }
 
 /// The scrape in the text format.
@@ -86,13 +90,16 @@ fn record(scrape: &Scrape<'_>) {
         "1 when the dashboard could read the database for this scrape, else 0 (and no other series)"
     );
     let project = scrape.registry.project().name.clone();
-    let Some((live, counts)) = scrape.read else {
-        metrics::gauge!(DATABASE_UP, "project" => project).set(0.0);
-        return;
-    };
-    metrics::gauge!(DATABASE_UP, "project" => project).set(1.0);
-    record_live(scrape.registry, live);
-    record_ledger(scrape.registry, scrape.window, counts);
+    for (database, read) in &scrape.databases {
+        let up = metrics::gauge!(DATABASE_UP, "project" => project.clone(), "database" => (*database).to_owned());
+        let Some((live, counts)) = read else {
+            up.set(0.0);
+            continue;
+        };
+        up.set(1.0);
+        record_live(scrape.registry, database, live);
+        record_ledger(scrape.registry, database, scrape.window, counts);
+    }
 }
 
 /// What the live view says about one registered id (every member of a family together).
@@ -103,7 +110,7 @@ struct Seen {
     flags: BTreeSet<Flag>,
 }
 
-fn record_live(registry: &Registry, live: &Snapshot) {
+fn record_live(registry: &Registry, database: &str, live: &Snapshot) {
     metrics::describe_gauge!(
         LOCK_HELD,
         "1 while a session holds the registered lock (any member of a family), else 0"
@@ -135,7 +142,7 @@ fn record_live(registry: &Registry, live: &Snapshot) {
     for lock in &live.locks {
         if lock.id.is_none() && !lock.well_known.is_empty() {
             for tool in &lock.well_known {
-                metrics::gauge!(WELL_KNOWN_KEY_HELD, "project" => project.clone(), "tool" => tool.tool.clone()).set(1.0);
+                metrics::gauge!(WELL_KNOWN_KEY_HELD, "project" => project.clone(), "database" => database.to_owned(), "tool" => tool.tool.clone()).set(1.0);
             }
             continue;
         }
@@ -153,11 +160,12 @@ fn record_live(registry: &Registry, live: &Snapshot) {
         entry.waiters += lock.waiters.len();
         entry.flags.extend(lock.flags.iter().copied());
     }
-    record_unregistered(project, unregistered);
+    record_unregistered(project, database, unregistered);
     for lock in registry.locks() {
         let id = lock.id().value();
         let labels = [
             ("project", project.clone()),
+            ("database", database.to_owned()),
             ("lock", lockward_pg::lock_label(lock)),
             ("id", id.to_string()),
             ("owner", lock.owner().unwrap_or_default()),
@@ -167,8 +175,9 @@ fn record_live(registry: &Registry, live: &Snapshot) {
         #[allow(clippy::cast_precision_loss)] // a count of sessions, far below 2^52
         metrics::gauge!(LOCK_WAITERS, &labels).set(seen.waiters as f64);
         for flag in seen.flags {
-            let [project, lock, id, owner] = labels.clone();
-            let labels = [project, lock, id, owner, ("flag", flag.as_str().to_owned())];
+            let [project, database, lock, id, owner] = labels.clone();
+            let flag = ("flag", flag.as_str().to_owned());
+            let labels = [project, database, lock, id, owner, flag];
             metrics::gauge!(LOCK_FLAGGED, &labels).set(1.0);
         }
     }
@@ -177,18 +186,21 @@ fn record_live(registry: &Registry, live: &Snapshot) {
 /// The keys nobody registered: the first [`UNREGISTERED_KEYS_LISTED`] (most sessions first,
 /// then by key) each a series, and the count of all and of the rest.
 #[allow(clippy::cast_precision_loss)] // counts of keys, far below 2^52
-fn record_unregistered(project: &str, mut keys: Vec<(usize, AdvisoryKey)>) {
+fn record_unregistered(project: &str, database: &str, mut keys: Vec<(usize, AdvisoryKey)>) {
     keys.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     let unlisted = keys.len().saturating_sub(UNREGISTERED_KEYS_LISTED);
-    metrics::gauge!(UNREGISTERED_KEYS_HELD, "project" => project.to_owned()).set(keys.len() as f64);
-    metrics::gauge!(UNREGISTERED_KEYS_UNLISTED, "project" => project.to_owned())
-        .set(unlisted as f64);
+    let labels = [
+        ("project", project.to_owned()),
+        ("database", database.to_owned()),
+    ];
+    metrics::gauge!(UNREGISTERED_KEYS_HELD, &labels).set(keys.len() as f64);
+    metrics::gauge!(UNREGISTERED_KEYS_UNLISTED, &labels).set(unlisted as f64);
     for (_, key) in keys.into_iter().take(UNREGISTERED_KEYS_LISTED) {
         let key = match key {
             AdvisoryKey::Bigint(k) => k.to_string(),
             AdvisoryKey::Pair(a, b) => format!("{a},{b}"),
         };
-        metrics::gauge!(UNREGISTERED_KEY_HELD, "project" => project.to_owned(), "key" => key)
+        metrics::gauge!(UNREGISTERED_KEY_HELD, "project" => project.to_owned(), "database" => database.to_owned(), "key" => key)
             .set(1.0);
     }
 }
@@ -197,14 +209,16 @@ fn record_unregistered(project: &str, mut keys: Vec<(usize, AdvisoryKey)>) {
 /// (the labels name the registry entry, as the live series do); a key the registry does not know
 /// is its own `lock`, with no `id`.
 #[allow(clippy::cast_precision_loss)] // counts of cycles, far below 2^52
-fn record_ledger(registry: &Registry, window: Duration, counts: &Counts) {
+fn record_ledger(registry: &Registry, database: &str, window: Duration, counts: &Counts) {
     let project = &registry.project().name;
+    let database = database.to_owned();
     metrics::describe_gauge!(
         LEDGER_WINDOW,
         metrics::Unit::Seconds,
         "the length of the trailing window the lockward_ledger_window_* series count over"
     );
-    metrics::gauge!(LEDGER_WINDOW, "project" => project.clone()).set(window.as_secs_f64());
+    metrics::gauge!(LEDGER_WINDOW, "project" => project.clone(), "database" => database.clone())
+        .set(window.as_secs_f64());
     metrics::describe_gauge!(
         LEDGER_CYCLES,
         "cycles that started in the window, per lock and leading host, by outcome (done, failed, cancelled, lost); only hosts that led in it"
@@ -238,7 +252,7 @@ fn record_ledger(registry: &Registry, window: Duration, counts: &Counts) {
         }
     }
     for ((lock, id, host, outcome), count) in cycles {
-        metrics::gauge!(LEDGER_CYCLES, "project" => project.clone(), "lock" => lock, "id" => id, "host" => host, "outcome" => outcome)
+        metrics::gauge!(LEDGER_CYCLES, "project" => project.clone(), "database" => database.clone(), "lock" => lock, "id" => id, "host" => host, "outcome" => outcome)
             .set(count as f64);
     }
     let mut unled: BTreeMap<(String, String), u64> = BTreeMap::new();
@@ -246,7 +260,7 @@ fn record_ledger(registry: &Registry, window: Duration, counts: &Counts) {
         *unled.entry(labels(lock.id, &lock.lock_key)).or_default() += lock.unled;
     }
     for ((lock, id), count) in unled {
-        metrics::gauge!(LEDGER_UNLED, "project" => project.clone(), "lock" => lock, "id" => id)
+        metrics::gauge!(LEDGER_UNLED, "project" => project.clone(), "database" => database.clone(), "lock" => lock, "id" => id)
             .set(count as f64);
     }
     let mut foreign: BTreeMap<(String, String, String), u64> = BTreeMap::new();
@@ -257,7 +271,7 @@ fn record_ledger(registry: &Registry, window: Duration, counts: &Counts) {
             .or_default() += other.cycles;
     }
     for ((lock, id, other), count) in foreign {
-        metrics::gauge!(LEDGER_FOREIGN, "project" => project.clone(), "lock" => lock, "id" => id, "foreign_project" => other)
+        metrics::gauge!(LEDGER_FOREIGN, "project" => project.clone(), "database" => database.clone(), "lock" => lock, "id" => id, "foreign_project" => other)
             .set(count as f64);
     }
 }

@@ -38,6 +38,7 @@ pub(crate) fn router(shared: Arc<Shared>, access: Access) -> Router {
         .route("/api/registry", get(registry))
         .route("/api/live", get(live))
         .route("/api/ledger", get(ledger))
+        .route("/api/fleet", get(fleet))
         .route("/metrics", get(prometheus))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -69,6 +70,11 @@ impl ApiError {
     /// 500: the database answered with an error.
     pub(crate) fn internal(message: impl Into<String>) -> Self {
         Self::new(StatusCode::INTERNAL_SERVER_ERROR, message)
+    }
+
+    /// What went wrong.
+    pub(crate) fn message(&self) -> &str {
+        &self.message
     }
 
     /// 400: the request asks for something that does not exist.
@@ -204,28 +210,123 @@ async fn method_not_allowed(method: Method, uri: Uri) -> Response {
     response
 }
 
-/// `GET /api/status`.
-async fn status(State(shared): State<Arc<Shared>>) -> Result<Response, ApiError> {
+/// The database a request asks for (`?database=NAME`), else the first.
+fn pick<'a>(
+    shared: &'a Shared,
+    params: &HashMap<String, String>,
+) -> Result<&'a super::database::Database, ApiError> {
+    let Some(name) = params.get("database") else {
+        return Ok(&shared.databases[0]);
+    };
+    shared
+        .databases
+        .iter()
+        .find(|database| database.name() == name)
+        .ok_or_else(|| {
+            let names: Vec<&str> = shared
+                .databases
+                .iter()
+                .map(super::database::Database::name)
+                .collect();
+            ApiError::bad_request(format!(
+                "database `{name}` is not one of those shown: {}",
+                names.join(", ")
+            ))
+        })
+}
+
+/// The query string's parameters.
+fn params(uri: &Uri) -> Result<HashMap<String, String>, ApiError> {
+    Query::<HashMap<String, String>>::try_from_uri(uri)
+        .map(|Query(params)| params)
+        .map_err(|error| ApiError::bad_request(format!("the query string: {error}")))
+}
+
+/// `GET /api/status[?database=NAME]`.
+async fn status(State(shared): State<Arc<Shared>>, uri: Uri) -> Result<Response, ApiError> {
+    #[derive(Serialize)]
+    struct Named<'a> {
+        name: &'a str,
+        target: &'a str,
+    }
     #[derive(Serialize)]
     struct Status<'a> {
         project: &'a str,
         database: &'a str,
+        /// The fleet: every database shown, the first the default.
+        databases: Vec<Named<'a>>,
         interval_seconds: f64,
         version: &'static str,
         ledger: bool,
     }
+    let database = pick(&shared, &params(&uri)?)?;
     let loaded = shared.registry.current().await;
-    let ledger = shared
-        .database
+    let ledger = database
         .read(|session| async move { lockward_pg::ledger::exists(session.client()).await })
         .await?;
     Ok(json(&Status {
         project: &loaded.registry.project().name,
-        database: shared.database.target(),
+        database: database.target(),
+        databases: shared
+            .databases
+            .iter()
+            .map(|database| Named {
+                name: database.name(),
+                target: database.target(),
+            })
+            .collect(),
         interval_seconds: shared.interval_seconds,
         version: env!("CARGO_PKG_VERSION"),
         ledger,
     }))
+}
+
+/// `GET /api/fleet`: per database, whether it answered now and what it holds (held keys,
+/// flagged keys, sessions waiting), read from every database at once; one that is down is
+/// marked with its error, and the others answer all the same.
+async fn fleet(State(shared): State<Arc<Shared>>) -> Response {
+    #[derive(Serialize)]
+    struct Member<'a> {
+        name: &'a str,
+        target: &'a str,
+        up: bool,
+        error: Option<String>,
+        held: usize,
+        flagged: usize,
+        waiting: usize,
+    }
+    let loaded = shared.registry.current().await;
+    let reads = shared.databases.iter().map(|database| {
+        let loaded = Arc::clone(&loaded);
+        async move {
+            let read = snapshot(database, &loaded).await;
+            let (up, error, held, flagged, waiting) = match read {
+                Ok(snapshot) => (
+                    true,
+                    None,
+                    snapshot.locks.iter().filter(|l| l.holder.is_some()).count(),
+                    snapshot
+                        .locks
+                        .iter()
+                        .filter(|l| !l.flags.is_empty())
+                        .count(),
+                    snapshot.locks.iter().map(|l| l.waiters.len()).sum(),
+                ),
+                Err(error) => (false, Some(error.message().to_owned()), 0, 0, 0),
+            };
+            Member {
+                name: database.name(),
+                target: database.target(),
+                up,
+                error,
+                held,
+                flagged,
+                waiting,
+            }
+        }
+    });
+    let databases = futures_util::future::join_all(reads).await;
+    json(&serde_json::json!({ "databases": databases }))
 }
 
 /// `GET /api/registry`: `lockward list --format json`.
@@ -233,20 +334,28 @@ async fn registry(State(shared): State<Arc<Shared>>) -> Response {
     json_bytes(shared.registry.current().await.listing.clone())
 }
 
-/// `GET /api/live`: `lockward live --format json`.
-async fn live(State(shared): State<Arc<Shared>>) -> Result<Response, ApiError> {
-    let loaded = shared.registry.current().await;
-    let snapshot = shared
-        .database
+/// The live view of `database` against the registry (and the shared ones) now loaded.
+async fn snapshot(
+    database: &super::database::Database,
+    loaded: &Arc<super::registry::Loaded>,
+) -> Result<lockward_pg::live::Snapshot, ApiError> {
+    database
         .read(|session| {
-            let loaded = Arc::clone(&loaded);
+            let loaded = Arc::clone(loaded);
             async move {
                 session
                     .snapshot_shared(&loaded.registry, &loaded.shared)
                     .await
             }
         })
-        .await?;
+        .await
+}
+
+/// `GET /api/live[?database=NAME]`: `lockward live --format json` of that database.
+async fn live(State(shared): State<Arc<Shared>>, uri: Uri) -> Result<Response, ApiError> {
+    let database = pick(&shared, &params(&uri)?)?;
+    let loaded = shared.registry.current().await;
+    let snapshot = snapshot(database, &loaded).await?;
     Ok(json(&snapshot))
 }
 
@@ -258,13 +367,13 @@ const RANGES: [(&str, Duration); 4] = [
     ("day", Duration::from_secs(86_400)),
 ];
 
-/// `GET /api/ledger?range=5m|15m|hour|day[&since=TIME]` (default `hour`): the ledger's cycles that
+/// `GET /api/ledger?range=5m|15m|hour|day[&since=TIME][&database=NAME]` (default `hour`): the ledger's cycles that
 /// started in the range ending now, or only those from `since` on (an RFC 3339 time, e.g. the
 /// answer's own `to`), so a page showing a day asks for the whole day once and then only for
 /// what changed. The answer's `from` is where the cycles it holds begin.
 async fn ledger(State(shared): State<Arc<Shared>>, uri: Uri) -> Result<Response, ApiError> {
-    let Query(params) = Query::<HashMap<String, String>>::try_from_uri(&uri)
-        .map_err(|error| ApiError::bad_request(format!("the query string: {error}")))?;
+    let params = params(&uri)?;
+    let database = pick(&shared, &params)?;
     let range = params.get("range").map_or("hour", String::as_str);
     let Some(&(_, length)) = RANGES.iter().find(|(name, _)| *name == range) else {
         return Err(ApiError::bad_request(format!(
@@ -287,8 +396,7 @@ async fn ledger(State(shared): State<Arc<Shared>>, uri: Uri) -> Result<Response,
     let start = to.checked_sub(length).unwrap_or(UNIX_EPOCH);
     // A `since` before the range is the range; one after now is an empty answer ending now.
     let from = since.map_or(start, |since| since.clamp(start, to));
-    let history = shared
-        .database
+    let history = database
         .read(|session| {
             let loaded = Arc::clone(&loaded);
             async move {
@@ -299,41 +407,58 @@ async fn ledger(State(shared): State<Arc<Shared>>, uri: Uri) -> Result<Response,
     Ok(json(&history))
 }
 
-/// `GET /metrics`: 200 with `lockward_database_up 0` when the database cannot be read, since a
-/// scrape that fails would hide which of the dashboard and the database is down.
+/// `GET /metrics`: every database read at once, each series labelled with its database; 200
+/// with `lockward_database_up 0` for a database that cannot be read (and its other series
+/// left out), since a scrape that fails would hide which of the dashboard and the databases is
+/// down, and one database down must not hide the others.
 async fn prometheus(State(shared): State<Arc<Shared>>) -> Response {
     let loaded = shared.registry.current().await;
     let window = shared.ledger_window;
-    let read = shared
-        .database
-        .read(|session| {
-            let loaded = Arc::clone(&loaded);
-            async move {
-                let snapshot = session
-                    .snapshot_shared(&loaded.registry, &loaded.shared)
-                    .await?;
-                let now = SystemTime::now();
-                let counts = lockward_pg::ledger::counts(
-                    session.client(),
-                    &loaded.registry,
-                    now.checked_sub(window).unwrap_or(UNIX_EPOCH),
-                    now,
-                )
-                .await?;
-                Ok::<_, Failed>((snapshot, counts))
+    let reads = shared.databases.iter().map(|database| {
+        let loaded = Arc::clone(&loaded);
+        async move {
+            let read = database
+                .read(|session| {
+                    let loaded = Arc::clone(&loaded);
+                    async move {
+                        let snapshot = session
+                            .snapshot_shared(&loaded.registry, &loaded.shared)
+                            .await?;
+                        let now = SystemTime::now();
+                        let counts = lockward_pg::ledger::counts(
+                            session.client(),
+                            &loaded.registry,
+                            now.checked_sub(window).unwrap_or(UNIX_EPOCH),
+                            now,
+                        )
+                        .await?;
+                        Ok::<_, Failed>((snapshot, counts))
+                    }
+                })
+                .await;
+            if let Err(error) = &read {
+                tracing::warn!(
+                    "/metrics: lockward_database_up 0 for {}: {}",
+                    database.name(),
+                    error.message()
+                );
             }
-        })
-        .await;
-    if let Err(error) = &read {
-        tracing::warn!("/metrics: lockward_database_up 0: {}", error.message);
-    }
+            (database.name(), read.ok())
+        }
+    });
+    let reads = futures_util::future::join_all(reads).await;
     let text = metrics::render(&metrics::Scrape {
         registry: &loaded.registry,
         window,
-        read: read
-            .as_ref()
-            .ok()
-            .map(|(snapshot, counts)| (snapshot, counts)),
+        databases: reads
+            .iter()
+            .map(|(name, read)| {
+                (
+                    *name,
+                    read.as_ref().map(|(snapshot, counts)| (snapshot, counts)),
+                )
+            })
+            .collect(),
     });
     (
         [(

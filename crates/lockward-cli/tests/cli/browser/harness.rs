@@ -174,11 +174,22 @@ impl Serve {
         database_url: &str,
         interval: &str,
     ) -> Self {
+        Self::start_fleet(lockward, project_dir, &[database_url], interval)
+    }
+
+    /// The same over several databases (`--database-url` repeated).
+    pub(crate) fn start_fleet(
+        lockward: &Path,
+        project_dir: &Path,
+        database_urls: &[&str],
+        interval: &str,
+    ) -> Self {
         let mut command = Command::new(lockward);
+        command.args(["serve", "--listen", "127.0.0.1:0", "--interval", interval]);
+        for url in database_urls {
+            command.args(["--database-url", url]);
+        }
         command
-            .args(["serve", "--listen", "127.0.0.1:0", "--interval", interval])
-            .arg("--database-url")
-            .arg(database_url)
             .current_dir(project_dir)
             .env_remove("DATABASE_URL")
             .env_remove("LOCKWARD_SERVE_TOKEN")
