@@ -872,8 +872,10 @@ async fn the_last_5_and_15_minutes_draw_only_their_cycles_across_the_plot() {
             .wait_for(
                 &format!("the {label}: its cycles"),
                 &format!(
-                    "(() => {{ const marks = [...document.querySelectorAll('{section} rect[data-status=\"done\"]')]; \
-                     const plot = document.querySelector('{section} .tl-svg').getBoundingClientRect(); \
+                    "(() => {{ const row = document.querySelector('{section} .tl-svg'); \
+                     if (!row) return false; \
+                     const marks = [...document.querySelectorAll('{section} rect[data-status=\"done\"]')]; \
+                     const plot = row.getBoundingClientRect(); \
                      const boxes = marks.map((m) => m.getBoundingClientRect()); \
                      const left = Math.min(...boxes.map((b) => b.left)) - plot.left; \
                      const labels = [...document.querySelectorAll('#axis-svg .tick-label')] \
@@ -1165,6 +1167,7 @@ async fn a_screenshot_of_the_dashboard_at_work_is_kept_as_a_test_artifact() {
     assert_eq!(viewport, (390, 844), "the phone's viewport");
     let layout = "(() => { \
                const row = document.querySelector('#locks tr[data-id=\"1001006\"]'); \
+               if (!row || !document.querySelector('#timelines .tl-svg')) return false; \
                const cells = ['state', 'flags', 'holder', 'host', 'pid'] \
                  .map((c) => row.querySelector('td.' + c)) \
                  .filter((td) => td.textContent !== '') \
