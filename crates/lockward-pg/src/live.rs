@@ -286,15 +286,14 @@ pub struct SessionIdentity {
 }
 
 impl SessionIdentity {
-    fn parse(application_name: &str) -> Option<Self> {
-        let identity = application_name.parse::<Identity>().ok()?;
-        Some(Self {
+    fn of(identity: &Identity) -> Self {
+        Self {
             project: identity.project().to_owned(),
             lock: identity.lock().to_owned(),
             member: identity.member(),
             pid: identity.pid(),
             host: identity.host().to_owned(),
-        })
+        }
     }
 }
 
@@ -582,8 +581,10 @@ pub async fn snapshot_shared(
             held_for: held_for.map(|seconds| Duration::from_secs_f64(seconds.max(0.0))),
             identity: None,
         };
-        session.identity = SessionIdentity::parse(&session.application_name);
-        exact_since(&mut session, row.get(9));
+        // Parsed once: the identity's parts, and its time of taking the lock.
+        let identity = session.application_name.parse::<Identity>().ok();
+        session.identity = identity.as_ref().map(SessionIdentity::of);
+        exact_since(&mut session, identity.as_ref(), row.get(9));
         Some(Row {
             key,
             granted: row.get(3),
@@ -605,13 +606,8 @@ struct Present {
 /// A lockward worker's session says in its identity when it took its lock (the server keeps no
 /// such time, and the session's own activity times move with each liveness probe): that time,
 /// to the millisecond, replaces the estimate. `now` is the server's clock, in Unix seconds.
-fn exact_since(session: &mut LiveHolder, now: f64) {
-    let Some(since) = session
-        .application_name
-        .parse::<Identity>()
-        .ok()
-        .and_then(|identity| identity.held_since())
-    else {
+fn exact_since(session: &mut LiveHolder, identity: Option<&Identity>, now: f64) {
+    let Some(since) = identity.and_then(Identity::held_since) else {
         return;
     };
     let Ok(since) = since.duration_since(std::time::UNIX_EPOCH) else {
