@@ -19,9 +19,9 @@ use std::path::Path;
 use lockward_lang::Language;
 use lockward_registry::Id;
 
-use crate::extract::{FileSites, ItemKind, Key, Names};
+use crate::sites::{FileSites, ItemKind, Key, Names};
 use crate::values::container;
-use crate::walk;
+use crate::walk::{self, path_hash};
 use crate::words;
 
 /// How many times names are followed to the files that define them: a constant imported from a
@@ -42,14 +42,6 @@ pub(crate) struct Index<'r> {
     root: &'r Path,
     /// The hashes of the paths the walk read, sorted.
     read: Vec<u64>,
-}
-
-/// A path's hash for [`Index`].
-pub(crate) fn path_hash(path: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    path.hash(&mut hasher);
-    hasher.finish()
 }
 
 impl<'r> Index<'r> {
@@ -899,7 +891,7 @@ fn shadowed(file: &FileSites, written: &str) -> bool {
 }
 
 fn is_pattern_name(names: &Names, written: &str) -> bool {
-    names.is_constant(&words::split(crate::extract::last_part(written)))
+    names.is_constant(&words::split(crate::sites::last_part(written)))
 }
 
 /// The one value the lookups agree on.

@@ -8,7 +8,7 @@ use lockward_registry::{
     AdvisoryKey, Code, Finding, Id, KeyShape, Kind, Lock, Registry, Severity, Source,
 };
 
-use crate::extract::{FileSites, Item, ItemKind, Key, Location, Shape, last_part};
+use crate::sites::{FileSites, Item, ItemKind, Key, Location, Shape, last_part};
 use crate::{PluginDir, ScanReport, Site, SiteForm, SiteKey};
 
 /// How a site wrote its key: as a literal (which must stand where the entry says) or by name
@@ -135,7 +135,7 @@ impl<'a> Checker<'a> {
     /// A name with a key of its own must be registered as a named lock (`[[lock]] name = ..
     /// hash = ..`), or it is `unregistered-id`, like any id the registry does not know.
     fn named(&mut self, files: &'a [FileSites]) {
-        let sites: Vec<(&str, &crate::wrappers::NamedSite)> = files
+        let sites: Vec<(&str, &crate::sites::NamedSite)> = files
             .iter()
             .flat_map(|file| {
                 file.named
@@ -233,7 +233,7 @@ impl<'a> Checker<'a> {
 
     /// `unregistered-id` for a lock taken by a name no entry registers; the help is the `take`
     /// that registers it, or the fix when an entry of that name says another library.
-    fn unregistered_name(&mut self, path: &str, site: &crate::wrappers::NamedSite, named: &str) {
+    fn unregistered_name(&mut self, path: &str, site: &crate::sites::NamedSite, named: &str) {
         let registry: &'a Registry = self.registry;
         let namesake = registry.locks().iter().find_map(|lock| match lock.kind() {
             Kind::Named { name, hash } if *name == site.name => Some(hash.as_str()),

@@ -26,10 +26,10 @@ use std::ops::Range;
 
 use lockward_registry::Id;
 
-use crate::extract::literal_value;
 use crate::lang::Language;
 use crate::lexer::{Token, TokenKind};
-use crate::values::{self, Expr, Op};
+use crate::sites::{Expr, Op};
+use crate::values::{self, literal_value};
 
 /// How many tokens before a collection's opening bracket its name is looked for, and how far an
 /// enum's `{` is looked for after its name.

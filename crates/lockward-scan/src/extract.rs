@@ -13,10 +13,13 @@ use crate::lang::{Language, SQL};
 use crate::lexer::{KEYWORDS_BEFORE_EXPRESSION, Lexed, Token, TokenKind, lex};
 use crate::receivers::{self, GoTypes};
 use crate::scope::{self, Scope};
+use crate::sites::{
+    ANY_MEMBER, Allow, Call, Expr, FileSites, FileWrappers, Functions, Item, ItemKind, Key,
+    Location, Names, Pending, SETTING_WORDS, Shape, Unresolved, is_member_value_field, last_part,
+};
 use crate::syntax::Syntax;
-use crate::values::{self, Expr, Pending};
-use crate::words::{self, Pattern};
-use crate::wrappers::FileWrappers;
+use crate::values::{self, literal_value};
+use crate::words;
 
 /// The PostgreSQL functions that take an advisory lock key.
 const LOCK_FUNCTIONS: &[&str] = &[
@@ -36,16 +39,6 @@ const LOCK_FUNCTIONS: &[&str] = &[
 /// defined (`def pg_advisory_lock(conn, key):`), not a call.
 const FUNCTION_KEYWORDS: &[&str] = &["def", "fn", "func", "fun", "function"];
 
-/// The member part of a subscript whose key is chosen at run time: names no member, but makes
-/// its collection one of ids (see [`values::resolve_tree`]).
-pub(crate) const ANY_MEMBER: &str = "[*]";
-
-/// Last words of a name that make it a setting beside a lock, not a lock id.
-const SETTING_WORDS: &[&str] = &[
-    "salt", "seed", "prefix", "timeout", "timeouts", "interval", "ttl", "seconds", "secs",
-    "millis", "delay", "duration", "mask", "bits", "shift",
-];
-
 /// How many classes out a class of lock ids is looked for (`AdvisoryLocks.Targets.SYNC`).
 const MAX_CLASS_NESTING: usize = 3;
 /// How far before a class's body its keyword is looked for, in tokens.
@@ -55,75 +48,6 @@ const MAX_VALUE_TOKENS: usize = 64;
 /// How far a call's closing parenthesis is looked for, in tokens; a call without one in reach
 /// has a key built at run time.
 const MAX_CALL_TOKENS: usize = 512;
-
-/// What names count: the constant patterns and the keywords, from `[scan]`.
-#[derive(Debug, Clone)]
-pub(crate) struct Names {
-    patterns: Vec<Pattern>,
-    keywords: Vec<Pattern>,
-    /// The declared wrappers' names (their last part): their calls are looked for in every file
-    /// lexed, and the names are triggers.
-    wrappers: HashSet<String>,
-}
-
-impl Names {
-    pub(crate) fn new(patterns: &[String], keywords: &[String]) -> Self {
-        Self {
-            patterns: patterns.iter().map(|p| Pattern::new(p)).collect(),
-            keywords: keywords.iter().map(|k| Pattern::new(k)).collect(),
-            wrappers: HashSet::new(),
-        }
-    }
-
-    /// These names and the calls of `wrappers`.
-    pub(crate) fn with_wrappers<'a>(mut self, wrappers: impl IntoIterator<Item = &'a str>) -> Self {
-        self.wrappers = wrappers.into_iter().map(str::to_owned).collect();
-        self
-    }
-
-    /// The words any site must contain, for the byte prefilter; `None` when a pattern has no
-    /// literal word (then every file must be lexed).
-    pub(crate) fn trigger_runs(&self) -> Option<Vec<Vec<String>>> {
-        // `lockward` too: a file whose allow comments allow nothing is read for them.
-        let mut runs = vec![vec!["advisory".to_owned()], vec!["lockward".to_owned()]];
-        for pattern in self.patterns.iter().chain(&self.keywords) {
-            let literal = pattern.literal_runs();
-            runs.push(
-                literal
-                    .into_iter()
-                    .max_by_key(|run| run.iter().map(String::len).sum::<usize>())?,
-            );
-        }
-        for name in &self.wrappers {
-            runs.push(words::split(name));
-        }
-        Some(runs)
-    }
-
-    /// Whether a name is a lock constant's: it matches a pattern, and its last word does not
-    /// make it a setting next to the id (`ADVISORY_LOCK_TIMEOUT`, golang-migrate's
-    /// `advisoryLockIDSalt`): a pattern such as `ADVISORY_LOCK*` matches those too.
-    pub(crate) fn is_constant(&self, words: &[String]) -> bool {
-        let setting = words
-            .last()
-            .is_some_and(|last| SETTING_WORDS.contains(&last.as_str()));
-        !setting && self.patterns.iter().any(|p| p.matches(words))
-    }
-
-    fn is_keyword(&self, words: &[String]) -> bool {
-        self.keywords.iter().any(|p| p.matches(words))
-    }
-}
-
-/// Where an item is, ready for a finding.
-#[derive(Debug, Clone)]
-pub(crate) struct Location {
-    /// The line, the column and the text around the site (a window of a long line, so a minified
-    /// bundle's one line is not copied whole once per site).
-    pub(crate) span: Span,
-    /// Codes a trailing `lockward: allow(...)` comment exempts on this line.
-    pub(crate) allowed: Vec<Code>,
-}
 
 /// What kind of bracket is open while walking.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,167 +59,6 @@ enum Bracket {
     /// A struct literal (`Config{`) or an object passed as a call's argument: its fields are
     /// configuration, not constant definitions.
     Fields,
-}
-
-/// How a lock key is written at a use.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Key {
-    /// An integer literal, kept as written.
-    Literal(Id),
-    /// A name defined with an integer literal in the same file (any name, not only those the
-    /// constant patterns match).
-    Local { name: String, value: Id },
-    /// A name to resolve across the tree, as written (`Locks::FOO`, `l.lockID`): the last part
-    /// ([`last_part`]) is the name.
-    Name(String),
-    /// A member of a collection or an enum (`LOCKS["reindex"]`, `Locks.REINDEX.value`): the
-    /// member names it may be (a JavaScript `LOCKS.reindex` is an object's entry or an enum's
-    /// member), and the plain name to fall back on (`Locks.ADVISORY_LOCK_FOO` may be a class's
-    /// constant `ADVISORY_LOCK_FOO`).
-    Member {
-        members: Vec<String>,
-        name: Option<String>,
-        shown: String,
-    },
-    /// The key a helper locks on its own, whatever its caller passes (`withMigrationLock(f)`
-    /// runs `pg_advisory_lock(7077400)`): a call of the helper is a site of it, and the findings
-    /// about the id are its lock call's.
-    Fixed(Id),
-    /// Anything else: a placeholder, a variable, an expression.
-    Dynamic(String),
-}
-
-/// One argument key (`pg_advisory_lock(k)`) or two, of which the first is the family
-/// (`pg_advisory_lock(family, n)`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Shape {
-    Bigint,
-    Pair,
-}
-
-#[derive(Debug, Clone)]
-pub(crate) enum ItemKind {
-    /// `NAME = <value>` where NAME matches a constant pattern; `value` is `None` when the value
-    /// is not an integer literal.
-    Definition { name: String, value: Option<Id> },
-    /// A lock function call.
-    Call {
-        function: String,
-        shape: Shape,
-        key: Key,
-    },
-    /// `keyword = <value>`, `keyword: <value>`, `keyword => <value>`.
-    Keyword { keyword: String, key: Key },
-    /// A call of a wrapper (inferred or declared), with the argument at its key, and the form
-    /// the wrapper locks it in (a pair's family, `pg_advisory_lock(kind, id)`, or one key).
-    Wrapper {
-        function: String,
-        shape: Shape,
-        key: Key,
-    },
-}
-
-#[derive(Debug, Clone)]
-pub(crate) struct Item {
-    pub(crate) at: Location,
-    pub(crate) kind: ItemKind,
-}
-
-/// The lock sites of one file.
-#[derive(Debug, Clone)]
-pub(crate) struct FileSites {
-    pub(crate) path: String,
-    pub(crate) items: Vec<Item>,
-    /// The value of every name the file's code assigns one integer literal (any name, not only
-    /// those the constant patterns match).
-    pub(crate) assigned: Vec<i64>,
-    pub(crate) language: Language,
-    /// Definitions whose expression names constants of other files.
-    pub(crate) pending: Vec<Pending>,
-    /// Members of collections and enums under a name no pattern matches: definitions only if a
-    /// lock call uses them as its key ([`values::resolve_tree`]).
-    pub(crate) members: Vec<(Item, Option<Expr>)>,
-    /// Locks taken by name through a library lockward knows the hash of, with their keys
-    /// (filled in by [`crate::wrappers::resolve`]).
-    pub(crate) named: Vec<crate::wrappers::NamedSite>,
-    /// Findings made while reading the file (`unsafe-js-integer`), each with its site's location,
-    /// so that the checker applies (and records the use of) the line's allow comment.
-    pub(crate) findings: Vec<(Location, Finding)>,
-    /// The codes of the file's `lockward: allow(...)` comments, each where it is written.
-    pub(crate) allows: Vec<Allow>,
-    /// For a definition whose value is not an integer literal but could be an id (not a string,
-    /// a function, `None`): its line and column, and the value as written, for the
-    /// `unresolved-constant` note if no later pass resolves it.
-    pub(crate) unresolved: Vec<Unresolved>,
-    /// Its functions that may be wrappers, and its calls of wrapper names.
-    pub(crate) wrappers: FileWrappers,
-    /// Its package and imports: how its names are bound to other files' ([`crate::bind`]).
-    pub(crate) scope: Scope,
-    /// The names its outermost scope assigns one integer (any name, not only those the
-    /// constant patterns match), which other files may import or share by package.
-    pub(crate) exports: HashMap<String, Id>,
-    /// Every name its code assigns, wherever and whatever: a key written as one of them is the
-    /// file's own variable, never another file's name ([`crate::bind`]).
-    pub(crate) assigned_names: HashSet<String>,
-}
-
-impl FileSites {
-    /// Keeps the items `keep` says, and the [`Pending`] expressions pointing at them: a pending
-    /// expression holds its definition's index in `items`, so items are only ever removed here.
-    pub(crate) fn retain_items(&mut self, mut keep: impl FnMut(&Item) -> bool) {
-        let mut kept = 0;
-        let moved_to: Vec<Option<usize>> = self
-            .items
-            .iter()
-            .map(|item| {
-                let index = keep(item).then_some(kept);
-                kept += usize::from(index.is_some());
-                index
-            })
-            .collect();
-        let mut moves = moved_to.iter();
-        self.items
-            .retain(|_| moves.next().is_some_and(Option::is_some));
-        self.pending
-            .retain_mut(|pending| match moved_to[pending.item] {
-                Some(index) => {
-                    pending.item = index;
-                    true
-                }
-                None => false,
-            });
-    }
-
-    /// Drops every site of the file, and what would settle them, keeping its wrappers: a file
-    /// read again only for the calls of wrappers.
-    pub(crate) fn only_wrappers(&mut self) {
-        self.items.clear();
-        self.pending.clear();
-        self.members.clear();
-        self.findings.clear();
-    }
-}
-
-/// A definition's value that is not an integer literal but could be an id.
-#[derive(Debug, Clone)]
-pub(crate) struct Unresolved {
-    /// The definition's line and column, as its item's location has them.
-    pub(crate) at: (usize, usize),
-    /// The value as written (its first line, at most 60 characters).
-    pub(crate) value: String,
-}
-
-/// One code of a `lockward: allow(...)` comment.
-#[derive(Debug, Clone)]
-pub(crate) struct Allow {
-    /// The line the comment exempts (the line it starts on).
-    pub(crate) line: usize,
-    /// Where the code is written in the comment.
-    pub(crate) at: Span,
-    /// The code as written.
-    pub(crate) written: String,
-    /// The code, when `written` names one.
-    pub(crate) code: Option<Code>,
 }
 
 /// A name the code assigns: its value's expression, and the literal as written when the value
@@ -401,11 +164,6 @@ enum Later {
     Candidate(Option<Expr>),
 }
 
-/// The last part of a path as written: `FOO` in `Locks::FOO`, `lockID` in `l.lockID`.
-pub(crate) fn last_part(path: &str) -> &str {
-    path.rsplit(['.', ':', '>']).next().unwrap_or(path)
-}
-
 /// Lexes and extracts one file's sites. `text` is the whole file.
 pub(crate) fn extract(path: &str, language: Language, text: &str, names: &Names) -> FileSites {
     extract_calls(path, language, text, names, &names.wrappers)
@@ -495,7 +253,7 @@ fn extract_file(
             })
         });
     }
-    let functions::Functions {
+    let Functions {
         mut definitions,
         mut calls,
         defined,
@@ -531,9 +289,9 @@ fn extract_file(
                 } = kind
                 {
                     let reads = |read: &str| read.len() > field.len() && last_part(read) == field;
-                    let through_value = written.rsplit_once('.').is_some_and(|(read, value)| {
-                        functions::is_member_value_field(value) && reads(read)
-                    });
+                    let through_value = written
+                        .rsplit_once('.')
+                        .is_some_and(|(read, value)| is_member_value_field(value) && reads(read));
                     let instance_variable = written.strip_prefix('@') == Some(field.as_str());
                     if reads(written) || through_value || instance_variable {
                         definition.reaches.push((param, span.start));
@@ -721,7 +479,7 @@ fn extract_file(
             _ => return,
         };
         let name = match written.split_once('.') {
-            Some((name, field)) if functions::is_member_value_field(field) => name,
+            Some((name, field)) if is_member_value_field(field) => name,
             _ => written,
         };
         if let Some(Some(member)) = member_locals.get(name) {
@@ -896,7 +654,7 @@ fn carried_in_fields<'s>(
     language: Language,
     text: &str,
     raw: &mut Vec<(Range<usize>, ItemKind, Later)>,
-    calls: &mut Vec<(Range<usize>, crate::wrappers::Call)>,
+    calls: &mut Vec<(Range<usize>, Call)>,
     tree: impl Fn() -> Option<&'s Syntax<'s>>,
 ) {
     fn read(key: &Key) -> Option<(&str, &str)> {
@@ -2991,73 +2749,6 @@ fn is_integer_conversion(name: &str, language: Language) -> bool {
         Language::Go => matches!(name, "int64" | "int32" | "int" | "uint64" | "uint32"),
         _ => false,
     }
-}
-
-/// The value of `tokens` when it is exactly an integer literal, possibly negated, with the
-/// literal as written (`1_001_016`, `0x7A_0005`, `-5`) for messages.
-pub(crate) fn literal_value(text: &str, tokens: &[Token], language: Language) -> Option<Id> {
-    // A type assertion leaves the value as it is: `1_001_016 as const`, `5 satisfies number`.
-    let tokens = match tokens {
-        [head @ .., word, kind]
-            if word.kind == TokenKind::Ident
-                && kind.kind == TokenKind::Ident
-                && matches!(&text[word.span.clone()], "as" | "satisfies") =>
-        {
-            head
-        }
-        _ => tokens,
-    };
-    // JavaScript's `BigInt('3853314791062309107')`: the string's integer, exactly, kept as
-    // written (a BigInt is no double to round).
-    if let [conversion, open, string, close] = tokens
-        && &text[conversion.span.clone()] == "BigInt"
-        && &text[open.span.clone()] == "("
-        && string.kind == TokenKind::Str
-        && &text[close.span.clone()] == ")"
-    {
-        let content = text[string.content.clone()].trim();
-        let (negative, digits) = match content.strip_prefix('-') {
-            Some(rest) => (true, rest),
-            None => (false, content),
-        };
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        let magnitude: i128 = digits.parse().ok()?;
-        let value = i64::try_from(if negative { -magnitude } else { magnitude }).ok()?;
-        let written = &text[conversion.span.start..close.span.end];
-        return Some(Id::new(value, written.to_owned()));
-    }
-    // A conversion of one literal: Go's `int64(1_001_016)`, JavaScript's `BigInt(1001016)`.
-    let tokens = match tokens {
-        [conversion, open, inner @ .., close]
-            if matches!(
-                &text[conversion.span.clone()],
-                "int64" | "int32" | "int" | "uint64" | "uint32" | "BigInt" | "Number"
-            ) && &text[open.span.clone()] == "("
-                && &text[close.span.clone()] == ")" =>
-        {
-            inner
-        }
-        _ => tokens,
-    };
-    let (negative, number) = match tokens {
-        [number] => (false, number),
-        [minus, number] if &text[minus.span.clone()] == "-" => (true, number),
-        _ => return None,
-    };
-    if number.kind != TokenKind::Number {
-        return None;
-    }
-    let written = &text[number.span.clone()];
-    let magnitude = language.parse_int(written)?;
-    let value = i64::try_from(if negative { -magnitude } else { magnitude }).ok()?;
-    let literal = if negative {
-        format!("-{written}")
-    } else {
-        written.to_owned()
-    };
-    Some(Id::new(value, literal))
 }
 
 /// At most the first line and 60 characters of `text`, for a message.

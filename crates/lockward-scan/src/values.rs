@@ -15,9 +15,9 @@ use std::collections::{HashMap, HashSet};
 
 use lockward_registry::{Id, Registry};
 
-use crate::extract::{FileSites, ItemKind, Key};
 use crate::lang::Language;
 use crate::lexer::{Token, TokenKind};
+use crate::sites::{Expr, FileSites, ItemKind, Key, Op, Pending};
 
 /// The largest integer a JavaScript number holds exactly, and its negation.
 pub(crate) const MAX_SAFE_INTEGER: i128 = (1 << 53) - 1;
@@ -25,35 +25,71 @@ pub(crate) const MAX_SAFE_INTEGER: i128 = (1 << 53) - 1;
 /// How deep an expression may nest, so a pathological line cannot exhaust the stack.
 const MAX_DEPTH: usize = 32;
 
-/// A binary operator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Op {
-    Add,
-    Sub,
-    Mul,
-    Or,
-    And,
-    Xor,
-    Shl,
-    Shr,
-}
-
-/// An integer expression.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Expr {
-    /// A literal. `wide` when its type is 64-bit or more whatever its value (`5L`, `5n`,
-    /// `5i64`, or a cast to such a type).
-    Int {
-        value: i128,
-        wide: bool,
-    },
-    /// A name to look up.
-    Name(String),
-    Neg(Box<Expr>),
-    Not(Box<Expr>),
-    Binary(Op, Box<Expr>, Box<Expr>),
-    /// A cast to a 64-bit type: `x as i64`, `int64(x)`, `(long) x`, `x.toLong()`.
-    Wide(Box<Expr>),
+/// The value of `tokens` when it is exactly an integer literal, possibly negated, with the
+/// literal as written (`1_001_016`, `0x7A_0005`, `-5`) for messages.
+pub(crate) fn literal_value(text: &str, tokens: &[Token], language: Language) -> Option<Id> {
+    // A type assertion leaves the value as it is: `1_001_016 as const`, `5 satisfies number`.
+    let tokens = match tokens {
+        [head @ .., word, kind]
+            if word.kind == TokenKind::Ident
+                && kind.kind == TokenKind::Ident
+                && matches!(&text[word.span.clone()], "as" | "satisfies") =>
+        {
+            head
+        }
+        _ => tokens,
+    };
+    // JavaScript's `BigInt('3853314791062309107')`: the string's integer, exactly, kept as
+    // written (a BigInt is no double to round).
+    if let [conversion, open, string, close] = tokens
+        && &text[conversion.span.clone()] == "BigInt"
+        && &text[open.span.clone()] == "("
+        && string.kind == TokenKind::Str
+        && &text[close.span.clone()] == ")"
+    {
+        let content = text[string.content.clone()].trim();
+        let (negative, digits) = match content.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, content),
+        };
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let magnitude: i128 = digits.parse().ok()?;
+        let value = i64::try_from(if negative { -magnitude } else { magnitude }).ok()?;
+        let written = &text[conversion.span.start..close.span.end];
+        return Some(Id::new(value, written.to_owned()));
+    }
+    // A conversion of one literal: Go's `int64(1_001_016)`, JavaScript's `BigInt(1001016)`.
+    let tokens = match tokens {
+        [conversion, open, inner @ .., close]
+            if matches!(
+                &text[conversion.span.clone()],
+                "int64" | "int32" | "int" | "uint64" | "uint32" | "BigInt" | "Number"
+            ) && &text[open.span.clone()] == "("
+                && &text[close.span.clone()] == ")" =>
+        {
+            inner
+        }
+        _ => tokens,
+    };
+    let (negative, number) = match tokens {
+        [number] => (false, number),
+        [minus, number] if &text[minus.span.clone()] == "-" => (true, number),
+        _ => return None,
+    };
+    if number.kind != TokenKind::Number {
+        return None;
+    }
+    let written = &text[number.span.clone()];
+    let magnitude = language.parse_int(written)?;
+    let value = i64::try_from(if negative { -magnitude } else { magnitude }).ok()?;
+    let literal = if negative {
+        format!("-{written}")
+    } else {
+        written.to_owned()
+    };
+    Some(Id::new(value, literal))
 }
 
 /// Parses `tokens` (all of them) as an integer expression of `language`. `None` for anything
@@ -549,16 +585,6 @@ fn local_value(
     visiting.remove(name);
     done.insert(name.to_owned(), value);
     value
-}
-
-/// A definition whose value names constants the file does not assign: evaluated by
-/// [`resolve_tree`] once the tree's constants are known.
-#[derive(Debug, Clone)]
-pub(crate) struct Pending {
-    /// The index of the definition in [`FileSites::items`].
-    pub(crate) item: usize,
-    pub(crate) expr: Expr,
-    pub(crate) language: Language,
 }
 
 /// Settles what needs the whole tree: the members of collections and enums that no pattern

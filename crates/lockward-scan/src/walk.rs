@@ -11,9 +11,10 @@ use ignore::{DirEntry, WalkBuilder, WalkState};
 use lockward_registry::{Code, Finding, Registry, ScanSettings, Severity};
 use regex::bytes::Regex;
 
-use crate::extract::{FileSites, Names, extract, extract_calls, extract_wrappers};
+use crate::extract::{extract, extract_calls, extract_wrappers};
 use crate::lang::Language;
 use crate::prefilter::Prefilter;
+use crate::sites::{FileSites, Names};
 use crate::{NotRead, PluginDir, Progress, ScanOptions, plugins};
 
 /// What the walk collected.
@@ -476,7 +477,7 @@ impl Shared<'_> {
             return;
         }
         self.progress.add(buffer.len() as u64);
-        lock(&self.sources).push(crate::bind::path_hash(relative));
+        lock(&self.sources).push(path_hash(relative));
         if self
             .prefilter
             .as_ref()
@@ -600,6 +601,14 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// A NUL byte in the first 8 KiB: a binary file, as ripgrep judges one.
 fn looks_binary(bytes: &[u8]) -> bool {
     memchr::memchr(0, &bytes[..bytes.len().min(8192)]).is_some()
+}
+
+/// A path's hash for the later passes' index of what the walk read ([`crate::bind::Index`]).
+pub(crate) fn path_hash(path: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    path.hash(&mut hasher);
+    hasher.finish()
 }
 
 #[cfg(test)]

@@ -28,170 +28,14 @@ use std::collections::{HashMap, HashSet};
 
 use lockward_registry::{Code, Finding, Id, ScanSettings, Severity, Wrapper};
 
-use crate::extract::functions::is_member_value_field;
-use crate::extract::{FileSites, Item, ItemKind, Key, Location, Shape};
 use crate::lang::Language;
 use crate::lexer::{Token, TokenKind};
-use crate::receivers::{GoTypes, Receiver, TypeTable};
+use crate::receivers::TypeTable;
+use crate::sites::{
+    Arg, Call, Definition, FileSites, FileWrappers, Item, ItemKind, Key, Location, NamedSite,
+    Param, Shape, is_member_value_field,
+};
 use crate::words;
-
-/// A string passed as the name of a lock to a library that hashes it into a key
-/// ([`lockward_registry::well_known::NAMED_LOCK_CALLS`]).
-#[derive(Debug, Clone)]
-pub(crate) struct NamedSite {
-    pub(crate) at: Location,
-    /// The library's catalogue id (`django-pglocks`).
-    pub(crate) library: &'static str,
-    /// The name as written.
-    pub(crate) name: String,
-    /// The key the library takes for it.
-    pub(crate) key: lockward_registry::AdvisoryKey,
-}
-
-/// A parameter of a definition.
-#[derive(Debug, Clone)]
-pub(crate) struct Param {
-    pub(crate) name: String,
-    /// 1-based, without the receiver; `None` for a keyword-only parameter.
-    pub(crate) position: Option<usize>,
-    /// Whether a call may pass it by its name.
-    pub(crate) keyword: bool,
-    /// Its default value, when that is a literal or a name (`lockValue = MIGRATE_LOCK_ID`).
-    pub(crate) default: Option<Key>,
-    /// The name a query binds it by, from its annotation (`@Param("lockId")`, `@Bind("key")`).
-    pub(crate) bound_as: Option<String>,
-}
-
-/// A function definition whose parameters reach a lock call or another call.
-#[derive(Debug, Clone)]
-pub(crate) struct Definition {
-    pub(crate) name: String,
-    pub(crate) method: bool,
-    /// Go's receiver type.
-    pub(crate) owner: Option<String>,
-    pub(crate) params: Vec<Param>,
-    /// Where its body starts: its identity in its file.
-    pub(crate) body_start: usize,
-    /// Parameters that are a lock call's key, and the byte offset of that call (then its line
-    /// and column, once located).
-    pub(crate) reaches: Vec<(usize, usize)>,
-    /// Calls that pass a parameter on.
-    pub(crate) forwards: Vec<Forward>,
-    /// Parameters whose field is a lock call's key (`options.lockKey`), with the field and
-    /// where that call is.
-    pub(crate) fields: Vec<(usize, String, usize)>,
-    /// The parameters that are the family of a two-int lock call (`pg_advisory_lock(kind, id)`).
-    pub(crate) pairs: Vec<usize>,
-    /// The parameters looked up in a collection (`LOCK_TYPES[lock_type]`), with the collection.
-    pub(crate) lookups: Vec<(usize, String)>,
-    /// The defaults of parameters' fields (`{ ...defaultOptions, ...options }`): the key a call
-    /// leaving the field out locks.
-    pub(crate) field_defaults: Vec<(usize, String, Key)>,
-    /// The fixed keys of its own lock calls: a helper that takes no key locks these, and each
-    /// call of it is a site of them (when no parameter is a key).
-    pub(crate) fixed: Vec<(Id, Shape)>,
-    /// The fixed keys of its own lock calls that run only when an option is on (`if
-    /// opts[:use_advisory_lock]`, [`crate::syntax::option_guard`]), with the option: a call of
-    /// it that switches the option on (`run(db, dir, :use_advisory_lock => true)`) is a site of
-    /// them, whatever the helper's name.
-    pub(crate) switched: Vec<(String, Id, Shape)>,
-    /// Fields a parameter is stored in (`Lock{id: id}`, `self.lock_id = lock_id`): a lock call
-    /// of the same file keyed by such a field (`l.id`) makes this a wrapper, as a constructor.
-    pub(crate) stores: Vec<(String, usize)>,
-    /// A method's: the fields of `self` its lock calls take as their key (`self.id`), with the
-    /// calls' form. Its call on a constant whose struct literal writes the field
-    /// (`COPY.lock(conn, id)`, `const COPY: Scope = Scope { id: 1 }`) is a site of that value.
-    pub(crate) receiver_fields: Vec<(String, Shape)>,
-    /// SQL text held in a name (`tryLockQuery = \`select pg_try_advisory_lock($1)\``), its
-    /// placeholders the parameters: "called" where the name is passed, with the arguments after
-    /// it.
-    pub(crate) holds_sql: bool,
-}
-
-/// A call inside a definition that passes one of its parameters.
-#[derive(Debug, Clone)]
-pub(crate) struct Forward {
-    pub(crate) callee: String,
-    /// Passed on after a name holding SQL (`ExecContext(ctx, tryLockQuery, id)`): only such
-    /// SQL ([`Definition::holds_sql`]) takes it.
-    pub(crate) passed: bool,
-    pub(crate) qualifier: Option<String>,
-    pub(crate) position: Option<usize>,
-    pub(crate) keyword: Option<String>,
-    pub(crate) param: usize,
-}
-
-/// A call of a name that is (or may be) a wrapper.
-#[derive(Debug, Clone)]
-pub(crate) struct Call {
-    pub(crate) callee: String,
-    /// The name before the `.` (empty for an expression), `None` for a bare call.
-    pub(crate) qualifier: Option<String>,
-    pub(crate) at: Option<Location>,
-    pub(crate) args: Vec<Arg>,
-    /// The body start of the innermost definition around the call.
-    pub(crate) within: Option<usize>,
-    /// A Go method call's receiver, as far as its file says what it is.
-    pub(crate) receiver: Option<Receiver>,
-    /// A name passed as an argument (`ExecContext(ctx, tryLockQuery, id)`), not called: only
-    /// SQL held in that name ([`Definition::holds_sql`]) is "called" so.
-    pub(crate) passed: bool,
-    /// The option of the definition around it that must be on for it to run
-    /// ([`crate::syntax::option_guard`]).
-    pub(crate) switch: Option<String>,
-    /// The variable its value is assigned to (`b := newBarrier(ctx, db, 9931)`): a method
-    /// called on it later in the same function may lock what this call stored.
-    pub(crate) assigned: Option<String>,
-}
-
-/// One argument of a call.
-#[derive(Debug, Clone)]
-pub(crate) struct Arg {
-    pub(crate) keyword: Option<String>,
-    pub(crate) key: Key,
-    /// A string literal's content: a name the library hashes into a key, not an id, or the
-    /// entry of a collection the wrapper looks it up in.
-    pub(crate) string: Option<String>,
-    /// The parameter of a definition around the call (its body start, and which) that this
-    /// argument is, if it is one.
-    pub(crate) param: Option<(usize, usize)>,
-    /// Its byte offset, and where that is once located: a call over several lines is a site
-    /// where its key is written.
-    pub(crate) offset: usize,
-    pub(crate) at: Option<Location>,
-    /// An object literal's properties (`{ lockKey }`), each as an argument by its name: a
-    /// wrapper locking a parameter's field takes that property.
-    pub(crate) fields: Vec<Arg>,
-    /// A tuple of two values passed as the key (`(7_002_000, shard)`): the first, a pair's
-    /// family.
-    pub(crate) pair: Option<Key>,
-}
-
-/// One file's definitions and calls.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct FileWrappers {
-    pub(crate) definitions: Vec<Definition>,
-    pub(crate) calls: Vec<Call>,
-    /// Lines and columns of the lock calls that reach a parameter, by byte offset.
-    pub(crate) reach_sites: Vec<(usize, usize, usize)>,
-    /// The names the file mentions, squashed (see [`squash`]): its names and the parts of its
-    /// strings (`from app.locks import ..`, `require_relative 'lock_helper'`,
-    /// `import "example.com/app/locker"`), to tell whether it imports a wrapper's module.
-    pub(crate) words: HashSet<String>,
-    /// The names of every function the file defines: a call of one of them is a call of the
-    /// file's own, whatever other files define.
-    pub(crate) defined: HashSet<String>,
-    /// A Go file's methods, functions, struct fields and interfaces: what tells a receiver's
-    /// type.
-    pub(crate) go_types: GoTypes,
-    /// The constants (Rust `const`/`static`, Go `var`) the file defines as a struct literal,
-    /// with the fields it writes: each constant's name, field and value.
-    pub(crate) constant_fields: Vec<(String, String, Key)>,
-    /// Calls of names that say they take an advisory lock and were not looked for as wrappers
-    /// (`pg.TakeAdvisoryTxLock(conn, id1, id2)`): an `unknown-lock-helper` note each, unless the
-    /// tree defines the name.
-    pub(crate) candidates: Vec<(String, Location)>,
-}
 
 /// The [`FileWrappers::words`] of a file.
 pub(crate) fn module_words(text: &str, tokens: &[Token]) -> HashSet<String> {
@@ -211,39 +55,6 @@ pub(crate) fn module_words(text: &str, tokens: &[Token]) -> HashSet<String> {
     }
     words.retain(|w| w.len() >= 2);
     words
-}
-
-impl FileWrappers {
-    pub(crate) fn is_empty(&self) -> bool {
-        self.definitions.is_empty() && self.calls.is_empty()
-    }
-
-    /// Adds what a later pass over the same file found: its calls, and the definitions not
-    /// known yet.
-    pub(crate) fn merge(&mut self, other: FileWrappers) {
-        let known: HashSet<usize> = self.definitions.iter().map(|d| d.body_start).collect();
-        self.definitions.extend(
-            other
-                .definitions
-                .into_iter()
-                .filter(|d| !known.contains(&d.body_start)),
-        );
-        self.calls.extend(other.calls);
-        self.words.extend(other.words);
-        self.defined.extend(other.defined);
-        if self.go_types.is_empty() {
-            self.go_types = other.go_types;
-        }
-        if self.constant_fields.is_empty() {
-            self.constant_fields = other.constant_fields;
-        }
-        if self.candidates.is_empty() {
-            self.candidates = other.candidates;
-        }
-        self.reach_sites.extend(other.reach_sites);
-        self.reach_sites.sort_unstable();
-        self.reach_sites.dedup();
-    }
 }
 
 /// One declared wrapper: the name required before it, the wrapper, and the only language it

@@ -7,6 +7,7 @@ mod completions;
 mod confinement;
 mod fleet;
 mod init;
+mod layout;
 mod list;
 mod live;
 mod man;

@@ -14,8 +14,8 @@ use std::ops::Range;
 use super::{Extractor, ItemKind, Key, Local, Shape};
 use crate::lang::Language;
 use crate::lexer::{Token, TokenKind};
+use crate::sites::{Arg, Call, Definition, Forward, Functions, MEMBER_VALUE_FIELDS, Param};
 use crate::syntax::Syntax;
-use crate::wrappers::{Arg, Call, Definition, Forward, Param};
 
 /// Words that look like a call or a method header but are control flow.
 const CONTROL: &[&str] = &[
@@ -58,27 +58,6 @@ const CONTROL: &[&str] = &[
     "func",
     "def",
 ];
-
-/// The fields through which a parameter that is an enum's member gives its id
-/// (`kind.value`, `lock.lockId`): a helper taking the member is a wrapper of its value. A row's
-/// `id` is not among them: `lock(job.id)` locks a row, and its callers pass no fixed key.
-const MEMBER_VALUE_FIELDS: &[&str] = &[
-    "value", "key", "code", "lockId", "lock_id", "lockKey", "lock_key", "family",
-];
-
-/// Whether `field` is one through which an enum's member gives its id ([`MEMBER_VALUE_FIELDS`]),
-/// or the Java getter of one (`getKey`, Lombok's `getFamily`).
-pub(crate) fn is_member_value_field(field: &str) -> bool {
-    MEMBER_VALUE_FIELDS.contains(&field)
-        || field.strip_prefix("get").is_some_and(|rest| {
-            rest.starts_with(|c: char| c.is_ascii_uppercase())
-                && MEMBER_VALUE_FIELDS.iter().any(|member| {
-                    member.len() == rest.len()
-                        && member[..1].eq_ignore_ascii_case(&rest[..1])
-                        && member[1..] == rest[1..]
-                })
-        })
-}
 
 /// The parameter a lock call's key is: itself (`key`), a field of it or of a local merging it
 /// with defaults (`options.lockKey`, `config.lockKey`), or a local looking it up in a
@@ -196,20 +175,6 @@ const MAX_LITERAL_TOKENS: usize = 256;
 
 /// How far a header's parts (generics, a return type) are looked through, in tokens.
 const MAX_HEADER_TOKENS: usize = 48;
-
-/// What [`Extractor::functions`] finds in one file.
-#[derive(Default)]
-pub(super) struct Functions {
-    /// The definitions whose parameters go somewhere.
-    pub(super) definitions: Vec<Definition>,
-    /// The calls of the wanted names, with their spans.
-    pub(super) calls: Vec<(Range<usize>, Call)>,
-    /// The names of all the definitions.
-    pub(super) defined: HashSet<String>,
-    /// Calls of names that say they take an advisory lock (`TakeAdvisoryTxLock(conn, a, b)`)
-    /// that are not wanted: a library's helper, unless the tree defines it.
-    pub(super) candidates: Vec<(Range<usize>, String)>,
-}
 
 /// A definition's fixed keys, and those it locks under an option ([`Definition::fixed`],
 /// [`Definition::switched`]).
@@ -1085,7 +1050,7 @@ impl Extractor<'_> {
             .take_while(|(n, t)| *n == 0 || !(t.newline_before || self.text(t.span.clone()) == ";"))
             .map(|(_, t)| t.clone())
             .collect();
-        super::literal_value(self.file, &value, language)
+        crate::values::literal_value(self.file, &value, language)
     }
 
     /// The object literal the nearest assignment of the local `name` before token `before` (and

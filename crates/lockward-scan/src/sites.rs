@@ -1,0 +1,526 @@
+//! The model of what the scan finds in code: sites (lock calls, constant definitions, keyword
+//! forms), the definitions of helpers with their parameters and the calls of them, the integer
+//! expressions a value is written as, and the names that count. The passes (`extract`,
+//! `wrappers`, `values`, `bind`, `check`) read and fill these; none of them is defined in a pass.
+
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+
+use lockward_registry::{Code, Finding, Id, Span};
+
+use crate::lang::Language;
+use crate::receivers::{GoTypes, Receiver};
+use crate::scope::Scope;
+use crate::words::{self, Pattern};
+
+/// The member part of a subscript whose key is chosen at run time: names no member, but makes
+/// its collection one of ids (see [`crate::values::resolve_tree`]).
+pub(crate) const ANY_MEMBER: &str = "[*]";
+
+/// Last words of a name that make it a setting beside a lock, not a lock id.
+pub(crate) const SETTING_WORDS: &[&str] = &[
+    "salt", "seed", "prefix", "timeout", "timeouts", "interval", "ttl", "seconds", "secs",
+    "millis", "delay", "duration", "mask", "bits", "shift",
+];
+
+/// What names count: the constant patterns and the keywords, from `[scan]`.
+#[derive(Debug, Clone)]
+pub(crate) struct Names {
+    patterns: Vec<Pattern>,
+    keywords: Vec<Pattern>,
+    /// The declared wrappers' names (their last part): their calls are looked for in every file
+    /// lexed, and the names are triggers.
+    pub(crate) wrappers: HashSet<String>,
+}
+
+impl Names {
+    pub(crate) fn new(patterns: &[String], keywords: &[String]) -> Self {
+        Self {
+            patterns: patterns.iter().map(|p| Pattern::new(p)).collect(),
+            keywords: keywords.iter().map(|k| Pattern::new(k)).collect(),
+            wrappers: HashSet::new(),
+        }
+    }
+
+    /// These names and the calls of `wrappers`.
+    pub(crate) fn with_wrappers<'a>(mut self, wrappers: impl IntoIterator<Item = &'a str>) -> Self {
+        self.wrappers = wrappers.into_iter().map(str::to_owned).collect();
+        self
+    }
+
+    /// The words any site must contain, for the byte prefilter; `None` when a pattern has no
+    /// literal word (then every file must be lexed).
+    pub(crate) fn trigger_runs(&self) -> Option<Vec<Vec<String>>> {
+        // `lockward` too: a file whose allow comments allow nothing is read for them.
+        let mut runs = vec![vec!["advisory".to_owned()], vec!["lockward".to_owned()]];
+        for pattern in self.patterns.iter().chain(&self.keywords) {
+            let literal = pattern.literal_runs();
+            runs.push(
+                literal
+                    .into_iter()
+                    .max_by_key(|run| run.iter().map(String::len).sum::<usize>())?,
+            );
+        }
+        for name in &self.wrappers {
+            runs.push(words::split(name));
+        }
+        Some(runs)
+    }
+
+    /// Whether a name is a lock constant's: it matches a pattern, and its last word does not
+    /// make it a setting next to the id (`ADVISORY_LOCK_TIMEOUT`, golang-migrate's
+    /// `advisoryLockIDSalt`): a pattern such as `ADVISORY_LOCK*` matches those too.
+    pub(crate) fn is_constant(&self, words: &[String]) -> bool {
+        let setting = words
+            .last()
+            .is_some_and(|last| SETTING_WORDS.contains(&last.as_str()));
+        !setting && self.patterns.iter().any(|p| p.matches(words))
+    }
+
+    pub(crate) fn is_keyword(&self, words: &[String]) -> bool {
+        self.keywords.iter().any(|p| p.matches(words))
+    }
+}
+
+/// The fields through which a parameter that is an enum's member gives its id
+/// (`kind.value`, `lock.lockId`): a helper taking the member is a wrapper of its value. A row's
+/// `id` is not among them: `lock(job.id)` locks a row, and its callers pass no fixed key.
+pub(crate) const MEMBER_VALUE_FIELDS: &[&str] = &[
+    "value", "key", "code", "lockId", "lock_id", "lockKey", "lock_key", "family",
+];
+
+/// Whether `field` is one through which an enum's member gives its id ([`MEMBER_VALUE_FIELDS`]),
+/// or the Java getter of one (`getKey`, Lombok's `getFamily`).
+pub(crate) fn is_member_value_field(field: &str) -> bool {
+    MEMBER_VALUE_FIELDS.contains(&field)
+        || field.strip_prefix("get").is_some_and(|rest| {
+            rest.starts_with(|c: char| c.is_ascii_uppercase())
+                && MEMBER_VALUE_FIELDS.iter().any(|member| {
+                    member.len() == rest.len()
+                        && member[..1].eq_ignore_ascii_case(&rest[..1])
+                        && member[1..] == rest[1..]
+                })
+        })
+}
+
+/// Where an item is, ready for a finding.
+#[derive(Debug, Clone)]
+pub(crate) struct Location {
+    /// The line, the column and the text around the site (a window of a long line, so a minified
+    /// bundle's one line is not copied whole once per site).
+    pub(crate) span: Span,
+    /// Codes a trailing `lockward: allow(...)` comment exempts on this line.
+    pub(crate) allowed: Vec<Code>,
+}
+
+/// How a lock key is written at a use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Key {
+    /// An integer literal, kept as written.
+    Literal(Id),
+    /// A name defined with an integer literal in the same file (any name, not only those the
+    /// constant patterns match).
+    Local { name: String, value: Id },
+    /// A name to resolve across the tree, as written (`Locks::FOO`, `l.lockID`): the last part
+    /// ([`last_part`]) is the name.
+    Name(String),
+    /// A member of a collection or an enum (`LOCKS["reindex"]`, `Locks.REINDEX.value`): the
+    /// member names it may be (a JavaScript `LOCKS.reindex` is an object's entry or an enum's
+    /// member), and the plain name to fall back on (`Locks.ADVISORY_LOCK_FOO` may be a class's
+    /// constant `ADVISORY_LOCK_FOO`).
+    Member {
+        members: Vec<String>,
+        name: Option<String>,
+        shown: String,
+    },
+    /// The key a helper locks on its own, whatever its caller passes (`withMigrationLock(f)`
+    /// runs `pg_advisory_lock(7077400)`): a call of the helper is a site of it, and the findings
+    /// about the id are its lock call's.
+    Fixed(Id),
+    /// Anything else: a placeholder, a variable, an expression.
+    Dynamic(String),
+}
+
+/// One argument key (`pg_advisory_lock(k)`) or two, of which the first is the family
+/// (`pg_advisory_lock(family, n)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    Bigint,
+    Pair,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum ItemKind {
+    /// `NAME = <value>` where NAME matches a constant pattern; `value` is `None` when the value
+    /// is not an integer literal.
+    Definition { name: String, value: Option<Id> },
+    /// A lock function call.
+    Call {
+        function: String,
+        shape: Shape,
+        key: Key,
+    },
+    /// `keyword = <value>`, `keyword: <value>`, `keyword => <value>`.
+    Keyword { keyword: String, key: Key },
+    /// A call of a wrapper (inferred or declared), with the argument at its key, and the form
+    /// the wrapper locks it in (a pair's family, `pg_advisory_lock(kind, id)`, or one key).
+    Wrapper {
+        function: String,
+        shape: Shape,
+        key: Key,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Item {
+    pub(crate) at: Location,
+    pub(crate) kind: ItemKind,
+}
+
+/// The lock sites of one file.
+#[derive(Debug, Clone)]
+pub(crate) struct FileSites {
+    pub(crate) path: String,
+    pub(crate) items: Vec<Item>,
+    /// The value of every name the file's code assigns one integer literal (any name, not only
+    /// those the constant patterns match).
+    pub(crate) assigned: Vec<i64>,
+    pub(crate) language: Language,
+    /// Definitions whose expression names constants of other files.
+    pub(crate) pending: Vec<Pending>,
+    /// Members of collections and enums under a name no pattern matches: definitions only if a
+    /// lock call uses them as its key ([`crate::values::resolve_tree`]).
+    pub(crate) members: Vec<(Item, Option<Expr>)>,
+    /// Locks taken by name through a library lockward knows the hash of, with their keys
+    /// (filled in by [`crate::wrappers::resolve`]).
+    pub(crate) named: Vec<crate::sites::NamedSite>,
+    /// Findings made while reading the file (`unsafe-js-integer`), each with its site's location,
+    /// so that the checker applies (and records the use of) the line's allow comment.
+    pub(crate) findings: Vec<(Location, Finding)>,
+    /// The codes of the file's `lockward: allow(...)` comments, each where it is written.
+    pub(crate) allows: Vec<Allow>,
+    /// For a definition whose value is not an integer literal but could be an id (not a string,
+    /// a function, `None`): its line and column, and the value as written, for the
+    /// `unresolved-constant` note if no later pass resolves it.
+    pub(crate) unresolved: Vec<Unresolved>,
+    /// Its functions that may be wrappers, and its calls of wrapper names.
+    pub(crate) wrappers: FileWrappers,
+    /// Its package and imports: how its names are bound to other files' ([`crate::bind`]).
+    pub(crate) scope: Scope,
+    /// The names its outermost scope assigns one integer (any name, not only those the
+    /// constant patterns match), which other files may import or share by package.
+    pub(crate) exports: HashMap<String, Id>,
+    /// Every name its code assigns, wherever and whatever: a key written as one of them is the
+    /// file's own variable, never another file's name ([`crate::bind`]).
+    pub(crate) assigned_names: HashSet<String>,
+}
+
+impl FileSites {
+    /// Keeps the items `keep` says, and the [`Pending`] expressions pointing at them: a pending
+    /// expression holds its definition's index in `items`, so items are only ever removed here.
+    pub(crate) fn retain_items(&mut self, mut keep: impl FnMut(&Item) -> bool) {
+        let mut kept = 0;
+        let moved_to: Vec<Option<usize>> = self
+            .items
+            .iter()
+            .map(|item| {
+                let index = keep(item).then_some(kept);
+                kept += usize::from(index.is_some());
+                index
+            })
+            .collect();
+        let mut moves = moved_to.iter();
+        self.items
+            .retain(|_| moves.next().is_some_and(Option::is_some));
+        self.pending
+            .retain_mut(|pending| match moved_to[pending.item] {
+                Some(index) => {
+                    pending.item = index;
+                    true
+                }
+                None => false,
+            });
+    }
+
+    /// Drops every site of the file, and what would settle them, keeping its wrappers: a file
+    /// read again only for the calls of wrappers.
+    pub(crate) fn only_wrappers(&mut self) {
+        self.items.clear();
+        self.pending.clear();
+        self.members.clear();
+        self.findings.clear();
+    }
+}
+
+/// A definition's value that is not an integer literal but could be an id.
+#[derive(Debug, Clone)]
+pub(crate) struct Unresolved {
+    /// The definition's line and column, as its item's location has them.
+    pub(crate) at: (usize, usize),
+    /// The value as written (its first line, at most 60 characters).
+    pub(crate) value: String,
+}
+
+/// One code of a `lockward: allow(...)` comment.
+#[derive(Debug, Clone)]
+pub(crate) struct Allow {
+    /// The line the comment exempts (the line it starts on).
+    pub(crate) line: usize,
+    /// Where the code is written in the comment.
+    pub(crate) at: Span,
+    /// The code as written.
+    pub(crate) written: String,
+    /// The code, when `written` names one.
+    pub(crate) code: Option<Code>,
+}
+
+/// The last part of a path as written: `FOO` in `Locks::FOO`, `lockID` in `l.lockID`.
+pub(crate) fn last_part(path: &str) -> &str {
+    path.rsplit(['.', ':', '>']).next().unwrap_or(path)
+}
+
+/// A binary operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Op {
+    Add,
+    Sub,
+    Mul,
+    Or,
+    And,
+    Xor,
+    Shl,
+    Shr,
+}
+
+/// An integer expression.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Expr {
+    /// A literal. `wide` when its type is 64-bit or more whatever its value (`5L`, `5n`,
+    /// `5i64`, or a cast to such a type).
+    Int {
+        value: i128,
+        wide: bool,
+    },
+    /// A name to look up.
+    Name(String),
+    Neg(Box<Expr>),
+    Not(Box<Expr>),
+    Binary(Op, Box<Expr>, Box<Expr>),
+    /// A cast to a 64-bit type: `x as i64`, `int64(x)`, `(long) x`, `x.toLong()`.
+    Wide(Box<Expr>),
+}
+
+/// A definition whose value names constants the file does not assign: evaluated by
+/// [`crate::values::resolve_tree`] once the tree's constants are known.
+#[derive(Debug, Clone)]
+pub(crate) struct Pending {
+    /// The index of the definition in [`FileSites::items`].
+    pub(crate) item: usize,
+    pub(crate) expr: Expr,
+    pub(crate) language: Language,
+}
+
+/// A string passed as the name of a lock to a library that hashes it into a key
+/// ([`lockward_registry::well_known::NAMED_LOCK_CALLS`]).
+#[derive(Debug, Clone)]
+pub(crate) struct NamedSite {
+    pub(crate) at: Location,
+    /// The library's catalogue id (`django-pglocks`).
+    pub(crate) library: &'static str,
+    /// The name as written.
+    pub(crate) name: String,
+    /// The key the library takes for it.
+    pub(crate) key: lockward_registry::AdvisoryKey,
+}
+
+/// A parameter of a definition.
+#[derive(Debug, Clone)]
+pub(crate) struct Param {
+    pub(crate) name: String,
+    /// 1-based, without the receiver; `None` for a keyword-only parameter.
+    pub(crate) position: Option<usize>,
+    /// Whether a call may pass it by its name.
+    pub(crate) keyword: bool,
+    /// Its default value, when that is a literal or a name (`lockValue = MIGRATE_LOCK_ID`).
+    pub(crate) default: Option<Key>,
+    /// The name a query binds it by, from its annotation (`@Param("lockId")`, `@Bind("key")`).
+    pub(crate) bound_as: Option<String>,
+}
+
+/// A function definition whose parameters reach a lock call or another call.
+#[derive(Debug, Clone)]
+pub(crate) struct Definition {
+    pub(crate) name: String,
+    pub(crate) method: bool,
+    /// Go's receiver type.
+    pub(crate) owner: Option<String>,
+    pub(crate) params: Vec<Param>,
+    /// Where its body starts: its identity in its file.
+    pub(crate) body_start: usize,
+    /// Parameters that are a lock call's key, and the byte offset of that call (then its line
+    /// and column, once located).
+    pub(crate) reaches: Vec<(usize, usize)>,
+    /// Calls that pass a parameter on.
+    pub(crate) forwards: Vec<Forward>,
+    /// Parameters whose field is a lock call's key (`options.lockKey`), with the field and
+    /// where that call is.
+    pub(crate) fields: Vec<(usize, String, usize)>,
+    /// The parameters that are the family of a two-int lock call (`pg_advisory_lock(kind, id)`).
+    pub(crate) pairs: Vec<usize>,
+    /// The parameters looked up in a collection (`LOCK_TYPES[lock_type]`), with the collection.
+    pub(crate) lookups: Vec<(usize, String)>,
+    /// The defaults of parameters' fields (`{ ...defaultOptions, ...options }`): the key a call
+    /// leaving the field out locks.
+    pub(crate) field_defaults: Vec<(usize, String, Key)>,
+    /// The fixed keys of its own lock calls: a helper that takes no key locks these, and each
+    /// call of it is a site of them (when no parameter is a key).
+    pub(crate) fixed: Vec<(Id, Shape)>,
+    /// The fixed keys of its own lock calls that run only when an option is on (`if
+    /// opts[:use_advisory_lock]`, [`crate::syntax::option_guard`]), with the option: a call of
+    /// it that switches the option on (`run(db, dir, :use_advisory_lock => true)`) is a site of
+    /// them, whatever the helper's name.
+    pub(crate) switched: Vec<(String, Id, Shape)>,
+    /// Fields a parameter is stored in (`Lock{id: id}`, `self.lock_id = lock_id`): a lock call
+    /// of the same file keyed by such a field (`l.id`) makes this a wrapper, as a constructor.
+    pub(crate) stores: Vec<(String, usize)>,
+    /// A method's: the fields of `self` its lock calls take as their key (`self.id`), with the
+    /// calls' form. Its call on a constant whose struct literal writes the field
+    /// (`COPY.lock(conn, id)`, `const COPY: Scope = Scope { id: 1 }`) is a site of that value.
+    pub(crate) receiver_fields: Vec<(String, Shape)>,
+    /// SQL text held in a name (`tryLockQuery = \`select pg_try_advisory_lock($1)\``), its
+    /// placeholders the parameters: "called" where the name is passed, with the arguments after
+    /// it.
+    pub(crate) holds_sql: bool,
+}
+
+/// A call inside a definition that passes one of its parameters.
+#[derive(Debug, Clone)]
+pub(crate) struct Forward {
+    pub(crate) callee: String,
+    /// Passed on after a name holding SQL (`ExecContext(ctx, tryLockQuery, id)`): only such
+    /// SQL ([`Definition::holds_sql`]) takes it.
+    pub(crate) passed: bool,
+    pub(crate) qualifier: Option<String>,
+    pub(crate) position: Option<usize>,
+    pub(crate) keyword: Option<String>,
+    pub(crate) param: usize,
+}
+
+/// A call of a name that is (or may be) a wrapper.
+#[derive(Debug, Clone)]
+pub(crate) struct Call {
+    pub(crate) callee: String,
+    /// The name before the `.` (empty for an expression), `None` for a bare call.
+    pub(crate) qualifier: Option<String>,
+    pub(crate) at: Option<Location>,
+    pub(crate) args: Vec<Arg>,
+    /// The body start of the innermost definition around the call.
+    pub(crate) within: Option<usize>,
+    /// A Go method call's receiver, as far as its file says what it is.
+    pub(crate) receiver: Option<Receiver>,
+    /// A name passed as an argument (`ExecContext(ctx, tryLockQuery, id)`), not called: only
+    /// SQL held in that name ([`Definition::holds_sql`]) is "called" so.
+    pub(crate) passed: bool,
+    /// The option of the definition around it that must be on for it to run
+    /// ([`crate::syntax::option_guard`]).
+    pub(crate) switch: Option<String>,
+    /// The variable its value is assigned to (`b := newBarrier(ctx, db, 9931)`): a method
+    /// called on it later in the same function may lock what this call stored.
+    pub(crate) assigned: Option<String>,
+}
+
+/// One argument of a call.
+#[derive(Debug, Clone)]
+pub(crate) struct Arg {
+    pub(crate) keyword: Option<String>,
+    pub(crate) key: Key,
+    /// A string literal's content: a name the library hashes into a key, not an id, or the
+    /// entry of a collection the wrapper looks it up in.
+    pub(crate) string: Option<String>,
+    /// The parameter of a definition around the call (its body start, and which) that this
+    /// argument is, if it is one.
+    pub(crate) param: Option<(usize, usize)>,
+    /// Its byte offset, and where that is once located: a call over several lines is a site
+    /// where its key is written.
+    pub(crate) offset: usize,
+    pub(crate) at: Option<Location>,
+    /// An object literal's properties (`{ lockKey }`), each as an argument by its name: a
+    /// wrapper locking a parameter's field takes that property.
+    pub(crate) fields: Vec<Arg>,
+    /// A tuple of two values passed as the key (`(7_002_000, shard)`): the first, a pair's
+    /// family.
+    pub(crate) pair: Option<Key>,
+}
+
+/// One file's definitions and calls.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct FileWrappers {
+    pub(crate) definitions: Vec<Definition>,
+    pub(crate) calls: Vec<Call>,
+    /// Lines and columns of the lock calls that reach a parameter, by byte offset.
+    pub(crate) reach_sites: Vec<(usize, usize, usize)>,
+    /// The names the file mentions, squashed (see `wrappers::squash`): its names and the parts of its
+    /// strings (`from app.locks import ..`, `require_relative 'lock_helper'`,
+    /// `import "example.com/app/locker"`), to tell whether it imports a wrapper's module.
+    pub(crate) words: HashSet<String>,
+    /// The names of every function the file defines: a call of one of them is a call of the
+    /// file's own, whatever other files define.
+    pub(crate) defined: HashSet<String>,
+    /// A Go file's methods, functions, struct fields and interfaces: what tells a receiver's
+    /// type.
+    pub(crate) go_types: GoTypes,
+    /// The constants (Rust `const`/`static`, Go `var`) the file defines as a struct literal,
+    /// with the fields it writes: each constant's name, field and value.
+    pub(crate) constant_fields: Vec<(String, String, Key)>,
+    /// Calls of names that say they take an advisory lock and were not looked for as wrappers
+    /// (`pg.TakeAdvisoryTxLock(conn, id1, id2)`): an `unknown-lock-helper` note each, unless the
+    /// tree defines the name.
+    pub(crate) candidates: Vec<(String, Location)>,
+}
+
+impl FileWrappers {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.definitions.is_empty() && self.calls.is_empty()
+    }
+
+    /// Adds what a later pass over the same file found: its calls, and the definitions not
+    /// known yet.
+    pub(crate) fn merge(&mut self, other: FileWrappers) {
+        let known: HashSet<usize> = self.definitions.iter().map(|d| d.body_start).collect();
+        self.definitions.extend(
+            other
+                .definitions
+                .into_iter()
+                .filter(|d| !known.contains(&d.body_start)),
+        );
+        self.calls.extend(other.calls);
+        self.words.extend(other.words);
+        self.defined.extend(other.defined);
+        if self.go_types.is_empty() {
+            self.go_types = other.go_types;
+        }
+        if self.constant_fields.is_empty() {
+            self.constant_fields = other.constant_fields;
+        }
+        if self.candidates.is_empty() {
+            self.candidates = other.candidates;
+        }
+        self.reach_sites.extend(other.reach_sites);
+        self.reach_sites.sort_unstable();
+        self.reach_sites.dedup();
+    }
+}
+
+/// What the definitions pass of `extract` finds in one file.
+#[derive(Default)]
+pub(crate) struct Functions {
+    /// The definitions whose parameters go somewhere.
+    pub(crate) definitions: Vec<Definition>,
+    /// The calls of the wanted names, with their spans.
+    pub(crate) calls: Vec<(Range<usize>, Call)>,
+    /// The names of all the definitions.
+    pub(crate) defined: HashSet<String>,
+    /// Calls of names that say they take an advisory lock (`TakeAdvisoryTxLock(conn, a, b)`)
+    /// that are not wanted: a library's helper, unless the tree defines it.
+    pub(crate) candidates: Vec<(Range<usize>, String)>,
+}
