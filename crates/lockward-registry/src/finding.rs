@@ -146,7 +146,7 @@ impl Code {
             .iter()
             .map(|&code| {
                 (
-                    crate::parse::edit_distance(&normalized, code.as_str()),
+                    crate::near_miss::edit_distance(&normalized, code.as_str()),
                     code,
                 )
             })

@@ -16,6 +16,7 @@ pub mod file;
 pub mod finding;
 pub mod id;
 mod json;
+mod near_miss;
 pub mod page;
 mod parse;
 pub mod plugin;
@@ -23,6 +24,7 @@ mod registry;
 pub mod share;
 pub mod source;
 pub mod take;
+pub mod tool_keys;
 pub mod well_known;
 
 pub use finding::{Code, Excerpt, Finding, Label, Severity, Span};

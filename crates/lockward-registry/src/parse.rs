@@ -8,6 +8,7 @@ use std::path::Path;
 use toml_edit::{Item, TableLike, Value};
 
 use crate::finding::{Code, Finding, Severity};
+use crate::near_miss::edit_distance;
 use crate::id::{Id, KeyShape};
 use crate::registry::{
     Block, Core, Kind, Lock, PluginSettings, Project, Registry, ScanSettings, Share, Source,
@@ -1400,20 +1401,6 @@ fn did_you_mean<'k>(key: &str, known: &[&'k str]) -> Option<&'k str> {
         .filter(|&(distance, candidate)| distance <= 2.max(candidate.len() / 4))
         .min_by_key(|&(distance, _)| distance)
         .map(|(_, candidate)| candidate)
-}
-
-pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut current = vec![i + 1; b.len() + 1];
-        for (j, &cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != cb);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
-        }
-        previous = current;
-    }
-    previous[b.len()]
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::finding::Label;
-use crate::id::{Id, KeyShape};
+use crate::id::{Id, KeyShape, Keys};
 use crate::source::SourceFile;
 
 /// A registry that passed every rule in DESIGN §2. Build one with [`crate::parse`] or
@@ -305,6 +305,11 @@ impl Lock {
     /// Exact bigint key or a family.
     pub fn key(&self) -> KeyShape {
         self.key
+    }
+
+    /// The keys the entry owns, as PostgreSQL sees them.
+    pub fn keys(&self) -> Option<Keys> {
+        Keys::of(self.id().value(), self.key())
     }
 
     /// Where the entry came from.

@@ -9,11 +9,6 @@ use crate::finding::{Code, Finding, Severity};
 use crate::id::Keys;
 use crate::registry::{Kind, Lock, Registry, Source};
 
-/// The keys `lock` owns.
-pub fn keys_of(lock: &Lock) -> Option<Keys> {
-    Keys::of(lock.id().value(), lock.key())
-}
-
 /// Every key owned by an entry of `ours` and an entry of `theirs` (another project's registry on
 /// the same database, loaded with its path as seen from `ours`' directory as its label): an error
 /// at our entry, with a label at theirs; a warning when one side has retired the id (a worker
@@ -38,11 +33,11 @@ pub fn shared_keys(ours: &Registry, theirs: &Registry) -> Vec<Finding> {
         );
     }
     for mine in ours.locks() {
-        let Some(my_keys) = keys_of(mine) else {
+        let Some(my_keys) = mine.keys() else {
             continue;
         };
         for their in theirs.locks() {
-            let Some(their_keys) = keys_of(their) else {
+            let Some(their_keys) = their.keys() else {
                 continue;
             };
             if !my_keys.overlaps(their_keys) {

@@ -567,7 +567,7 @@ pub fn take_named(
     let taken = registry
         .locks()
         .iter()
-        .find(|lock| crate::share::keys_of(lock).is_some_and(|theirs| theirs.overlaps(keys)));
+        .find(|lock| lock.keys().is_some_and(|theirs| theirs.overlaps(keys)));
     if let Some(lock) = taken {
         return Err(EditError::NameKeyTaken {
             name: name.to_owned(),

@@ -11,9 +11,7 @@ use std::sync::OnceLock;
 
 use sha2::Digest as _;
 
-use crate::finding::{Code, Finding, Severity};
 use crate::id::{AdvisoryKey, Keys};
-use crate::registry::{Kind, Registry};
 
 /// The catalogue's text, as shipped.
 pub const CATALOGUE: &str = include_str!("../data/well-known-keys.toml");
@@ -208,86 +206,6 @@ pub fn tool(id: &str) -> Option<&'static Tool> {
 /// The tool whose fixed bigint key `key` is, if any.
 pub fn fixed_holder(key: i64) -> Option<&'static Tool> {
     tools().iter().find(|tool| tool.key == ToolKey::Fixed(key))
-}
-
-/// `check`'s findings about the registry and the catalogue: an entry (not retired) that owns a
-/// tool's fixed key is an error (`well-known-key`), at the entry, naming the tool and where its
-/// key comes from.
-pub fn registry_findings(registry: &Registry) -> Vec<Finding> {
-    let mut findings = Vec::new();
-    for lock in registry.locks() {
-        if matches!(lock.kind(), Kind::Retired { .. }) {
-            continue;
-        }
-        let Some(keys) = crate::share::keys_of(lock) else {
-            continue;
-        };
-        for tool in tools() {
-            let ToolKey::Fixed(key) = tool.key else {
-                continue;
-            };
-            if !keys.overlaps(Keys::Bigint(key)) {
-                continue;
-            }
-            let mut finding = registry.file().finding(
-                Code::WellKnownKey,
-                Severity::Error,
-                lock.span(),
-                format!(
-                    "id {} is the advisory lock key of {} ({key}, from {}): while it holds it, this worker skips its cycles, and the other way round",
-                    lock.id().literal(),
-                    tool.holder,
-                    tool.source
-                ),
-            );
-            finding.help = Some(
-                "give the worker another id (`lockward take` never hands out a well-known key)"
-                    .to_owned(),
-            );
-            findings.push(finding);
-        }
-    }
-    findings
-}
-
-/// Que locks each job by its id: every exact, positive id below this one is one its job ids
-/// reach, given time (2^31: seven years at ten jobs a second).
-pub const QUE_REACH: i64 = 1 << 31;
-
-/// `check`'s warnings for a project that uses Que (its gem named in `gemfile`, a path for the
-/// message): every entry that is not retired whose bigint key Que's job ids will reach
-/// (`que-job-ids`). Families are two-int keys, which Que never takes.
-pub fn que_findings(registry: &Registry, gemfile: &str) -> Vec<Finding> {
-    let Some(que) = tool("que") else {
-        return Vec::new();
-    };
-    let ToolKey::From(start) = que.key else {
-        return Vec::new();
-    };
-    registry
-        .locks()
-        .iter()
-        .filter(|lock| !matches!(lock.kind(), Kind::Retired { .. }))
-        .filter(|lock| lock.key() == crate::id::KeyShape::Exact)
-        .filter(|lock| (start..QUE_REACH).contains(&lock.id().value()))
-        .map(|lock| {
-            let mut finding = registry.file().finding(
-                Code::QueJobIds,
-                Severity::Warning,
-                lock.span(),
-                format!(
-                    "{gemfile} uses Que, which locks each job by its id (pg_try_advisory_lock(job id), ids counting up from {start}; {}): once Que has made {} jobs, one of them and this worker share a key",
-                    que.source,
-                    lock.id().literal()
-                ),
-            );
-            finding.help = Some(
-                "use an id Que's job ids will not reach (2_147_483_648 or above) or a family (`key = \"family\"`: Que takes one-int keys only)"
-                    .to_owned(),
-            );
-            finding
-        })
-        .collect()
 }
 
 /// The tools `[[tool]]` entries describe.
@@ -505,6 +423,8 @@ fn djb2_xor_64(name: &str) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::finding::{Code, Finding};
+    use crate::registry::Registry;
 
     /// The `[[tool]]` and `[[hash]]` vectors of the shipped file: (entry id, inputs, key).
     fn vectors(kind: &str) -> Vec<(String, toml_edit::InlineTable, toml_edit::Value)> {
@@ -665,73 +585,7 @@ mod tests {
         assert!(checked >= 20, "{checked} vectors");
     }
 
-    #[test]
-    fn a_registry_id_that_is_a_tools_fixed_key_is_an_error_and_take_skips_it() {
-        let text = |extra: &str| {
-            format!(
-                "[project]\nname = \"h\"\n\n[core]\nconstants = \"c.py\"\n\
-                 block = {{ start = 72_707_360, end = 72_707_400 }}\n{extra}"
-            )
-        };
-        let registry = crate::parse(
-            "lockward.toml",
-            &text(
-                "\n[[lock]]\nid = 72_707_369\nconstant = \"A\"\nworker = \"a\"\n\
-                 \n[[lock]]\nid = 75_474_063\nretired = \"sqitch's: retired, no harm\"\n\
-                 \n[[lock]]\nid = 72_707_368\nconstant = \"B\"\nworker = \"b\"\n",
-            ),
-        )
-        .expect("valid")
-        .registry;
-        let findings = registry_findings(&registry);
-        assert_eq!(findings.len(), 1, "{findings:#?}");
-        assert_eq!(findings[0].code, Code::WellKnownKey);
-        assert!(
-            findings[0].message.starts_with("id 72_707_369 is the advisory lock key of Prisma Migrate (72707369, from prisma/prisma-engines@"),
-            "{}",
-            findings[0].message
-        );
-        assert_eq!(findings[0].span.as_ref().map(|s| s.line), Some(9));
-        // 72_707_368 is the highest below the block's end but Prisma's: take goes past it.
-        let below = crate::parse(
-            "lockward.toml",
-            &text("\n[[lock]]\nid = 72_707_368\nconstant = \"B\"\nworker = \"b\"\n"),
-        )
-        .expect("valid")
-        .registry;
-        assert_eq!(
-            below.next_free_id([]).map(|id| id.value()),
-            Some(72_707_370)
-        );
-    }
 
-    #[test]
-    fn with_que_small_exact_ids_are_warned_about_and_families_and_large_ids_are_not() {
-        let registry = crate::parse(
-            "lockward.toml",
-            "[project]\nname = \"h\"\n\n[core]\nconstants = \"c.py\"\n\
-             block = { start = 1_001_001, end = 1_001_999 }\n\
-             \n[[lock]]\nid = 1_001_001\nconstant = \"A\"\nworker = \"a\"\n\
-             \n[[lock]]\nid = 1_001_004\nconstant = \"F\"\nworker = \"f\"\nkey = \"family\"\n\
-             \n[[lock]]\nid = 5_000_000_000\nconstant = \"L\"\nworker = \"l\"\n\
-             \n[[lock]]\nid = 7\nretired = \"gone\"\n\
-             \n[[lock]]\nid = -3\nconstant = \"N\"\nworker = \"n\"\n",
-        )
-        .expect("valid")
-        .registry;
-        let findings = que_findings(&registry, "Gemfile.lock");
-        let ids: Vec<usize> = findings
-            .iter()
-            .map(|f| f.span.as_ref().map_or(0, |s| s.line))
-            .collect();
-        assert_eq!(ids, [9], "only 1_001_001: {findings:#?}");
-        assert_eq!(findings[0].severity, Severity::Warning);
-        assert!(
-            findings[0].message.starts_with("Gemfile.lock uses Que"),
-            "{}",
-            findings[0].message
-        );
-    }
 
     fn named(locks: &str) -> Result<Registry, Vec<Finding>> {
         crate::parse(

@@ -165,7 +165,7 @@ impl<'a> Checker<'a> {
             // The name's own entry (`[[lock]] name = .. hash = ..`) is the lock, no collision.
             let own = |lock: &Lock| matches!(lock.kind(), Kind::Named { name, hash } if *name == site.name && hash == site.library);
             let holding = |lock: &&'a Lock| {
-                lockward_registry::share::keys_of(lock).is_some_and(|keys| keys.contains(site.key))
+                lock.keys().is_some_and(|keys| keys.contains(site.key))
             };
             let registry: &'a Registry = self.registry;
             let entry = registry

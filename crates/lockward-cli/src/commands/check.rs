@@ -5,7 +5,7 @@ mod staged;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use lockward_registry::{Code, Finding, LoadError, Severity, SourceFile, finding, well_known};
+use lockward_registry::{Code, Finding, LoadError, Severity, SourceFile, finding, tool_keys};
 use lockward_scan::{PluginDir, Progress, ScanOptions};
 use serde::Serialize;
 use serde_json::json;
@@ -110,9 +110,9 @@ fn checks(project: &Project, args: &CheckArgs) -> (Vec<Finding>, Coverage) {
     );
     findings.extend(page_freshness(project));
     findings.extend(crate::shared::Shared::load(project, &args.with).findings(&project.registry));
-    findings.extend(well_known::registry_findings(&project.registry));
+    findings.extend(tool_keys::registry_findings(&project.registry));
     if let Some(gemfile) = crate::gems::que_user(&project.location.root) {
-        findings.extend(well_known::que_findings(&project.registry, &gemfile));
+        findings.extend(tool_keys::que_findings(&project.registry, &gemfile));
     }
     let progress = Arc::new(Progress::default());
     let options = ScanOptions {

@@ -5,7 +5,9 @@
 //! The graph is read with `syn` from the sources themselves: an edge is a path (`use`, an
 //! expression, a type, a macro's tokens) that names an item of another file of the same crate.
 //! A path through a re-export (`crate::Finding` where `lib.rs` has `pub use finding::Finding`) is
-//! an edge to the file that defines the item, not to the one that re-exports it.
+//! an edge to the file that defines the item, not to the one that re-exports it. Code under
+//! `#[cfg(test)]` is not counted: a unit test may build its input through any layer of its crate,
+//! as an integration test would.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -152,7 +154,30 @@ impl Paths {
     }
 }
 
+/// Whether `attrs` hold `#[cfg(test)]`.
+fn is_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|attr| {
+        attr.path().is_ident("cfg")
+            && attr
+                .parse_args::<syn::Ident>()
+                .is_ok_and(|ident| ident == "test")
+    })
+}
+
 impl<'ast> Visit<'ast> for Paths {
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        let attrs = match item {
+            syn::Item::Mod(item) => &item.attrs,
+            syn::Item::Fn(item) => &item.attrs,
+            syn::Item::Impl(item) => &item.attrs,
+            syn::Item::Use(item) => &item.attrs,
+            _ => return syn::visit::visit_item(self, item),
+        };
+        if !is_test(attrs) {
+            syn::visit::visit_item(self, item);
+        }
+    }
+
     fn visit_item_mod(&mut self, item: &'ast syn::ItemMod) {
         if item.content.is_some() {
             self.module.push(item.ident.to_string());
@@ -416,8 +441,8 @@ fn no_command_uses_another_commands_files() {
     assert!(report.is_empty(), "a command uses another command's files:\n{report}");
 }
 
-/// The reader itself: a circle through a re-export and one through a macro's tokens are found, and
-/// a path to another crate is no edge.
+/// The reader itself: a circle through a re-export and one through a macro's tokens are found; a
+/// path to another crate and a path in test code are no edges.
 #[test]
 fn the_use_graph_follows_re_exports_and_macro_paths() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -434,12 +459,17 @@ fn the_use_graph_follows_re_exports_and_macro_paths() {
         "pub fn g() { let _ = crate::Thing; }\nfn h() -> crate::Ext { todo!() }\n",
     )
     .expect("write");
-    std::fs::write(src.join("c.rs"), "fn k() { format!(\"{}\", crate::a::Thing); }\n")
-        .expect("write");
+    std::fs::write(
+        src.join("c.rs"),
+        "fn k() { format!(\"{}\", crate::a::Thing); }\n\
+         #[cfg(test)]\nmod tests { use crate::b::g; }\n",
+    )
+    .expect("write");
     let krate = Crate::read(src);
     let key = |name: &str| vec![name.to_owned()];
     assert!(krate.edges[&key("b")].contains_key(&key("a")), "{:?}", krate.edges);
     assert!(krate.edges[&key("c")].contains_key(&key("a")), "{:?}", krate.edges);
     assert!(!krate.edges[&key("b")].contains_key(&Vec::new()), "{:?}", krate.edges);
+    assert!(!krate.edges[&key("c")].contains_key(&key("b")), "{:?}", krate.edges);
     assert_eq!(krate.circles(), vec![vec![key("a"), key("b")]]);
 }
