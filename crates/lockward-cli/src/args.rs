@@ -1,6 +1,9 @@
 //! The command line, as clap sees it.
 
+use std::ffi::OsString;
+use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -143,7 +146,7 @@ pub(crate) enum Command {
     /// address, held since) and the sessions waiting. Flags keys the registry does not know,
     /// retired ids that are held, and two different workers contending for one key; exits 1
     /// when any key is flagged (without `--watch`).
-    Live(crate::commands::live::LiveArgs),
+    Live(LiveArgs),
     /// Run a command once per cycle on exactly one of many hosts: the one that takes the lock.
     ///
     /// Start the same `lockward run` on every host. At each cycle boundary (a wall-clock
@@ -184,7 +187,7 @@ pub(crate) enum Command {
     /// handover), a duration, the URL or the `--metrics` address is malformed, the `--metrics`
     /// address is in use, or the registry is invalid. An unreachable
     /// database is not an error: each cycle is skipped and retried with backoff.
-    Run(crate::commands::run::RunArgs),
+    Run(RunArgs),
     /// Serve a read-only dashboard of the registry's locks, their ledger and `/metrics`.
     ///
     /// A web page (its files are in the binary: nothing is fetched from elsewhere) that shows
@@ -205,7 +208,7 @@ pub(crate) enum Command {
     /// SIGTERM or Ctrl-C stops it, letting requests in flight finish. Exits 2 when the
     /// registry is invalid, the URL malformed, the address in use or not loopback without
     /// `--public`, or the token unusable.
-    Serve(crate::commands::serve::ServeArgs),
+    Serve(ServeArgs),
     /// Draft `lockward.toml` for a codebase that has none, from the ids its code uses.
     ///
     /// Scans the tree as `check` does and registers every id it finds: the constants of core's
@@ -250,8 +253,8 @@ pub(crate) enum Command {
     /// `--help` text) and prints the paths written.
     Man(ManArgs),
     /// What `lockward run` starts in place of COMMAND, so that COMMAND dies with it (internal).
-    #[command(name = crate::commands::run::child::EXEC, hide = true)]
-    Exec(crate::commands::run::child::ExecArgs),
+    #[command(name = EXEC, hide = true)]
+    Exec(ExecArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -438,4 +441,305 @@ pub(crate) struct ManArgs {
     /// printing `lockward.1`.
     #[arg(long, value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
+}
+
+/// Arguments of `lockward live`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct LiveArgs {
+    #[command(flatten)]
+    pub(crate) databases: crate::databases::DatabaseArgs,
+    /// Refresh in place until Ctrl-C (with `--format json`: one JSON object per line).
+    #[arg(long)]
+    pub(crate) watch: bool,
+    /// Seconds between refreshes with `--watch`: from 0.1 to 86400 (a day), e.g. `0.5`.
+    #[arg(long, value_name = "SECONDS", default_value = "2")]
+    pub(crate) interval: Interval,
+    /// Another project's registry on the same database (repeatable; with `[[share]]`'s): its
+    /// keys are shown as that project's, not as unregistered.
+    #[arg(long = "with", value_name = "PATH")]
+    pub(crate) with: Vec<std::path::PathBuf>,
+    #[command(flatten)]
+    pub(crate) output: crate::args::FormatArg,
+}
+
+/// The time between two refreshes of `--watch`, validated when the arguments are parsed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Interval(Duration);
+
+impl Interval {
+    const MIN_SECONDS: f64 = 0.1;
+    const MAX_SECONDS: f64 = 86_400.0;
+
+    /// The time between two refreshes.
+    pub(crate) fn get(self) -> Duration {
+        self.0
+    }
+}
+
+impl std::str::FromStr for Interval {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let seconds: f64 = text
+            .trim()
+            .parse()
+            .map_err(|_| "not a number of seconds (write e.g. `2` or `0.5`)".to_owned())?;
+        if seconds.is_nan() {
+            return Err("not a number of seconds (write e.g. `2` or `0.5`)".to_owned());
+        }
+        if seconds.is_infinite() {
+            return Err("must be a finite number of seconds, at most 86400 (a day)".to_owned());
+        }
+        if seconds < Self::MIN_SECONDS {
+            return Err("must be at least 0.1 seconds".to_owned());
+        }
+        if seconds > Self::MAX_SECONDS {
+            return Err("must be at most 86400 seconds (a day)".to_owned());
+        }
+        Ok(Self(Duration::from_secs_f64(seconds)))
+    }
+}
+
+/// Arguments of `lockward run`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct RunArgs {
+    /// The registered lock to elect on: a constant's name from the registry, e.g.
+    /// `ADVISORY_LOCK_INVOICE_ROLLUP` (never a bare id). With `--plugin`, an id of that plugin:
+    /// one handed over to it (as written or by its constant), or one of its own that its
+    /// manifest declares outside core's block.
+    #[arg(long, value_name = "CONSTANT")]
+    pub(crate) lock: String,
+    /// The plugin whose id `--lock` names; the plugin must be admitted (see `lockward plugins`)
+    /// and must declare the id in its manifest.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) plugin: Option<String>,
+    /// For a family lock (`key = "family"`): the member n of `pg_try_advisory_lock(id, n)`.
+    #[arg(long, value_name = "N")]
+    pub(crate) member: Option<i32>,
+    /// The period: `500ms`, `30s`, `1m`, `1h`, `1h 30m`. Cycles start on wall-clock multiples
+    /// of it (`1m` starts at :00), so every host agrees on them. A command still running at
+    /// the next boundary makes this host skip the boundaries it missed.
+    /// From 1ms to 31 days.
+    #[arg(long, value_name = "DURATION", value_parser = parse_period)]
+    pub(crate) every: Duration,
+    /// The database whose advisory lock elects the leader (`postgres://USER@HOST:PORT/DB`;
+    /// `sslmode=require`, `verify-ca`, `verify-full` with `sslrootcert=PATH`).
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true, value_name = "URL")]
+    pub(crate) database_url: String,
+    /// Record each cycle's leader in the `lockward_ledger` table (created on first use): each
+    /// cycle runs at most once across hosts, and the command gets a fencing token that rises at
+    /// every acquisition (`LOCKWARD_FENCING_TOKEN`).
+    #[arg(long)]
+    pub(crate) ledger: bool,
+    /// The host name this run reports: the `@HOST` of its lock session's `application_name`
+    /// (what `lockward live` shows) and the `host` of its ledger rows. Default: the machine's
+    /// host name. For several runs on one machine that stand for different hosts, or a container
+    /// whose host name is a generated pod name (`LOCKWARD_HOST=$(NODE_NAME)`). An empty name or
+    /// one with control characters is refused (exit status 2).
+    #[arg(
+        long,
+        env = "LOCKWARD_HOST",
+        hide_env_values = true,
+        value_name = "NAME"
+    )]
+    pub(crate) host: Option<String>,
+    /// Hold the lock as `pg_try_advisory_xact_lock` in a transaction kept open while the
+    /// command runs, instead of a session lock: for connections through a transaction-pooling
+    /// pooler (session mode refuses to start behind one, exit status 2). The command does not
+    /// see that transaction.
+    #[arg(long)]
+    pub(crate) transaction: bool,
+    /// What is between this host and the server, for session mode. `none` (default): nothing,
+    /// and lockward proves it each time it connects (the server must serve the lock session on
+    /// this host's own socket), refusing to lead otherwise (exit status 2): a session lock
+    /// through transaction pooling is shared with other clients. `session`: each connection
+    /// reaches a server session of its own (pgbouncer with `pool_mode = session`, a TCP proxy,
+    /// NAT); lockward trusts it and still stops (exit status 2) at any sign of the contrary.
+    #[arg(long, value_enum, value_name = "POOLER", default_value = "none")]
+    pub(crate) pooler: PoolerArg,
+    /// How long the command has to exit after SIGTERM before its process group gets SIGKILL
+    /// (at once when lockward is asked to stop a second time). At most 3s, and a longer one is
+    /// refused: after a silent partition the loss is told within 3 s of the leader's last
+    /// packet and the server frees the lock 8 s after it, so the command must be killed by then,
+    /// with 1 s kept for reaping it and 1 s to spare.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "3s")]
+    pub(crate) grace: Duration,
+    /// Serve the worker's metrics in the Prometheus text format at `http://ADDR/metrics`, ADDR
+    /// being IP:PORT such as `127.0.0.1:9464` (`[::1]:9464` for IPv6; `0.0.0.0:9464` for every
+    /// interface: there is no authentication). The address is bound before anything runs: one
+    /// in use exits 2. The README's "Metrics" (under `lockward run`) lists the series.
+    #[arg(long, value_name = "ADDR", value_parser = parse_metrics_addr)]
+    pub(crate) metrics: Option<SocketAddr>,
+    /// The command and its arguments, after `--`. Run directly (no shell): write
+    /// `-- sh -c '...'` for a pipeline.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub(crate) command: Vec<OsString>,
+}
+
+/// `--pooler`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum PoolerArg {
+    /// Nothing in between: proven at each connection.
+    None,
+    /// A pooler (or proxy) that gives each connection a server session of its own.
+    Session,
+}
+
+/// `127.0.0.1:9464`, `[::1]:9464`: an IP address and a port other than 0 (a port picked by
+/// the system could not be scraped).
+fn parse_metrics_addr(text: &str) -> Result<SocketAddr, String> {
+    let addr: SocketAddr = text.parse().map_err(|_| {
+        format!("`{text}` is not IP:PORT (write e.g. `127.0.0.1:9464` or `[::1]:9464`)")
+    })?;
+    if addr.port() == 0 {
+        return Err(
+            "port 0 would be a port picked at random, which nothing could scrape".to_owned(),
+        );
+    }
+    Ok(addr)
+}
+
+/// `500ms`, `30s`, `1m`, `1h`, `1h 30m` (humantime's syntax); zero is refused.
+/// `--every`: a duration within the library's bounds for a period.
+fn parse_period(text: &str) -> Result<Duration, String> {
+    let every = parse_duration(text)?;
+    lockward_pg::check_period(every)?;
+    Ok(every)
+}
+
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let duration = humantime::parse_duration(text)
+        .map_err(|error| format!("{error} (write e.g. `500ms`, `30s`, `1m`, `1h`)"))?;
+    if duration.is_zero() {
+        return Err("must be longer than zero".to_owned());
+    }
+    Ok(duration)
+}
+
+/// The address `serve` listens on by default.
+pub(crate) const DEFAULT_LISTEN: &str = "127.0.0.1:7420";
+
+/// Arguments of `lockward serve`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ServeArgs {
+    /// The databases to show (the dashboard only reads: its sessions are read-only); several
+    /// make a fleet, each database shown apart and one that is down marked.
+    #[command(flatten)]
+    pub(crate) databases: crate::databases::DatabaseArgs,
+    /// The address to listen on, IP:PORT (`[::1]:7420` for IPv6; port 0: any free port, which
+    /// `serve` prints). An address other than loopback needs `--public`.
+    #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN, value_parser = parse_listen)]
+    pub(crate) listen: SocketAddr,
+    /// Allow a listen address other than loopback (`0.0.0.0:7420`). Every request must then
+    /// carry the token (from `--token-file`, else `LOCKWARD_SERVE_TOKEN`, else one made at
+    /// start and printed on stderr with the URL to open).
+    #[arg(long)]
+    pub(crate) public: bool,
+    /// A file holding the token every request must carry (surrounding whitespace ignored; at
+    /// least 16 characters, printable ASCII without spaces, `"`, `,`, `;` or `\`). Also on
+    /// loopback, where no token is needed otherwise.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) token_file: Option<PathBuf>,
+    /// Seconds between the page's refreshes, from 0.1 to 86400.
+    #[arg(long, value_name = "SECONDS", default_value = "2")]
+    pub(crate) interval: Interval,
+    /// Another project's registry on the same database (repeatable; with `[[share]]`'s): its
+    /// keys are shown as that project's, not as unregistered.
+    #[arg(long = "with", value_name = "PATH")]
+    pub(crate) with: Vec<PathBuf>,
+    /// The trailing window `/metrics`' ledger series count over (`lockward_ledger_window_*`),
+    /// from 1m to 90d: cycles that started in it, boundaries in it nobody led. A retention
+    /// `DELETE` of rows older than the window leaves them as they are.
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_window)]
+    pub(crate) ledger_window: std::time::Duration,
+}
+
+/// The bounds of `--ledger-window`.
+const LEDGER_WINDOW_BOUNDS: (std::time::Duration, std::time::Duration) = (
+    std::time::Duration::from_secs(60),
+    std::time::Duration::from_secs(90 * 86_400),
+);
+
+fn parse_window(text: &str) -> Result<std::time::Duration, String> {
+    let window = humantime::parse_duration(text)
+        .map_err(|error| format!("`{text}` is not a duration such as `1h` or `15m`: {error}"))?;
+    let (least, most) = LEDGER_WINDOW_BOUNDS;
+    if window < least || window > most {
+        return Err(format!("`{text}` is not between 1m and 90d"));
+    }
+    Ok(window)
+}
+
+fn parse_listen(text: &str) -> Result<SocketAddr, String> {
+    text.parse().map_err(|_| {
+        format!(
+            "`{text}` is not IP:PORT (write e.g. `127.0.0.1:7420`, `[::1]:7420` or `0.0.0.0:7420`)"
+        )
+    })
+}
+
+/// Arguments of the hidden `lockward __exec`: what `lockward run` starts in place of COMMAND.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ExecArgs {
+    /// The pid of the `lockward run` that started this process.
+    #[arg(long, value_name = "PID")]
+    pub(crate) parent: i32,
+    /// The command to start.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub(crate) command: Vec<OsString>,
+}
+
+/// The name of the hidden subcommand.
+pub(crate) const EXEC: &str = "__exec";
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::{Interval, parse_duration, parse_metrics_addr};
+
+    #[test]
+    fn metrics_addresses_are_ip_and_a_port_other_than_0() {
+        assert_eq!(
+            parse_metrics_addr("127.0.0.1:9464").map(|addr| addr.to_string()),
+            Ok("127.0.0.1:9464".to_owned())
+        );
+        assert!(parse_metrics_addr("[::1]:9464").is_ok());
+        assert!(parse_metrics_addr("localhost:9464").is_err());
+        assert!(parse_metrics_addr("127.0.0.1").is_err());
+        assert!(parse_metrics_addr("127.0.0.1:0").is_err());
+    }
+
+    #[test]
+    fn durations_take_the_usual_units() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
+        assert_eq!(parse_duration("1h 30m"), Ok(Duration::from_secs(5400)));
+    }
+
+    #[test]
+    fn durations_refuse_zero_and_bare_numbers() {
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("30").is_err());
+    }
+
+    #[test]
+    fn interval_takes_seconds_with_a_fraction() {
+        assert_eq!("2".parse(), Ok(Interval(Duration::from_secs(2))));
+        assert_eq!("0.5".parse(), Ok(Interval(Duration::from_millis(500))));
+        assert_eq!("86400".parse(), Ok(Interval(Duration::from_secs(86_400))));
+    }
+
+    #[test]
+    fn interval_says_what_is_wrong_with_each_bad_value() {
+        let error = |text: &str| text.parse::<Interval>().unwrap_err();
+        assert!(error("nan").starts_with("not a number"));
+        assert!(error("2s").starts_with("not a number"));
+        assert!(error("inf").contains("finite"));
+        assert!(error("-inf").contains("finite"));
+        assert_eq!(error("0.05"), "must be at least 0.1 seconds");
+        assert_eq!(error("-3"), "must be at least 0.1 seconds");
+        assert_eq!(error("1e300"), "must be at most 86400 seconds (a day)");
+    }
 }

@@ -360,7 +360,7 @@ struct Staged {
 
 fn stage(change: &Change) -> anyhow::Result<Option<Staged>> {
     let path = resolve_links(&change.path);
-    let original = match crate::commands::take::read_project_file(&path) {
+    let original = match crate::project_file::read_project_file(&path) {
         Ok(bytes) => Some(bytes),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
         Err(error) => return Err(error).with_context(|| format!("cannot read {}", path.display())),

@@ -22,15 +22,21 @@ macro_rules! stderrln {
 
 mod args;
 mod atomic;
+mod change;
 mod commands;
 mod confine;
 mod databases;
 mod gems;
+mod listing;
+mod outcome;
 mod output;
+mod page;
 mod progress;
 mod project;
+mod project_file;
 mod report;
 mod shared;
+mod source_text;
 mod table;
 
 use std::process::ExitCode;
@@ -38,24 +44,7 @@ use std::process::ExitCode;
 use clap::Parser as _;
 
 use crate::args::{Cli, Command};
-
-/// What a command concluded, for the exit status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Outcome {
-    /// Nothing at error level.
-    Clean,
-    /// At least one finding at error level.
-    Findings,
-    /// The input could not be read (a file that is not UTF-8, say); reported, then exit 2.
-    Unreadable,
-    /// `lockward run`'s command is not there (reported): exit 127, as shells say.
-    CommandNotFound,
-}
-
-/// Bad usage or unreadable input: exit 2 after printing the message.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub(crate) struct UsageError(pub(crate) String);
+use crate::outcome::{Outcome, UsageError};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

@@ -9,6 +9,7 @@ use lockward_registry::{
 
 use crate::atomic::{self, ProjectLock};
 use crate::confine;
+use lockward_scan::PluginDir;
 
 /// The registry file's name, looked for in the current directory and its parents.
 pub(crate) const REGISTRY_FILE: &str = "lockward.toml";
@@ -274,7 +275,7 @@ pub(crate) fn read_manifests(
             if !resolved.starts_with(&root) {
                 return Ok((label.clone(), Err(vec![outside(registry, index, &label)])));
             }
-            let bytes = match crate::commands::take::read_project_file(&path) {
+            let bytes = match crate::project_file::read_project_file(&path) {
                 Ok(bytes) => bytes,
                 Err(error) => return Ok((label.clone(), Err(vec![unread(&label, &error)]))),
             };
@@ -371,4 +372,25 @@ fn outside(registry: &Registry, index: usize, label: &str) -> Finding {
     finding.with_help(
         "manifests are read from under the registry's directory only: replace the symlink by the manifest itself",
     )
+}
+
+/// Every parsed manifest's plugin, with its directory: a refused plugin's code is still that
+/// plugin's, and its refusal is reported by admission, not again by the scan.
+pub(crate) fn plugin_dirs(project: &Project) -> Vec<PluginDir> {
+    project
+        .parsed_manifests()
+        .into_iter()
+        .map(|manifest| {
+            let dir = manifest
+                .path()
+                .rsplit_once('/')
+                .map_or("", |(dir, _)| dir)
+                .to_owned();
+            PluginDir {
+                name: manifest.name.clone(),
+                dir,
+                ids: manifest.ids.iter().map(|(id, _)| id.value()).collect(),
+            }
+        })
+        .collect()
 }

@@ -8,8 +8,8 @@ use std::path::Path;
 use toml_edit::{Item, TableLike, Value};
 
 use crate::finding::{Code, Finding, Severity};
-use crate::near_miss::edit_distance;
 use crate::id::{Id, KeyShape};
+use crate::near_miss::edit_distance;
 use crate::registry::{
     Block, Core, Kind, Lock, PluginSettings, Project, Registry, ScanSettings, Share, Source,
     Wrapper,

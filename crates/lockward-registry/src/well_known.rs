@@ -585,8 +585,6 @@ mod tests {
         assert!(checked >= 20, "{checked} vectors");
     }
 
-
-
     fn named(locks: &str) -> Result<Registry, Vec<Finding>> {
         crate::parse(
             "lockward.toml",

@@ -164,9 +164,7 @@ impl<'a> Checker<'a> {
                 .find(|(_, other)| other.key == site.key && other.name != site.name);
             // The name's own entry (`[[lock]] name = .. hash = ..`) is the lock, no collision.
             let own = |lock: &Lock| matches!(lock.kind(), Kind::Named { name, hash } if *name == site.name && hash == site.library);
-            let holding = |lock: &&'a Lock| {
-                lock.keys().is_some_and(|keys| keys.contains(site.key))
-            };
+            let holding = |lock: &&'a Lock| lock.keys().is_some_and(|keys| keys.contains(site.key));
             let registry: &'a Registry = self.registry;
             let entry = registry
                 .locks()

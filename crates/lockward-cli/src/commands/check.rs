@@ -5,15 +5,17 @@ mod staged;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use lockward_registry::{Code, Finding, LoadError, Severity, SourceFile, finding, tool_keys};
-use lockward_scan::{PluginDir, Progress, ScanOptions};
+use lockward_registry::{Code, Finding, LoadError, finding, tool_keys};
+use lockward_scan::{Progress, ScanOptions};
 use serde::Serialize;
 use serde_json::json;
 
 use crate::Outcome;
 use crate::args::{CheckArgs, CheckFormat, Global};
 use crate::output;
+use crate::page::page_freshness;
 use crate::progress::ProgressLine;
+use crate::project::plugin_dirs;
 use crate::project::{Location, Project, ProjectError};
 use crate::report::{self, Summary};
 
@@ -144,92 +146,4 @@ fn scan_threads(requested: u16) -> usize {
         0 => cores,
         requested => requested.min(cores),
     }
-}
-
-/// Every parsed manifest's plugin, with its directory: a refused plugin's code is still that
-/// plugin's, and its refusal is reported by admission, not again by the scan.
-pub(crate) fn plugin_dirs(project: &Project) -> Vec<PluginDir> {
-    project
-        .parsed_manifests()
-        .into_iter()
-        .map(|manifest| {
-            let dir = manifest
-                .path()
-                .rsplit_once('/')
-                .map_or("", |(dir, _)| dir)
-                .to_owned();
-            PluginDir {
-                name: manifest.name.clone(),
-                dir,
-                ids: manifest.ids.iter().map(|(id, _)| id.value()).collect(),
-            }
-        })
-        .collect()
-}
-
-/// A finding when `[project] page` is set and the page on disk is not what the registry renders.
-pub(crate) fn page_freshness(project: &Project) -> Option<Finding> {
-    let page = project.registry.project().page.as_ref()?;
-    match project.location.resolve(page) {
-        Ok(path) => stale_page(project, &path),
-        Err(error) => Some(Finding::file(
-            Code::PathOutsideProject,
-            Severity::Error,
-            project.location.label.clone(),
-            format!("[project] page: {error:#}"),
-        )),
-    }
-}
-
-/// A finding when the page at `path` is missing or differs from what the registry renders,
-/// pointing at the first line that differs.
-pub(crate) fn stale_page(project: &Project, path: &std::path::Path) -> Option<Finding> {
-    let page = project.location.relative(path);
-    let expected = project.render_page();
-    let Some(on_disk) = crate::commands::take::read_project_file(path)
-        .ok()
-        .and_then(|bytes| String::from_utf8(bytes).ok())
-    else {
-        return Some(
-            Finding::file(
-                Code::StalePage,
-                Severity::Error,
-                page.clone(),
-                format!("the page {page} does not exist"),
-            )
-            .with_help("run `lockward render` and commit the page"),
-        );
-    };
-    if on_disk == expected {
-        return None;
-    }
-    let file = SourceFile::new(page.clone(), on_disk.clone());
-    let first_difference = on_disk
-        .lines()
-        .zip(expected.lines())
-        .position(|(actual, wanted)| actual != wanted)
-        .unwrap_or_else(|| on_disk.lines().count().min(expected.lines().count()));
-    let offset: usize = on_disk
-        .split_inclusive('\n')
-        .take(first_difference)
-        .map(str::len)
-        .sum();
-    let line_end = on_disk[offset..]
-        .find('\n')
-        .map_or(on_disk.len(), |end| offset + end);
-    let wanted = expected
-        .lines()
-        .nth(first_difference)
-        .unwrap_or("(end of page)");
-    Some(
-        file.finding(
-            Code::StalePage,
-            Severity::Error,
-            offset..line_end,
-            format!("the page {page} is stale: it differs from what the registry renders"),
-        )
-        .with_help(format!(
-            "run `lockward render` and commit the page; this line should read: {wanted}"
-        )),
-    )
 }

@@ -2,57 +2,10 @@
 
 use std::fmt::Write as _;
 
-use lockward_registry::{Kind, LockView};
-use serde::Serialize;
-
 use crate::Outcome;
 use crate::args::{FormatArg, Global};
+use crate::listing::{Listed, listing};
 use crate::output;
-use crate::project::Project;
-
-/// What `list --format json` prints, and `serve`'s `/api/registry` answers.
-#[derive(Serialize)]
-pub(crate) struct Listing<'a> {
-    project: &'a str,
-    next_free_id: Option<i64>,
-    core_constants: usize,
-    locks: Vec<Listed<'a>>,
-}
-
-/// One entry: the registry's view of it, and the text a retired or reserved entry gives as its
-/// reason (`null` for the other kinds), which the table shows too.
-#[derive(Serialize)]
-struct Listed<'a> {
-    #[serde(flatten)]
-    view: LockView<'a>,
-    reason: Option<&'a str>,
-}
-
-/// The project's registry as `list --format json` prints it: other branches' reservations
-/// included, and the next free id counting the plugin manifests' ids.
-pub(crate) fn listing(project: &Project) -> Listing<'_> {
-    let registry = &project.registry;
-    Listing {
-        project: &registry.project().name,
-        next_free_id: project
-            .next_free_id()
-            .as_ref()
-            .map(lockward_registry::Id::value),
-        core_constants: registry.core_constant_count(),
-        locks: registry
-            .views()
-            .into_iter()
-            .zip(registry.locks())
-            .map(|(view, lock)| Listed {
-                view,
-                reason: match lock.kind() {
-                    Kind::Retired { reason } | Kind::Reserved { reason } => Some(reason.as_str()),
-                    _ => None,
-                },
-            })
-            .collect(),
-    }
-}
 
 pub(crate) fn run(global: &Global, format: &FormatArg) -> anyhow::Result<Outcome> {
     let json = format.json();

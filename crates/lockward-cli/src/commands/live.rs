@@ -8,65 +8,8 @@ use lockward_pg::live::{self, LiveConnection, LiveLock, Snapshot};
 use lockward_registry::{AdvisoryKey, Registry};
 
 use crate::Outcome;
-use crate::args::Global;
+use crate::args::{Global, LiveArgs};
 use crate::output;
-
-/// Arguments of `lockward live`.
-#[derive(Debug, clap::Args)]
-pub(crate) struct LiveArgs {
-    #[command(flatten)]
-    pub(crate) databases: crate::databases::DatabaseArgs,
-    /// Refresh in place until Ctrl-C (with `--format json`: one JSON object per line).
-    #[arg(long)]
-    pub(crate) watch: bool,
-    /// Seconds between refreshes with `--watch`: from 0.1 to 86400 (a day), e.g. `0.5`.
-    #[arg(long, value_name = "SECONDS", default_value = "2")]
-    pub(crate) interval: Interval,
-    /// Another project's registry on the same database (repeatable; with `[[share]]`'s): its
-    /// keys are shown as that project's, not as unregistered.
-    #[arg(long = "with", value_name = "PATH")]
-    pub(crate) with: Vec<std::path::PathBuf>,
-    #[command(flatten)]
-    pub(crate) output: crate::args::FormatArg,
-}
-
-/// The time between two refreshes of `--watch`, validated when the arguments are parsed.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Interval(Duration);
-
-impl Interval {
-    const MIN_SECONDS: f64 = 0.1;
-    const MAX_SECONDS: f64 = 86_400.0;
-
-    /// The time between two refreshes.
-    pub(crate) fn get(self) -> Duration {
-        self.0
-    }
-}
-
-impl std::str::FromStr for Interval {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, String> {
-        let seconds: f64 = text
-            .trim()
-            .parse()
-            .map_err(|_| "not a number of seconds (write e.g. `2` or `0.5`)".to_owned())?;
-        if seconds.is_nan() {
-            return Err("not a number of seconds (write e.g. `2` or `0.5`)".to_owned());
-        }
-        if seconds.is_infinite() {
-            return Err("must be a finite number of seconds, at most 86400 (a day)".to_owned());
-        }
-        if seconds < Self::MIN_SECONDS {
-            return Err("must be at least 0.1 seconds".to_owned());
-        }
-        if seconds > Self::MAX_SECONDS {
-            return Err("must be at most 86400 seconds (a day)".to_owned());
-        }
-        Ok(Self(Duration::from_secs_f64(seconds)))
-    }
-}
 
 pub(crate) fn run(global: &Global, args: &LiveArgs) -> anyhow::Result<Outcome> {
     let json = args.output.json();
@@ -89,7 +32,7 @@ pub(crate) fn run(global: &Global, args: &LiveArgs) -> anyhow::Result<Outcome> {
         }
         let fleet = Fleet::connect(&databases).await;
         if args.watch {
-            watch_fleet(&fleet, &registry, &shared, json, args.interval.0).await
+            watch_fleet(&fleet, &registry, &shared, json, args.interval.get()).await
         } else {
             let read = fleet.read(&registry, &shared).await;
             fleet_print(&read, json, false)?;
@@ -108,7 +51,7 @@ async fn one_database(
 ) -> anyhow::Result<Outcome> {
     let connection = live::connect(url).await?;
     if args.watch {
-        return watch(&connection, registry, shared, json, args.interval.0).await;
+        return watch(&connection, registry, shared, json, args.interval.get()).await;
     }
     let snapshot = connection.snapshot_shared(registry, shared).await?;
     if json {
@@ -468,30 +411,4 @@ fn duration(duration: Duration) -> String {
 
 fn plural(count: usize) -> &'static str {
     if count == 1 { "" } else { "s" }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use super::Interval;
-
-    #[test]
-    fn interval_takes_seconds_with_a_fraction() {
-        assert_eq!("2".parse(), Ok(Interval(Duration::from_secs(2))));
-        assert_eq!("0.5".parse(), Ok(Interval(Duration::from_millis(500))));
-        assert_eq!("86400".parse(), Ok(Interval(Duration::from_secs(86_400))));
-    }
-
-    #[test]
-    fn interval_says_what_is_wrong_with_each_bad_value() {
-        let error = |text: &str| text.parse::<Interval>().unwrap_err();
-        assert!(error("nan").starts_with("not a number"));
-        assert!(error("2s").starts_with("not a number"));
-        assert!(error("inf").contains("finite"));
-        assert!(error("-inf").contains("finite"));
-        assert_eq!(error("0.05"), "must be at least 0.1 seconds");
-        assert_eq!(error("-3"), "must be at least 0.1 seconds");
-        assert_eq!(error("1e300"), "must be at most 86400 seconds (a day)");
-    }
 }

@@ -37,7 +37,7 @@ pub(crate) fn run(global: &Global, args: &RenderArgs) -> anyhow::Result<Outcome>
     };
     let shown = project.location.relative(&path);
     if args.check {
-        let stale = super::check::stale_page(&project, &path);
+        let stale = crate::page::stale_page(&project, &path);
         if json {
             let findings: Vec<_> = stale.iter().collect();
             output::print_json(&json!({

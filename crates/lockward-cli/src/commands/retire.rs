@@ -10,8 +10,10 @@ use serde_json::json;
 
 use crate::args::{Global, RetireArgs};
 use crate::atomic::{Change, ProjectLock};
-use crate::commands::take::{page_change, preview, read_if_exists, refusal, relative};
+use crate::change::{preview, refusal, relative};
+use crate::page::page_change;
 use crate::project::{Location, Project};
+use crate::project_file::read_if_exists;
 use crate::{Outcome, output};
 
 pub(crate) fn run(global: &Global, args: &RetireArgs) -> anyhow::Result<Outcome> {
@@ -116,7 +118,7 @@ struct Use {
 /// still used would leave a worker holding an id the registry says nobody holds.
 fn still_in_use(project: &Project, lock: &Lock) -> anyhow::Result<Vec<Use>> {
     let options = ScanOptions {
-        plugins: Some(super::check::plugin_dirs(project)),
+        plugins: Some(crate::project::plugin_dirs(project)),
         ..ScanOptions::default()
     };
     let report = lockward_scan::scan(&project.registry, &project.location.root, &options);

@@ -22,96 +22,11 @@ use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 use tokio::process::{Child, Command};
 use tokio::sync::Notify;
 
-use crate::args::Global;
+use crate::args::{Global, PoolerArg, RunArgs};
 use crate::project::Project;
 use crate::{Outcome, UsageError};
 
 pub(crate) mod child;
-
-/// Arguments of `lockward run`.
-#[derive(Debug, clap::Args)]
-pub(crate) struct RunArgs {
-    /// The registered lock to elect on: a constant's name from the registry, e.g.
-    /// `ADVISORY_LOCK_INVOICE_ROLLUP` (never a bare id). With `--plugin`, an id of that plugin:
-    /// one handed over to it (as written or by its constant), or one of its own that its
-    /// manifest declares outside core's block.
-    #[arg(long, value_name = "CONSTANT")]
-    pub(crate) lock: String,
-    /// The plugin whose id `--lock` names; the plugin must be admitted (see `lockward plugins`)
-    /// and must declare the id in its manifest.
-    #[arg(long, value_name = "NAME")]
-    pub(crate) plugin: Option<String>,
-    /// For a family lock (`key = "family"`): the member n of `pg_try_advisory_lock(id, n)`.
-    #[arg(long, value_name = "N")]
-    pub(crate) member: Option<i32>,
-    /// The period: `500ms`, `30s`, `1m`, `1h`, `1h 30m`. Cycles start on wall-clock multiples
-    /// of it (`1m` starts at :00), so every host agrees on them. A command still running at
-    /// the next boundary makes this host skip the boundaries it missed.
-    /// From 1ms to 31 days.
-    #[arg(long, value_name = "DURATION", value_parser = parse_period)]
-    pub(crate) every: Duration,
-    /// The database whose advisory lock elects the leader (`postgres://USER@HOST:PORT/DB`;
-    /// `sslmode=require`, `verify-ca`, `verify-full` with `sslrootcert=PATH`).
-    #[arg(long, env = "DATABASE_URL", hide_env_values = true, value_name = "URL")]
-    pub(crate) database_url: String,
-    /// Record each cycle's leader in the `lockward_ledger` table (created on first use): each
-    /// cycle runs at most once across hosts, and the command gets a fencing token that rises at
-    /// every acquisition (`LOCKWARD_FENCING_TOKEN`).
-    #[arg(long)]
-    pub(crate) ledger: bool,
-    /// The host name this run reports: the `@HOST` of its lock session's `application_name`
-    /// (what `lockward live` shows) and the `host` of its ledger rows. Default: the machine's
-    /// host name. For several runs on one machine that stand for different hosts, or a container
-    /// whose host name is a generated pod name (`LOCKWARD_HOST=$(NODE_NAME)`). An empty name or
-    /// one with control characters is refused (exit status 2).
-    #[arg(
-        long,
-        env = "LOCKWARD_HOST",
-        hide_env_values = true,
-        value_name = "NAME"
-    )]
-    pub(crate) host: Option<String>,
-    /// Hold the lock as `pg_try_advisory_xact_lock` in a transaction kept open while the
-    /// command runs, instead of a session lock: for connections through a transaction-pooling
-    /// pooler (session mode refuses to start behind one, exit status 2). The command does not
-    /// see that transaction.
-    #[arg(long)]
-    pub(crate) transaction: bool,
-    /// What is between this host and the server, for session mode. `none` (default): nothing,
-    /// and lockward proves it each time it connects (the server must serve the lock session on
-    /// this host's own socket), refusing to lead otherwise (exit status 2): a session lock
-    /// through transaction pooling is shared with other clients. `session`: each connection
-    /// reaches a server session of its own (pgbouncer with `pool_mode = session`, a TCP proxy,
-    /// NAT); lockward trusts it and still stops (exit status 2) at any sign of the contrary.
-    #[arg(long, value_enum, value_name = "POOLER", default_value = "none")]
-    pub(crate) pooler: PoolerArg,
-    /// How long the command has to exit after SIGTERM before its process group gets SIGKILL
-    /// (at once when lockward is asked to stop a second time). At most 3s, and a longer one is
-    /// refused: after a silent partition the loss is told within 3 s of the leader's last
-    /// packet and the server frees the lock 8 s after it, so the command must be killed by then,
-    /// with 1 s kept for reaping it and 1 s to spare.
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "3s")]
-    pub(crate) grace: Duration,
-    /// Serve the worker's metrics in the Prometheus text format at `http://ADDR/metrics`, ADDR
-    /// being IP:PORT such as `127.0.0.1:9464` (`[::1]:9464` for IPv6; `0.0.0.0:9464` for every
-    /// interface: there is no authentication). The address is bound before anything runs: one
-    /// in use exits 2. The README's "Metrics" (under `lockward run`) lists the series.
-    #[arg(long, value_name = "ADDR", value_parser = parse_metrics_addr)]
-    pub(crate) metrics: Option<SocketAddr>,
-    /// The command and its arguments, after `--`. Run directly (no shell): write
-    /// `-- sh -c '...'` for a pipeline.
-    #[arg(last = true, required = true, value_name = "COMMAND")]
-    pub(crate) command: Vec<OsString>,
-}
-
-/// `--pooler`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum PoolerArg {
-    /// Nothing in between: proven at each connection.
-    None,
-    /// A pooler (or proxy) that gives each connection a server session of its own.
-    Session,
-}
 
 /// How much longer than the grace the worker waits for the job (the supervision of the
 /// command) before aborting it: the job itself returns as soon as the killed command is reaped.
@@ -611,67 +526,4 @@ fn shown_duration(took: Duration) -> humantime::FormattedDuration {
     humantime::format_duration(Duration::from_millis(
         u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
     ))
-}
-
-/// `127.0.0.1:9464`, `[::1]:9464`: an IP address and a port other than 0 (a port picked by
-/// the system could not be scraped).
-fn parse_metrics_addr(text: &str) -> Result<SocketAddr, String> {
-    let addr: SocketAddr = text.parse().map_err(|_| {
-        format!("`{text}` is not IP:PORT (write e.g. `127.0.0.1:9464` or `[::1]:9464`)")
-    })?;
-    if addr.port() == 0 {
-        return Err(
-            "port 0 would be a port picked at random, which nothing could scrape".to_owned(),
-        );
-    }
-    Ok(addr)
-}
-
-/// `500ms`, `30s`, `1m`, `1h`, `1h 30m` (humantime's syntax); zero is refused.
-/// `--every`: a duration within the library's bounds for a period.
-fn parse_period(text: &str) -> Result<Duration, String> {
-    let every = parse_duration(text)?;
-    lockward_pg::check_period(every)?;
-    Ok(every)
-}
-
-fn parse_duration(text: &str) -> Result<Duration, String> {
-    let duration = humantime::parse_duration(text)
-        .map_err(|error| format!("{error} (write e.g. `500ms`, `30s`, `1m`, `1h`)"))?;
-    if duration.is_zero() {
-        return Err("must be longer than zero".to_owned());
-    }
-    Ok(duration)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{parse_duration, parse_metrics_addr};
-    use std::time::Duration;
-
-    #[test]
-    fn metrics_addresses_are_ip_and_a_port_other_than_0() {
-        assert_eq!(
-            parse_metrics_addr("127.0.0.1:9464").map(|addr| addr.to_string()),
-            Ok("127.0.0.1:9464".to_owned())
-        );
-        assert!(parse_metrics_addr("[::1]:9464").is_ok());
-        assert!(parse_metrics_addr("localhost:9464").is_err());
-        assert!(parse_metrics_addr("127.0.0.1").is_err());
-        assert!(parse_metrics_addr("127.0.0.1:0").is_err());
-    }
-
-    #[test]
-    fn durations_take_the_usual_units() {
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
-        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
-        assert_eq!(parse_duration("1h 30m"), Ok(Duration::from_secs(5400)));
-    }
-
-    #[test]
-    fn durations_refuse_zero_and_bare_numbers() {
-        assert!(parse_duration("0s").is_err());
-        assert!(parse_duration("30").is_err());
-    }
 }

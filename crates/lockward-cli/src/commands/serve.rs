@@ -6,100 +6,28 @@
 //! another address needs `--public` and a token that every request must carry (see `access`).
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context as _;
 
 use crate::args::Global;
-use crate::commands::live::Interval;
+use crate::args::ServeArgs;
 use crate::{Outcome, UsageError};
+use state::Shared;
 
 mod access;
+mod answer;
 mod database;
 mod metrics;
 mod registry;
 mod routes;
 mod server;
+mod state;
 
 pub(crate) use access::Token;
 
-/// The address `serve` listens on by default.
-pub(crate) const DEFAULT_LISTEN: &str = "127.0.0.1:7420";
-
 /// The environment variable a token can come from, instead of `--token-file`.
 pub(crate) const TOKEN_ENV: &str = "LOCKWARD_SERVE_TOKEN";
-
-/// Arguments of `lockward serve`.
-#[derive(Debug, clap::Args)]
-pub(crate) struct ServeArgs {
-    /// The databases to show (the dashboard only reads: its sessions are read-only); several
-    /// make a fleet, each database shown apart and one that is down marked.
-    #[command(flatten)]
-    pub(crate) databases: crate::databases::DatabaseArgs,
-    /// The address to listen on, IP:PORT (`[::1]:7420` for IPv6; port 0: any free port, which
-    /// `serve` prints). An address other than loopback needs `--public`.
-    #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN, value_parser = parse_listen)]
-    pub(crate) listen: SocketAddr,
-    /// Allow a listen address other than loopback (`0.0.0.0:7420`). Every request must then
-    /// carry the token (from `--token-file`, else `LOCKWARD_SERVE_TOKEN`, else one made at
-    /// start and printed on stderr with the URL to open).
-    #[arg(long)]
-    pub(crate) public: bool,
-    /// A file holding the token every request must carry (surrounding whitespace ignored; at
-    /// least 16 characters, printable ASCII without spaces, `"`, `,`, `;` or `\`). Also on
-    /// loopback, where no token is needed otherwise.
-    #[arg(long, value_name = "PATH")]
-    pub(crate) token_file: Option<PathBuf>,
-    /// Seconds between the page's refreshes, from 0.1 to 86400.
-    #[arg(long, value_name = "SECONDS", default_value = "2")]
-    pub(crate) interval: Interval,
-    /// Another project's registry on the same database (repeatable; with `[[share]]`'s): its
-    /// keys are shown as that project's, not as unregistered.
-    #[arg(long = "with", value_name = "PATH")]
-    pub(crate) with: Vec<PathBuf>,
-    /// The trailing window `/metrics`' ledger series count over (`lockward_ledger_window_*`),
-    /// from 1m to 90d: cycles that started in it, boundaries in it nobody led. A retention
-    /// `DELETE` of rows older than the window leaves them as they are.
-    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_window)]
-    pub(crate) ledger_window: std::time::Duration,
-}
-
-/// The bounds of `--ledger-window`.
-const LEDGER_WINDOW_BOUNDS: (std::time::Duration, std::time::Duration) = (
-    std::time::Duration::from_secs(60),
-    std::time::Duration::from_secs(90 * 86_400),
-);
-
-fn parse_window(text: &str) -> Result<std::time::Duration, String> {
-    let window = humantime::parse_duration(text)
-        .map_err(|error| format!("`{text}` is not a duration such as `1h` or `15m`: {error}"))?;
-    let (least, most) = LEDGER_WINDOW_BOUNDS;
-    if window < least || window > most {
-        return Err(format!("`{text}` is not between 1m and 90d"));
-    }
-    Ok(window)
-}
-
-fn parse_listen(text: &str) -> Result<SocketAddr, String> {
-    text.parse().map_err(|_| {
-        format!(
-            "`{text}` is not IP:PORT (write e.g. `127.0.0.1:7420`, `[::1]:7420` or `0.0.0.0:7420`)"
-        )
-    })
-}
-
-/// What the server needs to answer, shared by every request.
-pub(crate) struct Shared {
-    /// The registry, re-read when its file changes.
-    pub(crate) registry: registry::Cache,
-    /// The databases, each with its session; the first is the one shown by default.
-    pub(crate) databases: Vec<database::Database>,
-    /// Seconds between the page's refreshes.
-    pub(crate) interval_seconds: f64,
-    /// The window `/metrics`' ledger series count over.
-    pub(crate) ledger_window: std::time::Duration,
-}
 
 pub(crate) fn run(global: &Global, args: &ServeArgs) -> anyhow::Result<Outcome> {
     let token = resolve_token(args)?;

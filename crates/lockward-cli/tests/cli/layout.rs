@@ -10,6 +10,7 @@
 //! as an integration test would.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use proc_macro2::{TokenStream, TokenTree};
@@ -73,7 +74,11 @@ struct Paths {
 impl Paths {
     fn push(&mut self, segments: Vec<String>, line: usize) {
         if !segments.is_empty() {
-            self.written.push(Written { module: self.module.clone(), segments, line });
+            self.written.push(Written {
+                module: self.module.clone(),
+                segments,
+                line,
+            });
         }
     }
 
@@ -90,7 +95,11 @@ impl Paths {
                 if ident != "self" {
                     full.push(ident.clone());
                 }
-                let alias = if ident == "self" { prefix.last().cloned() } else { Some(ident) };
+                let alias = if ident == "self" {
+                    prefix.last().cloned()
+                } else {
+                    Some(ident)
+                };
                 self.import(alias, &full);
                 self.push(full, line);
             }
@@ -132,8 +141,11 @@ impl Paths {
                     let line = ident.span().start().line;
                     let mut segments = vec![ident.to_string()];
                     let mut next = index + 1;
-                    while let (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)), Some(TokenTree::Ident(name))) =
-                        (trees.get(next), trees.get(next + 1), trees.get(next + 2))
+                    while let (
+                        Some(TokenTree::Punct(a)),
+                        Some(TokenTree::Punct(b)),
+                        Some(TokenTree::Ident(name)),
+                    ) = (trees.get(next), trees.get(next + 1), trees.get(next + 2))
                     {
                         if a.as_char() != ':' || b.as_char() != ':' {
                             break;
@@ -196,7 +208,13 @@ impl<'ast> Visit<'ast> for Paths {
     fn visit_path(&mut self, path: &'ast syn::Path) {
         if path.segments.len() > 1 {
             let line = path.segments[0].ident.span().start().line;
-            self.push(path.segments.iter().map(|segment| segment.ident.to_string()).collect(), line);
+            self.push(
+                path.segments
+                    .iter()
+                    .map(|segment| segment.ident.to_string())
+                    .collect(),
+                line,
+            );
         }
         syn::visit::visit_path(self, path);
     }
@@ -230,7 +248,11 @@ impl Crate {
             imports_as_written.insert(module.clone(), visitor.top_imports);
             files.insert(module, path);
         }
-        let mut krate = Crate { files, imports: BTreeMap::new(), edges: BTreeMap::new() };
+        let mut krate = Crate {
+            files,
+            imports: BTreeMap::new(),
+            edges: BTreeMap::new(),
+        };
         for (module, top_imports) in &imports_as_written {
             let table = top_imports
                 .iter()
@@ -281,11 +303,14 @@ impl Crate {
                 // `walk::walk(..)`); any other first name is another crate's or a local item's.
                 let mut child = module.to_vec();
                 child.push(first.clone());
-                self.files.keys().any(|file| file.starts_with(&child)).then(|| {
-                    let mut full = module.to_vec();
-                    full.extend(segments.iter().cloned());
-                    full
-                })
+                self.files
+                    .keys()
+                    .any(|file| file.starts_with(&child))
+                    .then(|| {
+                        let mut full = module.to_vec();
+                        full.extend(segments.iter().cloned());
+                        full
+                    })
             }
         }
     }
@@ -371,7 +396,8 @@ impl Crate {
     fn describe(&self, module: &[String]) -> String {
         let path = &self.files[module];
         let text = path.to_string_lossy();
-        text.rsplit_once("crates/").map_or_else(|| text.to_string(), |(_, rest)| rest.to_owned())
+        text.rsplit_once("crates/")
+            .map_or_else(|| text.to_string(), |(_, rest)| rest.to_owned())
     }
 }
 
@@ -392,16 +418,21 @@ fn assert_no_circles(name: &str) {
         for file in &circle {
             for (target, line) in &krate.edges[file] {
                 if members.contains(target) {
-                    report.push_str(&format!(
-                        "  {}:{line} uses {}\n",
+                    writeln!(
+                        report,
+                        "  {}:{line} uses {}",
                         krate.describe(file),
                         krate.describe(target)
-                    ));
+                    )
+                    .expect("a String takes every write");
                 }
             }
         }
     }
-    assert!(report.is_empty(), "{name}'s files use each other in a circle:\n{report}");
+    assert!(
+        report.is_empty(),
+        "{name}'s files use each other in a circle:\n{report}"
+    );
 }
 
 #[test]
@@ -427,18 +458,25 @@ fn no_command_uses_another_commands_files() {
     };
     let mut report = String::new();
     for (file, targets) in &krate.edges {
-        let Some(command) = command_of(file) else { continue };
+        let Some(command) = command_of(file) else {
+            continue;
+        };
         for (target, line) in targets {
             if command_of(target).is_some_and(|other| other != command) {
-                report.push_str(&format!(
-                    "  {}:{line} uses {}\n",
+                writeln!(
+                    report,
+                    "  {}:{line} uses {}",
                     krate.describe(file),
                     krate.describe(target)
-                ));
+                )
+                .expect("a String takes every write");
             }
         }
     }
-    assert!(report.is_empty(), "a command uses another command's files:\n{report}");
+    assert!(
+        report.is_empty(),
+        "a command uses another command's files:\n{report}"
+    );
 }
 
 /// The reader itself: a circle through a re-export and one through a macro's tokens are found; a
@@ -452,8 +490,11 @@ fn the_use_graph_follows_re_exports_and_macro_paths() {
         "mod a;\nmod b;\nmod c;\npub use a::Thing;\nuse other_crate::Ext;\n",
     )
     .expect("write");
-    std::fs::write(src.join("a.rs"), "pub struct Thing;\nfn f() { crate::b::g(); }\n")
-        .expect("write");
+    std::fs::write(
+        src.join("a.rs"),
+        "pub struct Thing;\nfn f() { crate::b::g(); }\n",
+    )
+    .expect("write");
     std::fs::write(
         src.join("b.rs"),
         "pub fn g() { let _ = crate::Thing; }\nfn h() -> crate::Ext { todo!() }\n",
@@ -467,9 +508,25 @@ fn the_use_graph_follows_re_exports_and_macro_paths() {
     .expect("write");
     let krate = Crate::read(src);
     let key = |name: &str| vec![name.to_owned()];
-    assert!(krate.edges[&key("b")].contains_key(&key("a")), "{:?}", krate.edges);
-    assert!(krate.edges[&key("c")].contains_key(&key("a")), "{:?}", krate.edges);
-    assert!(!krate.edges[&key("b")].contains_key(&Vec::new()), "{:?}", krate.edges);
-    assert!(!krate.edges[&key("c")].contains_key(&key("b")), "{:?}", krate.edges);
+    assert!(
+        krate.edges[&key("b")].contains_key(&key("a")),
+        "{:?}",
+        krate.edges
+    );
+    assert!(
+        krate.edges[&key("c")].contains_key(&key("a")),
+        "{:?}",
+        krate.edges
+    );
+    assert!(
+        !krate.edges[&key("b")].contains_key(&Vec::new()),
+        "{:?}",
+        krate.edges
+    );
+    assert!(
+        !krate.edges[&key("c")].contains_key(&key("b")),
+        "{:?}",
+        krate.edges
+    );
     assert_eq!(krate.circles(), vec![vec![key("a"), key("b")]]);
 }

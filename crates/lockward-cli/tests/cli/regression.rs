@@ -24,6 +24,10 @@ fn underlined<'a>(report: &'a str, needle: &str) -> (&'a str, String) {
     (source, source.chars().skip(start).take(width).collect())
 }
 
+/// Reported in issue 10, "Diagnostics and output", item 1: the caret is misaligned on tab-indented
+/// lines (every Go file).
+/// Reproduction: `lockward check` in examples/harbor with `services/jobs/locks.go` holding a const
+/// block whose line `\t\tADVISORY_LOCK_INVOICE_ROLLUP int64 = 1_001_999` is indented with tabs.
 #[test]
 fn the_caret_is_under_the_value_on_a_tab_indented_go_line() {
     let project = TestProject::harbor();
@@ -40,6 +44,11 @@ fn the_caret_is_under_the_value_on_a_tab_indented_go_line() {
     assert_eq!(underlined, "ADVISORY_LOCK_INVOICE_ROLLUP", "{}", run.stdout);
 }
 
+/// Reported in issue 10, "Diagnostics and output", item 1: findings used `line == 0` as "no
+/// position".
+/// Reproduction: `lockward check --format json` (and `--format sarif`) in examples/harbor after
+/// deleting `pub const ADVISORY_LOCK_SEARCH_REINDEX: i64 = 1_001_006;` from
+/// `crates/harbor-core/src/locks.rs`.
 #[test]
 fn a_whole_file_finding_has_a_null_line_in_json_not_zero() {
     let project = TestProject::harbor();
@@ -74,6 +83,10 @@ fn a_whole_file_finding_has_a_null_line_in_json_not_zero() {
     );
 }
 
+/// Reported in issue 10, "Input from plugins and the tree is untrusted", item 5: a 10 MB registry
+/// line is echoed whole, twice.
+/// Reproduction: `lockward check` (and `--format json`, `sarif`, `github`) in examples/harbor after
+/// adding a line `workr = "xxx…"` of 10 MiB under `worker = "search reindex"` in `lockward.toml`.
 #[test]
 fn a_ten_megabyte_registry_line_is_not_echoed_whole() {
     let project = TestProject::harbor();
@@ -99,6 +112,11 @@ fn a_ten_megabyte_registry_line_is_not_echoed_whole() {
     );
 }
 
+/// Reported in issue 10, "Input from plugins and the tree is untrusted", item 1: terminal escape
+/// bytes in a plugin's name (JSON `"\u001b]0;pwned\u0007"`) reach the terminal in diagnostics and
+/// `--format github`.
+/// Reproduction: `lockward check` and `lockward check --format github` in examples/harbor with
+/// `plugins/evil/plugin.json` naming a plugin `"\u001b]0;pwned\u0007"` that declares 1001001.
 #[test]
 fn escape_bytes_in_a_plugin_name_reach_no_diagnostic_or_annotation() {
     let project = TestProject::harbor();
@@ -124,6 +142,13 @@ fn escape_bytes_in_a_plugin_name_reach_no_diagnostic_or_annotation() {
 /// A branch whose registry broke a rule (one added after it was written, say) was only a
 /// warning, and its ids were not reserved: `take` handed them out again. Now they stay reserved;
 /// and a branch whose registry is not even TOML makes `take` refuse, since its ids are unknown.
+///
+/// Found by a session, not reported in an issue's text: the session that resolved issue 10 names it
+/// in its closing note, stop 13 ("A branch registry that no longer validates").
+/// Reproduction: `lockward take ADVISORY_LOCK_EXPORT --worker export --dry-run` on `main` in
+/// examples/harbor after branch `feature/dunning` took 1_001_007 and committed `name = "my harbor"`
+/// (a name a later rule refuses); then `lockward take ADVISORY_LOCK_EXPORT --worker export` after
+/// it committed `name = harbor` (not TOML).
 #[test]
 fn take_keeps_the_ids_of_a_branch_whose_registry_no_longer_validates() {
     let project = harbor_with_a_branch();
@@ -203,6 +228,10 @@ fn run_with_stderr_closed(project: &TestProject, args: &[&str]) -> i32 {
     status.code().unwrap_or(-1)
 }
 
+/// Reported in issue 10, "Crashes", item 1: a table cell of 65,536+ characters panics `list`,
+/// `plugins` and `live` (`Formatting argument out of range`); a plugin manifest's name is enough.
+/// Reproduction: `lockward list`, then `lockward plugins`, in examples/harbor with billing's
+/// handover and manifest renamed to 70,000 `w`s.
 #[test]
 fn list_and_plugins_print_a_cell_of_70_000_characters_without_panicking() {
     let wide = "w".repeat(70_000);
@@ -226,6 +255,10 @@ fn list_and_plugins_print_a_cell_of_70_000_characters_without_panicking() {
     assert!(json.stdout.contains(&format!("plugin:{wide}")));
 }
 
+/// Reported in issue 10, "Crashes", item 1: a table cell of 65,536+ characters panics `list`,
+/// `plugins` and `live`.
+/// Reproduction: `lockward live` (`DATABASE_URL` set) in examples/harbor with billing's handover
+/// and manifest renamed to 70,000 `w`s, while a session holds `pg_advisory_lock(1001002)`.
 #[tokio::test]
 async fn live_prints_a_cell_of_70_000_characters_without_panicking() {
     let wide = "w".repeat(70_000);
@@ -244,6 +277,11 @@ async fn live_prints_a_cell_of_70_000_characters_without_panicking() {
     assert!(run.stdout.contains(&cut), "{}", run.stdout);
 }
 
+/// Reported in issue 10, "Input from plugins and the tree is untrusted", item 1: escape bytes in a
+/// plugin's name reach the terminal in the `plugins` table.
+/// Reproduction: `lockward plugins`, then `lockward list`, in examples/harbor with
+/// `plugins/shipping/plugin.json` naming its plugin `"\u001b]0;pwned\u0007"` and the registry's
+/// `plugin = "billing"` changed to `plugin = "bill\u001b[2Jing"`.
 #[test]
 fn terminal_escapes_in_a_plugin_name_are_shown_escaped_in_plugins_and_list() {
     let project = TestProject::harbor();
@@ -270,6 +308,11 @@ fn terminal_escapes_in_a_plugin_name_are_shown_escaped_in_plugins_and_list() {
     assert!(list.contains("plugin:bill\\u{1b}[2Jing"), "{list}");
 }
 
+/// Reported in issue 10, "Input from plugins and the tree is untrusted", item 1 (escape bytes in a
+/// plugin's name reach the terminal). The report names the tables, diagnostics and annotations;
+/// `retire`'s list of an id's uses is one more place the name reached.
+/// Reproduction: `lockward retire 1_001_006 --reason gone` in examples/harbor with
+/// `plugins/shipping/plugin.json` naming a plugin `"\u001b]0;pwned\u0007"` that declares 1001006.
 #[test]
 fn terminal_escapes_in_a_plugin_name_are_shown_escaped_in_retire_s_list_of_uses() {
     let project = TestProject::harbor();
@@ -290,6 +333,12 @@ fn terminal_escapes_in_a_plugin_name_are_shown_escaped_in_retire_s_list_of_uses(
     );
 }
 
+/// Reported in issue 10, "Input from plugins and the tree is untrusted", item 1 (escape bytes in a
+/// plugin's name reach the terminal, named there for the `plugins` table); `live`'s table is the
+/// same defect.
+/// Reproduction: `lockward live` (`DATABASE_URL` set) in examples/harbor with the registry's
+/// `plugin = "billing"` changed to `plugin = "bill\u001b[2Jing"`, while a session holds
+/// `pg_advisory_lock(1001002)`.
 #[tokio::test]
 async fn terminal_escapes_in_a_registry_plugin_name_are_shown_escaped_in_live() {
     let project = TestProject::harbor();
@@ -315,6 +364,11 @@ async fn terminal_escapes_in_a_registry_plugin_name_are_shown_escaped_in_live() 
     );
 }
 
+/// Reported in issue 10, "Crashes", item 2: `lockward run … 2>&1 >/dev/null | head -c 10` panics
+/// when stderr closes (`failed printing to stderr`); any message or log line could.
+/// Reproduction: `lockward take ADVISORY_LOCK_X --worker x --dry-run`, `lockward -v render` and
+/// `lockward retire 42 --reason x` in examples/harbor, each with stderr a pipe whose reader has
+/// exited.
 #[test]
 fn a_closed_stderr_does_not_panic_a_message_or_a_log_line() {
     let project = TestProject::harbor();
@@ -330,6 +384,11 @@ fn a_closed_stderr_does_not_panic_a_message_or_a_log_line() {
     );
 }
 
+/// Reported in issue 10, "Crashes", item 2: `lockward run` panics when its stderr closes (`failed
+/// printing to stderr`).
+/// Reproduction: `lockward run --lock ADVISORY_LOCK_INVOICE_ROLLUP --every 300ms -- sh -c 'echo
+/// led >> cycles.log' 2>&1 >/dev/null | head -c 10` in examples/harbor (the report's `lockward run
+/// … 2>&1 >/dev/null | head -c 10`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_keeps_leading_cycles_when_its_stderr_reader_goes_away() {
     // `lockward run ... 2>&1 >/dev/null | head -c 10`: every log line after `head` exits
@@ -385,6 +444,10 @@ async fn run_keeps_leading_cycles_when_its_stderr_reader_goes_away() {
     assert_eq!(status.code(), Some(0), "{status}");
 }
 
+/// Reported in issue 10, "Crashes", item 3: `live --watch --interval 1e300` panics; `--interval
+/// inf` and `nan` say "at least 0.1 seconds".
+/// Reproduction: `lockward live --watch --interval 1e300` (then `inf`, `nan`, `0.01`) in
+/// examples/harbor.
 #[test]
 fn live_interval_refuses_infinite_nan_and_huge_values_each_with_its_reason() {
     let project = TestProject::harbor();
@@ -411,6 +474,10 @@ fn live_interval_refuses_infinite_nan_and_huge_values_each_with_its_reason() {
     }
 }
 
+/// Reported in issue 10, "Crashes", item 4: `check -j 4294967296` aborts on a 128 GiB allocation,
+/// `-j 100000` starts ~8,600 threads, `-j 1000` on 10 files takes 13 s.
+/// Reproduction: `lockward check -j 4294967296` (then `-j 100000`, `-j 1025`, `-j 1000`) in
+/// examples/harbor.
 #[test]
 fn check_threads_refuses_absurd_counts_as_bad_usage() {
     let project = TestProject::harbor();
@@ -424,6 +491,10 @@ fn check_threads_refuses_absurd_counts_as_bad_usage() {
     assert!(run.stdout.contains("files scanned"), "{}", run.stdout);
 }
 
+/// Reported in issue 10, "Diagnostics and output", item 3: `--format` lists `sarif`/`github` under
+/// every command.
+/// Reproduction: `lockward list --format sarif`, `lockward plugins --format github`, `lockward
+/// render --format sarif` and `lockward list --help` in examples/harbor.
 #[test]
 fn formats_a_command_cannot_print_are_refused_by_the_parser() {
     let project = TestProject::harbor();
@@ -445,6 +516,10 @@ fn formats_a_command_cannot_print_are_refused_by_the_parser() {
     assert!(project.run(&["check", "--help"]).stdout.contains("sarif"));
 }
 
+/// Reported in issue 10, "Diagnostics and output", item 3: `render --format json` prints Markdown
+/// and `render --check --format json` prints a human diagnostic.
+/// Reproduction: `lockward render --output - --format json`, then `lockward render --check --format
+/// json` (fresh, and with the page edited) in examples/harbor.
 #[test]
 fn render_format_json_prints_json_not_the_page_or_a_diagnostic() {
     let project = TestProject::harbor();
@@ -480,6 +555,10 @@ fn render_format_json_prints_json_not_the_page_or_a_diagnostic() {
     assert_eq!(written["fresh"], true);
 }
 
+/// Reported in issue 10, "Diagnostics and output", item 5: `list --format json` drops a retired
+/// entry's reason and a reservation's text (the table has them).
+/// Reproduction: `lockward list --format json` in examples/harbor (retired 1_001_003, reserved
+/// 1_001_005).
 #[test]
 fn list_json_keeps_a_retired_reason_and_a_reservation_text() {
     let project = TestProject::harbor();
@@ -501,6 +580,10 @@ fn list_json_keeps_a_retired_reason_and_a_reservation_text() {
     assert_eq!(reason(1_001_001), serde_json::Value::Null);
 }
 
+/// Reported in issue 10, "Diagnostics and output", item 5: `take --dry-run --format json` prints
+/// whole file contents, not the documented shape.
+/// Reproduction: `lockward take ADVISORY_LOCK_X --worker x --dry-run --format json`, then `lockward
+/// retire 1_001_006 --reason gone --force --dry-run --format json`, in examples/harbor.
 #[test]
 fn take_and_retire_dry_run_json_print_the_documented_shape_and_diffs() {
     let project = TestProject::harbor();
@@ -565,6 +648,9 @@ fn take_and_retire_dry_run_json_print_the_documented_shape_and_diffs() {
     );
 }
 
+/// Reported in issue 10, "Diagnostics and output", item 6: `1 files scanned`, `1 dynamic keys`.
+/// Reproduction: `lockward check` in examples/harbor with `[scan]`'s `exclude = ["vendor/**"]`
+/// replaced by `include = ["crates/harbor-core/src/locks.rs"]`.
 #[test]
 fn check_summary_counts_agree_with_their_nouns() {
     let project = TestProject::harbor();
@@ -584,6 +670,10 @@ fn check_summary_counts_agree_with_their_nouns() {
     );
 }
 
+/// Reported in issue 10, "Diagnostics and output", item 6: `2 problem(s)` for 1 error and 1
+/// warning.
+/// Reproduction: `lockward list` in examples/harbor after deleting the line `worker = "invoice
+/// rollup"` from `lockward.toml`.
 #[test]
 fn an_invalid_registry_counts_its_problems_by_severity() {
     let project = TestProject::harbor();
@@ -600,6 +690,10 @@ fn an_invalid_registry_counts_its_problems_by_severity() {
     );
 }
 
+/// Reported in issue 10, "Diagnostics and output", item 4: a help line sends users to "DESIGN §2",
+/// which they do not have.
+/// Reproduction: `lockward check` in examples/harbor after deleting the `[core]` table from
+/// `lockward.toml`.
 #[test]
 fn a_help_line_never_sends_users_to_the_design_document() {
     let project = TestProject::harbor();
@@ -627,6 +721,11 @@ fn a_help_line_never_sends_users_to_the_design_document() {
     );
 }
 
+/// Reported in issue 10, "Diagnostics and output", item 4: `check`'s help for an unregistered
+/// constant suggests a `take` that `take` refuses.
+/// Reproduction: `lockward check` in examples/harbor after appending `pub const ADVISORY_LOCK_WIP:
+/// i64 = 1_001_050;` to `crates/harbor-core/src/locks.rs`, then the `lockward take
+/// ADVISORY_LOCK_WIP --worker wip` its help names.
 #[test]
 fn check_help_for_an_unregistered_constant_in_the_constants_file_names_a_take_that_succeeds() {
     let project = TestProject::harbor();
@@ -652,6 +751,10 @@ fn check_help_for_an_unregistered_constant_in_the_constants_file_names_a_take_th
     assert_eq!(take.code, 0, "{help}\n{}", take.stderr);
 }
 
+/// Reported in issue 10, "Diagnostics and output", item 4: a `lockward.toml` that is a directory is
+/// reported as missing.
+/// Reproduction: `mkdir -p sub/lockward.toml` in examples/harbor, then `lockward list` in `sub` and
+/// `lockward --registry sub/lockward.toml list`.
 #[test]
 fn a_registry_that_is_a_directory_is_reported_as_a_directory_not_as_missing() {
     let project = TestProject::harbor();
@@ -678,6 +781,10 @@ fn a_registry_that_is_a_directory_is_reported_as_a_directory_not_as_missing() {
     );
 }
 
+/// Reported in issue 10, "Diagnostics and output", item 4: "Permission denied (os error 13):
+/// Permission denied (os error 13)", the cause said twice.
+/// Reproduction: `lockward --registry /proc/self/mem list` in examples/harbor (a file that cannot
+/// be read, as an unreadable registry is for a non-root user).
 #[cfg(target_os = "linux")]
 #[test]
 fn an_error_reading_the_registry_is_said_once() {
@@ -693,6 +800,10 @@ fn an_error_reading_the_registry_is_said_once() {
     );
 }
 
+/// Reported in issue 10, "Diagnostics and output", item 4: absolute paths printed with a doubled
+/// leading slash (`//etc/…`).
+/// Reproduction: `lockward render --output /tmp/DIR/page.md` in examples/harbor, for a directory
+/// outside the project.
 #[test]
 fn a_path_outside_the_project_is_shown_with_a_single_leading_slash() {
     let project = TestProject::harbor();
@@ -706,6 +817,11 @@ fn a_path_outside_the_project_is_shown_with_a_single_leading_slash() {
     assert_eq!(run.stderr, format!("wrote {page}\n"));
 }
 
+/// Reported in issue 10, "Diagnostics and output", item 6: `sslmode=bogus` says only "invalid
+/// connection string".
+/// Reproduction: `DATABASE_URL='postgres://postgres@127.0.0.1:5432/postgres?sslmode=bogus' lockward
+/// live`, and `lockward run --lock ADVISORY_LOCK_INVOICE_ROLLUP --every 1s --database-url
+/// '…?sslmode=bogus' -- true`, in examples/harbor.
 #[test]
 fn a_bad_sslmode_in_the_database_url_names_the_parameter_and_its_value() {
     let project = TestProject::harbor();
@@ -731,6 +847,9 @@ fn a_bad_sslmode_in_the_database_url_names_the_parameter_and_its_value() {
     }
 }
 
+/// Reported in issue 10, "Diagnostics and output", item 6: "core's core constant".
+/// Reproduction: `lockward plugins` in examples/harbor with `plugins/search/plugin.toml` declaring
+/// plugin `search` with `advisory_lock_ids = [1_001_001, 8_675_309]` (ids of core's).
 #[test]
 fn a_plugin_colliding_with_core_is_told_core_s_constant_not_core_s_core_constant() {
     let project = TestProject::harbor();
@@ -757,6 +876,10 @@ fn a_plugin_colliding_with_core_is_told_core_s_constant_not_core_s_core_constant
     );
 }
 
+/// Reported in issue 10, "Diagnostics and output", item 8: `live`'s JSON `since` has no
+/// milliseconds, unlike the README.
+/// Reproduction: `lockward live --format json` (`DATABASE_URL` set) in examples/harbor, while a
+/// session holds `pg_advisory_lock(1001001)`.
 #[tokio::test]
 async fn live_json_since_is_rfc_3339_utc_with_milliseconds() {
     let project = TestProject::harbor();
@@ -824,6 +947,10 @@ fn same_id_groups(text: &str) -> Vec<(String, Vec<i64>, i64)> {
     groups
 }
 
+/// Reported in issue 10, "Diagnostics and output", item 8: the README's hex examples are wrong
+/// (`0xF4A3E` is not 1_001_006, `0xF4A3B` is not 1_001_003 in `retire --help`).
+/// Reproduction: `lockward retire --help`, and the README's `retire` and `duplicate-id` examples:
+/// each hex example beside the decimal it stands for.
 #[test]
 fn readme_and_help_hex_examples_equal_the_decimal_they_stand_beside() {
     let readme = std::fs::read_to_string(crate::repo_root().join("README.md")).unwrap();
@@ -867,6 +994,11 @@ fn lockward_leftovers(dir: &std::path::Path) -> Vec<String> {
 /// land in every phase, the writes included, however slow the build. The issue's figure:
 /// `LOCKWARD_KILLED_TAKES=200 cargo test -p lockward-cli --test cli take_killed`; the default
 /// keeps the test short.
+///
+/// Reported in issue 10, "Nothing lost, nothing handed out twice", item 1: `take` is not
+/// all-or-nothing under SIGKILL.
+/// Reproduction: `lockward take ADVISORY_LOCK_KILLED_N --worker "killed midway"` in
+/// examples/harbor, SIGKILLed 1–10 ms in, 200 times; then `lockward list` and `lockward check`.
 #[cfg(unix)]
 #[test]
 fn take_killed_at_any_moment_leaves_nothing_half_done_after_the_next_command() {
@@ -907,6 +1039,12 @@ fn take_killed_at_any_moment_leaves_nothing_half_done_after_the_next_command() {
 
 /// Temporary files were opened with create+truncate at `.NAME.lockward-PID.tmp`: a symlink
 /// planted there made `take` write the registry into the file it points to.
+///
+/// Reported in issue 10, "Nothing lost, nothing handed out twice", item 1: temporary files are
+/// opened with create+truncate at a predictable name, through a symlink planted there.
+/// Reproduction: `ln -s /tmp/victim .lockward.toml.lockward-PID.tmp` in examples/harbor for the
+/// next pids (likewise beside the constants file and the page), then `lockward take
+/// ADVISORY_LOCK_DUNNING --worker dunning`.
 #[cfg(target_os = "linux")]
 #[test]
 fn take_does_not_write_through_a_symlink_planted_at_a_temporary_name() {
@@ -956,6 +1094,11 @@ fn take_does_not_write_through_a_symlink_planted_at_a_temporary_name() {
 
 /// `ADVISORY_LOCK_WIP = 1_001_007` written in the constants file but not registered: `take`
 /// handed out 1_001_007 again, in Rust and in Go.
+///
+/// Reported in issue 10, "Nothing lost, nothing handed out twice", item 2.
+/// Reproduction: `lockward take ADVISORY_LOCK_DUNNING --worker dunning` in examples/harbor with
+/// `pub const ADVISORY_LOCK_WIP: i64 = 1_001_007;` added to `crates/harbor-core/src/locks.rs` (it
+/// printed 1_001_007); the same with a Go constants file.
 #[test]
 fn take_skips_an_id_the_constants_file_defines_without_a_registry_entry() {
     let harbor = crate::TestProject::harbor();
@@ -1030,6 +1173,11 @@ fn harbor_with_a_branch() -> crate::TestProject {
 /// id another branch holds with only a `git-unavailable` warning, although git is installed.
 /// Run as root, the test makes the repository another user's, as reported; as anyone, git also
 /// fails on a repository format it does not know, the same failure without a second user.
+///
+/// Reported in issue 10, "Nothing lost, nothing handed out twice", item 3.
+/// Reproduction: `lockward take ADVISORY_LOCK_EXPORT --worker export` on `main` in examples/harbor,
+/// in a git repository owned by another user (or after `git config core.repositoryformatversion
+/// 99`), while branch `feature/dunning` holds 1_001_007; then `lockward check --format json`.
 #[test]
 fn take_refuses_when_git_cannot_read_the_other_branches() {
     #[cfg(unix)]
@@ -1106,6 +1254,10 @@ fn check_codes(project: &crate::TestProject) -> (i32, Vec<String>) {
 
 /// Two branches took one id for different constants: `check` passed on both of them and
 /// reported `branch-collision` only from a third branch.
+///
+/// Reported in issue 10, "Nothing lost, nothing handed out twice", item 4.
+/// Reproduction: `lockward check` in examples/harbor on `main` and on `feature/dunning`, after each
+/// branch ran `lockward take` for a different constant and got 1_001_007.
 #[test]
 fn branch_collision_is_reported_on_both_branches_that_took_the_id() {
     let project = harbor_with_a_branch();
@@ -1158,6 +1310,10 @@ fn branch_collision_is_reported_on_both_branches_that_took_the_id() {
 
 /// `take` wrote keywords as constants (`fn`, `class`, `None`, `True`, `func`): files that do not
 /// compile.
+///
+/// Reported in issue 10, "Nothing lost, nothing handed out twice", item 5.
+/// Reproduction: `lockward take fn --worker keyword` with a Rust constants file (likewise `None`,
+/// `True` and `class` in Python, `func` in Go, and a keyword of each other language).
 #[test]
 fn take_refuses_a_reserved_word_of_the_constants_files_language() {
     let cases = [
@@ -1199,6 +1355,10 @@ fn take_refuses_a_reserved_word_of_the_constants_files_language() {
 }
 
 /// `take É` said "use letters, digits and `_`": `É` is a letter, and names are ASCII only.
+///
+/// Reported in issue 10, "Nothing lost, nothing handed out twice", item 5.
+/// Reproduction: `lockward take ADVISORY_LOCK_É --worker accent` in examples/harbor, and `lockward
+/// take --help`.
 #[test]
 fn take_says_a_constant_name_is_ascii_letters_digits_and_underscores() {
     let project = crate::TestProject::harbor();
@@ -1218,6 +1378,10 @@ fn take_says_a_constant_name_is_ascii_letters_digits_and_underscores() {
 }
 
 /// `check` accepted `constants = "locks.h"`, which `take` then refused.
+///
+/// Reported in issue 10, "Diagnostics and output", item 7.
+/// Reproduction: `lockward check` in examples/harbor with `constants = "include/locks.h"`, then
+/// `lockward take ADVISORY_LOCK_X --worker x`.
 #[test]
 fn check_reports_a_constants_file_take_cannot_write() {
     let project = crate::TestProject::harbor();
@@ -1248,6 +1412,10 @@ fn check_reports_a_constants_file_take_cannot_write() {
 }
 
 /// `take --plugin no_such_plugin` handed an id over to a plugin nothing declares.
+///
+/// Reported in issue 10, "Diagnostics and output", item 7: `take --plugin no_such_plugin` succeeds.
+/// Reproduction: `lockward take SHIPPING_LOCK --worker w --plugin no_such_plugin` in
+/// examples/harbor.
 #[test]
 fn take_refuses_a_plugin_no_manifest_or_handover_names() {
     let project = crate::TestProject::harbor();
@@ -1295,6 +1463,12 @@ fn codes(run: &crate::Run) -> Vec<String> {
         .collect()
 }
 
+/// Reported in issue 10, "Diagnostics and output", item 2: `conflicting-kinds`, `missing-field`,
+/// `invalid-constant-name` and `family-out-of-range` show only after the first round of errors is
+/// fixed.
+/// Reproduction: `lockward check --format json` in examples/harbor with a `lockward.toml` that
+/// lacks `[project]` and has a duplicate id, an entry with `plugin`, `retired` and the constant
+/// `2FAST`, and an id `0x1_0000_0000` with `key = "family"`.
 #[test]
 fn registry_errors_are_reported_in_one_pass_not_round_by_round() {
     // Each of these used to hide the next: a missing [project] stopped before the entries, a
@@ -1344,6 +1518,11 @@ fn registry_errors_are_reported_in_one_pass_not_round_by_round() {
     }
 }
 
+/// Reported in issue 10, "The registry must hold what the seed's registry holds": an external id
+/// defined as a literal at a call site is refused.
+/// Reproduction: `lockward check` and `lockward list` in examples/harbor, whose 9_001_042 entry has
+/// `site = "PeriodicTask(advisory_lock_id=)"` and no constant; then `lockward check` with the
+/// literal moved to `services/api/reindex.py`.
 #[test]
 fn an_external_written_as_a_literal_at_a_call_site_needs_no_constant() {
     // The seed's row: `1_001_042 | PeriodicTask(advisory_lock_id=) | core, out of registry`.
@@ -1398,6 +1577,11 @@ fn an_external_written_as_a_literal_at_a_call_site_needs_no_constant() {
     assert!(codes.contains(&"undeclared-site".to_owned()), "{codes:?}");
 }
 
+/// Reported: not traced to an issue. The test holds the rules of the call-site external that issue
+/// 10 asked for ("The registry must hold what the seed's registry holds"): a `site` with a
+/// `constant` is `conflicting-kinds`, a `site` without `defined_in` is `missing-field`.
+/// Reproduction: `lockward check --format json` in examples/harbor with `constant = "BQ_LOCK_ID"`
+/// added to the `site` entry and a new entry `id = 9_001_043` with a `site` and no `defined_in`.
 #[test]
 fn a_site_belongs_to_an_external_without_a_constant() {
     let project = TestProject::harbor();
@@ -1420,6 +1604,11 @@ fn a_site_belongs_to_an_external_without_a_constant() {
     assert!(codes.contains(&"missing-field".to_owned()), "{codes:?}");
 }
 
+/// Found by a session while building issue 10's call-site externals (commit f111324); not in an
+/// issue's text or a closing note.
+/// Reproduction: `lockward retire 9_001_042 --reason "the task is gone"` in examples/harbor after
+/// `advisory_lock_id=9_001_042` in `services/worker/background_task.py` became
+/// `advisory_lock_id=lock_id`; then `lockward list --format json`.
 #[test]
 fn retiring_a_call_site_external_keeps_its_site_as_the_record() {
     // The retired entry kept `site` and lost `defined_in`, which the registry then refused.
@@ -1448,6 +1637,9 @@ fn retiring_a_call_site_external_keeps_its_site_as_the_record() {
     assert_eq!(retired["site"], "PeriodicTask(advisory_lock_id=)");
 }
 
+/// Reported in issue 10, "Input from plugins and the tree is untrusted", item 2.
+/// Reproduction: `lockward check` and `lockward plugins` in examples/harbor with
+/// `"../../../../../../../../etc/passwd"` and `"/etc/*.conf"` added to `[plugins] manifests`.
 #[test]
 fn manifest_globs_that_leave_the_project_are_refused_at_the_glob() {
     // `../../../../etc/passwd` and `/etc/*.conf` were read, and their lines printed.
@@ -1476,6 +1668,11 @@ fn manifest_globs_that_leave_the_project_are_refused_at_the_glob() {
     assert_ne!(plugins.code, 0, "{plugins:?}");
 }
 
+/// Reported in issue 10, "Input from plugins and the tree is untrusted", item 2 (manifest globs
+/// read files outside the project). The symlink route is named in the fix (stop 13's closing note),
+/// not in the report.
+/// Reproduction: `ln -s /etc/passwd plugins/evil/plugin.toml` in examples/harbor, then `lockward
+/// plugins --format json`.
 #[test]
 fn a_manifest_symlinked_out_of_the_project_is_not_read() {
     let project = TestProject::harbor();
@@ -1505,6 +1702,9 @@ fn a_manifest_symlinked_out_of_the_project_is_not_read() {
     );
 }
 
+/// Reported in issue 10, "The runtime's identity and the library API", item 1.
+/// Reproduction: `lockward check` in examples/harbor with `name = "my app"` in `[project]` (the
+/// report saw every replica of a `lockward run` worker shown as a collision).
 #[test]
 fn a_project_name_with_a_space_is_refused_where_it_is_written() {
     // `my app` made every replica of every worker a "collision": the name travels in each lock
@@ -1530,6 +1730,9 @@ fn a_project_name_with_a_space_is_refused_where_it_is_written() {
     );
 }
 
+/// Reported in issue 10, "The runtime's identity and the library API", item 2.
+/// Reproduction: `lockward run --plugin shipping --lock 7300001 --every 200ms --database-url URL --
+/// sh -c 'echo "$LOCKWARD_LOCK $LOCKWARD_LOCK_ID"'` in examples/harbor.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_leads_on_an_admitted_plugins_own_id() {
     // A worker could not be built from an admitted plugin's id: only the registry's handovers
@@ -1574,6 +1777,10 @@ async fn run_leads_on_an_admitted_plugins_own_id() {
 
 /// `--every 1ns` spun at 100 % CPU and ignored SIGTERM; `--every 9223372036854775807s` was
 /// accepted. The period is bounded, with the bounds in the message.
+///
+/// Reported in issue 18, item 5.
+/// Reproduction: `lockward run --lock ADVISORY_LOCK_INVOICE_ROLLUP --every 1ns -- true` in
+/// examples/harbor (and `--every 9223372036854775807s`).
 #[test]
 fn run_refuses_a_period_outside_1ms_to_31_days() {
     let project = TestProject::harbor();
@@ -1601,6 +1808,10 @@ fn run_refuses_a_period_outside_1ms_to_31_days() {
 /// A plugin named `bill\u{1b}[31mING\u{202e}X\rY\u{9b}31m` came out of `--format json` and SARIF
 /// with U+202E and U+009B as raw bytes, and `--format github` wrote its CR as `%0D`, which the
 /// runner decodes back to a CR. Every format now escapes what a terminal would act on.
+///
+/// Reported in issue 18, item 7.
+/// Reproduction: `lockward check --format json` (and `sarif`, `github`) in examples/harbor with
+/// `plugins/evil/plugin.toml` naming a plugin `bill\u001b[31mING\u202eX\rY\u009b31m`.
 #[test]
 fn control_and_bidi_characters_are_escaped_in_every_machine_format() {
     let project = TestProject::harbor();
@@ -1633,6 +1844,10 @@ fn control_and_bidi_characters_are_escaped_in_every_machine_format() {
 
 /// `lockward check | head -c10` exited 0 though `check` had errors: a closed stdout must not
 /// turn findings into success.
+///
+/// Reported in issue 18, item 9.
+/// Reproduction: `lockward check | head -c10` in examples/harbor with core's constant changed to
+/// 1_001_555 (an error), in each `--format`.
 #[test]
 fn a_closed_stdout_keeps_checks_exit_status() {
     let project = TestProject::harbor();
@@ -1656,6 +1871,10 @@ fn a_closed_stdout_keeps_checks_exit_status() {
 // ---------------------------------------------------------------------------------------------
 // Messages and small gaps (issue 18, item 11): each as it was reported.
 
+/// Reported in issue 18, item 11: a `site` entry without `defined_in` said "does not say what it
+/// is".
+/// Reproduction: `lockward check` in examples/harbor with a new entry `id = 1_001_050`, `site =
+/// "services/x.py"`, `worker = "x"`.
 #[test]
 fn a_site_entry_without_defined_in_says_what_it_lacks() {
     let project = TestProject::harbor();
@@ -1672,6 +1891,10 @@ fn a_site_entry_without_defined_in_says_what_it_lacks() {
     );
 }
 
+/// Reported in issue 18, item 11: `run --lock 1_001_003` (a retired id) says "not a registered
+/// constant".
+/// Reproduction: `lockward run --lock 1_001_003 --every 1s -- true` in examples/harbor (and `--lock
+/// 1_001_001`, core's constant given by its id).
 #[test]
 fn run_with_a_retired_id_says_it_is_retired_not_unregistered() {
     let project = TestProject::harbor();
@@ -1712,6 +1935,9 @@ fn run_with_a_retired_id_says_it_is_retired_not_unregistered() {
     );
 }
 
+/// Reported in issue 18, item 11: an empty project name is `wrong-type`, not
+/// `invalid-project-name`.
+/// Reproduction: `lockward check --format json` in examples/harbor with `name = ""` in `[project]`.
 #[test]
 fn an_empty_project_name_is_an_invalid_project_name() {
     let project = TestProject::harbor();
@@ -1726,6 +1952,9 @@ fn an_empty_project_name_is_an_invalid_project_name() {
     );
 }
 
+/// Reported in issue 18, item 11: an `http://` database URL gives "unexpected EOF".
+/// Reproduction: `lockward live --database-url http://u:secret@127.0.0.1:5432/x` in
+/// examples/harbor.
 #[test]
 fn an_http_url_is_named_as_not_a_postgresql_url() {
     let project = TestProject::harbor();
@@ -1738,6 +1967,8 @@ fn an_http_url_is_named_as_not_a_postgresql_url() {
     );
 }
 
+/// Reported in issue 18, item 11: `check` outside any project does not suggest `init`.
+/// Reproduction: `lockward check` in an empty directory.
 #[test]
 fn check_outside_any_project_suggests_init() {
     let empty = tempfile::tempdir().expect("temp dir");
@@ -1747,6 +1978,8 @@ fn check_outside_any_project_suggests_init() {
     assert!(run.stderr.contains("run `lockward init`"), "{}", run.stderr);
 }
 
+/// Reported in issue 18, item 11: `run --help` prints `[env: LOCKWARD_HOST=]` when it is unset.
+/// Reproduction: `lockward run --help` with `LOCKWARD_HOST` unset.
 #[test]
 fn run_help_does_not_show_an_unset_environment_variable_as_empty() {
     let project = TestProject::harbor();
@@ -1759,6 +1992,10 @@ fn run_help_does_not_show_an_unset_environment_variable_as_empty() {
     );
 }
 
+/// Reported in issue 18, item 11: a 10 MB worker text makes `list` print 100 MB (cut table cells,
+/// keep JSON whole).
+/// Reproduction: `lockward list`, then `lockward list --format json`, in examples/harbor with the
+/// invoice rollup's `worker` 10,000,000 characters long.
 #[test]
 fn list_cuts_a_huge_cell_and_json_keeps_it_whole() {
     let project = TestProject::harbor();
@@ -1776,6 +2013,9 @@ fn list_cuts_a_huge_cell_and_json_keeps_it_whole() {
     assert!(json.stdout.contains(&huge));
 }
 
+/// Reported in issue 18, item 11: Go `take` accepts `nil`, `true`, `len`.
+/// Reproduction: `lockward take nil --worker w` (and `true`, `len`) in examples/harbor with
+/// `constants = "internal/locks/locks.go"`.
 #[test]
 fn take_refuses_a_go_predeclared_name_as_a_constant() {
     let project = TestProject::harbor();
@@ -1792,6 +2032,9 @@ fn take_refuses_a_go_predeclared_name_as_a_constant() {
     }
 }
 
+/// Reported in issue 18, item 11: `live --watch` writes clear-screen escapes into a pipe.
+/// Reproduction: `lockward live --watch --interval 0.1 --database-url URL | head -c 200` in
+/// examples/harbor.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn live_watch_into_a_pipe_writes_no_terminal_escapes() {
     use std::io::Read as _;

@@ -26,19 +26,7 @@ use rustix::process::{Pid, Signal};
 use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
 
-/// Arguments of the hidden `lockward __exec`: what `lockward run` starts in place of COMMAND.
-#[derive(Debug, clap::Args)]
-pub(crate) struct ExecArgs {
-    /// The pid of the `lockward run` that started this process.
-    #[arg(long, value_name = "PID")]
-    parent: i32,
-    /// The command to start.
-    #[arg(last = true, required = true, value_name = "COMMAND")]
-    command: Vec<OsString>,
-}
-
-/// The name of the hidden subcommand.
-pub(crate) const EXEC: &str = "__exec";
+use crate::args::{EXEC, ExecArgs};
 
 /// Runs in the child: keeps the command's process group for as long as lockward lives, and takes
 /// it down when lockward dies. Returns the command's exit status (or dies of its signal).

@@ -18,7 +18,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse as _, Response};
 use subtle::ConstantTimeEq as _;
 
-use super::routes::ApiError;
+use super::answer::ApiError;
 
 /// The cookie `GET /?token=` sets.
 pub(crate) const COOKIE: &str = "lockward_token";

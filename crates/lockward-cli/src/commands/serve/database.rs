@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use lockward_pg::live::{self, LiveConnection, LiveError};
 
-use super::routes::ApiError;
+use super::answer::ApiError;
 
 /// The `application_name` of the dashboard's session, as `pg_stat_activity` shows it.
 pub(crate) const APPLICATION_NAME: &str = "lockward serve";

@@ -27,7 +27,7 @@ pub(crate) struct Loaded {
 
 impl Loaded {
     fn of(project: Project, stamp: Option<Stamp>, with: &[PathBuf]) -> anyhow::Result<Self> {
-        let listing = super::routes::to_json(&crate::commands::list::listing(&project))?.into();
+        let listing = super::answer::to_json(&crate::listing::listing(&project))?.into();
         let shared = crate::shared::Shared::load(&project, with);
         shared.warn();
         Ok(Self {

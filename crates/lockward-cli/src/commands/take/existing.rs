@@ -17,11 +17,13 @@ use lockward_registry::{KeyShape, Kind};
 use lockward_scan::{Site, SiteForm};
 use serde_json::json;
 
-use super::{page_change, preview, read_if_exists, relative};
 use crate::args::TakeArgs;
 use crate::atomic::{Change, ProjectLock};
-use crate::commands::init::{Sources, literal_of};
+use crate::change::{preview, relative};
+use crate::page::page_change;
 use crate::project::Project;
+use crate::project_file::read_if_exists;
+use crate::source_text::{Sources, literal_of};
 use crate::{Outcome, UsageError, output};
 
 /// An entry for an id the code has, and the file it is defined in (for messages).
