@@ -26,6 +26,31 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 }
 
+impl Cli {
+    /// The arguments, parsed and then checked for what clap cannot say: options that are wrong
+    /// together. Every command gets arguments that passed here, and none checks them again; an
+    /// error is bad usage (exit status 2).
+    pub(crate) fn validated() -> Result<Self, String> {
+        let cli = Self::parse();
+        match &cli.command {
+            Command::Serve(args) if !args.listen.ip().is_loopback() && !args.public => {
+                Err(format!(
+                    "--listen {}: not a loopback address; the dashboard shows who holds which \
+                     lock and the hosts and application names of the database's sessions, so \
+                     listening elsewhere needs --public (and then every request needs the token)",
+                    args.listen
+                ))
+            }
+            Command::Render(args)
+                if args.check && args.output.as_deref() == Some(std::path::Path::new("-")) =>
+            {
+                Err("`--check` compares a file on disk; `--output -` has none".to_owned())
+            }
+            _ => Ok(cli),
+        }
+    }
+}
+
 /// Options every command takes, before or after its name.
 ///
 /// `--format` is not one of them: each command that prints a report has its own, listing only
@@ -447,7 +472,7 @@ pub(crate) struct ManArgs {
 #[derive(Debug, clap::Args)]
 pub(crate) struct LiveArgs {
     #[command(flatten)]
-    pub(crate) databases: crate::databases::DatabaseArgs,
+    pub(crate) databases: DatabaseArgs,
     /// Refresh in place until Ctrl-C (with `--format json`: one JSON object per line).
     #[arg(long)]
     pub(crate) watch: bool,
@@ -459,7 +484,7 @@ pub(crate) struct LiveArgs {
     #[arg(long = "with", value_name = "PATH")]
     pub(crate) with: Vec<std::path::PathBuf>,
     #[command(flatten)]
-    pub(crate) output: crate::args::FormatArg,
+    pub(crate) output: FormatArg,
 }
 
 /// The time between two refreshes of `--watch`, validated when the arguments are parsed.
@@ -625,7 +650,7 @@ pub(crate) struct ServeArgs {
     /// The databases to show (the dashboard only reads: its sessions are read-only); several
     /// make a fleet, each database shown apart and one that is down marked.
     #[command(flatten)]
-    pub(crate) databases: crate::databases::DatabaseArgs,
+    pub(crate) databases: DatabaseArgs,
     /// The address to listen on, IP:PORT (`[::1]:7420` for IPv6; port 0: any free port, which
     /// `serve` prints). An address other than loopback needs `--public`.
     #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN, value_parser = parse_listen)]
@@ -691,6 +716,26 @@ pub(crate) struct ExecArgs {
 
 /// The name of the hidden subcommand.
 pub(crate) const EXEC: &str = "__exec";
+
+/// The arguments that name the databases, shared by `live` and `serve`.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct DatabaseArgs {
+    /// A database to read (`postgres://USER@HOST:PORT/DB`, `sslmode` honoured); repeat it for
+    /// several (a fleet of shards or regions: each shown apart, one that is down marked, the
+    /// rest read).
+    #[arg(
+        long,
+        env = "DATABASE_URL",
+        hide_env_values = true,
+        value_name = "URL",
+        required_unless_present = "databases"
+    )]
+    pub(crate) database_url: Vec<String>,
+    /// A file of databases to read, one URL per line (blank lines and lines starting with `#`
+    /// ignored), with any `--database-url`s.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) databases: Option<PathBuf>,
+}
 
 #[cfg(test)]
 mod tests {

@@ -3,29 +3,10 @@
 //! and many PostgreSQL clusters (shards, regions). Each goes by its name,
 //! [`lockward_pg::live::database_name`] (`host:port/database`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::UsageError;
-
-/// The arguments that name the databases, shared by `live` and `serve`.
-#[derive(Debug, Clone, clap::Args)]
-pub(crate) struct DatabaseArgs {
-    /// A database to read (`postgres://USER@HOST:PORT/DB`, `sslmode` honoured); repeat it for
-    /// several (a fleet of shards or regions: each shown apart, one that is down marked, the
-    /// rest read).
-    #[arg(
-        long,
-        env = "DATABASE_URL",
-        hide_env_values = true,
-        value_name = "URL",
-        required_unless_present = "databases"
-    )]
-    pub(crate) database_url: Vec<String>,
-    /// A file of databases to read, one URL per line (blank lines and lines starting with `#`
-    /// ignored), with any `--database-url`s.
-    #[arg(long, value_name = "FILE")]
-    pub(crate) databases: Option<PathBuf>,
-}
+use crate::args::DatabaseArgs;
+use crate::outcome::UsageError;
 
 /// One database of the list: its name and its URL.
 #[derive(Debug, Clone, PartialEq, Eq)]

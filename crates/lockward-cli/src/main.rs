@@ -41,13 +41,17 @@ mod table;
 
 use std::process::ExitCode;
 
-use clap::Parser as _;
-
 use crate::args::{Cli, Command};
 use crate::outcome::{Outcome, UsageError};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::validated() {
+        Ok(cli) => cli,
+        Err(message) => {
+            stderrln!("error: {message}");
+            return ExitCode::from(2);
+        }
+    };
     if let Command::Exec(args) = &cli.command {
         // In the child `lockward run` starts: the command's keeper. Its few lines are read
         // beside `lockward run`'s, so they carry the time as those do.

@@ -24,6 +24,22 @@ pub enum Error {
     /// A builder setting is missing or out of range.
     #[error("worker setting: {0}")]
     Setting(String),
+    /// The cancel grace does not end before the server can free the lock of a leader it no
+    /// longer hears from ([`WorkerBuilder::max_cancel_grace`](crate::WorkerBuilder::max_cancel_grace)),
+    /// with the figures a caller needs to say so in its own terms.
+    #[error("worker setting: {}", grace_misfit(*.grace, *.limit, *.bound, *.detection))]
+    CancelGrace {
+        /// The cancel grace given.
+        grace: Duration,
+        /// The longest cancel grace that fits; `None` when the loss detection alone does not.
+        limit: Option<Duration>,
+        /// The keepalive bound: the server drops a silent lock session within it of the last
+        /// packet it had from the leader.
+        bound: Duration,
+        /// How long after its last answered probe the worker tells the loss: the probe's
+        /// interval + timeout.
+        detection: Duration,
+    },
     /// The database URL cannot be used.
     #[error("database URL: {0}")]
     Url(String),
@@ -143,4 +159,27 @@ pub(crate) fn describe(error: &tokio_postgres::Error) -> String {
         cause = inner.source();
     }
     text
+}
+
+/// Why a cancel grace does not fit in the time a partitioned leader has, with the figures and
+/// what to change.
+fn grace_misfit(
+    grace: Duration,
+    limit: Option<Duration>,
+    bound: Duration,
+    detection: Duration,
+) -> String {
+    let margin = crate::PARTITION_MARGIN;
+    let room = match limit {
+        Some(limit) => format!("which leaves at most {limit:?} for the grace"),
+        None => "which leaves no time for a grace at all".to_owned(),
+    };
+    format!(
+        "a cancel grace of {grace:?} does not fit before the server frees the lock of a \
+         partitioned leader: the server drops a silent lock session within the keepalive bound \
+         of {bound:?} (idle + interval x count), the worker tells the loss within the probe's \
+         interval + timeout ({detection:?}), and the job must be gone {margin:?} before the \
+         server can free the lock, {room}; shorten the grace or the probe, or raise the \
+         keepalive"
+    )
 }

@@ -494,26 +494,6 @@ impl WorkerBuilder {
         self
     }
 
-    /// Why `what` (a cancel grace) does not fit in the time a partitioned leader has, with the
-    /// figures and what to change.
-    fn grace_misfit(&self, what: &str) -> String {
-        let settings = &self.settings;
-        let bound = settings.keepalive.bound();
-        let detection = settings.probe_interval + settings.probe_timeout;
-        let room = match self.max_cancel_grace() {
-            Some(limit) => format!("which leaves at most {limit:?} for the grace"),
-            None => "which leaves no time for a grace at all".to_owned(),
-        };
-        format!(
-            "{what} does not fit before the server frees the lock of a partitioned leader: the \
-             server drops a silent lock session within the keepalive bound of {bound:?} \
-             (idle + interval x count), the worker tells the loss within the probe's interval + \
-             timeout ({detection:?}), and the job must be gone {PARTITION_MARGIN:?} before the \
-             server can free the lock, {room}; shorten the grace or the probe, or raise the \
-             keepalive"
-        )
-    }
-
     /// Checks the settings and parses the URL (nothing is connected yet).
     ///
     /// Refuses a cancel grace longer than [`max_cancel_grace`](Self::max_cancel_grace).
@@ -563,10 +543,12 @@ impl WorkerBuilder {
             .max_cancel_grace()
             .is_none_or(|limit| settings.cancel_grace > limit)
         {
-            return Err(Error::Setting(self.grace_misfit(&format!(
-                "a cancel grace of {:?}",
-                settings.cancel_grace
-            ))));
+            return Err(Error::CancelGrace {
+                grace: settings.cancel_grace,
+                limit: self.max_cancel_grace(),
+                bound: settings.keepalive.bound(),
+                detection: settings.probe_interval + settings.probe_timeout,
+            });
         }
         let key = match (self.family, self.member) {
             (false, None) => AdvisoryKey::Bigint(self.id),

@@ -14,9 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use anyhow::Context as _;
-use lockward_pg::{
-    Cycle, JobError, Keepalive, Mode, PARTITION_MARGIN, Pooler, Worker, WorkerBuilder,
-};
+use lockward_pg::{Cycle, JobError, Mode, Pooler, Worker, WorkerBuilder};
 use lockward_registry::{KeyShape, Kind, Lock, take};
 use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 use tokio::process::{Child, Command};
@@ -41,27 +39,6 @@ pub(crate) fn run(global: &Global, args: &RunArgs) -> anyhow::Result<Outcome> {
         return Ok(Outcome::CommandNotFound);
     }
     let (mut builder, lock) = resolve(&project, args)?;
-    // The worker refuses a cancel grace it cannot fit too, but in its own terms (the grace it
-    // is given is `--grace` and the reaping margin).
-    let fits = builder.max_cancel_grace();
-    if fits.is_none_or(|limit| args.grace + REAP_MARGIN > limit) {
-        let bound = Keepalive::default().bound();
-        let detection = bound.saturating_sub(PARTITION_MARGIN + fits.unwrap_or_default());
-        let limit = fits
-            .and_then(|limit| limit.checked_sub(REAP_MARGIN))
-            .unwrap_or_default();
-        return Err(UsageError(format!(
-            "`--grace {}` is too long: after a silent partition the server may free the lock \
-             (and another host start the command) {} after this host's last packet, and the \
-             loss is told {} after it, so the command must be killed sooner; `--grace` may be \
-             at most {}",
-            humantime::format_duration(args.grace),
-            humantime::format_duration(bound),
-            humantime::format_duration(detection),
-            humantime::format_duration(limit),
-        ))
-        .into());
-    }
     if let Some(host) = &args.host {
         builder = builder.host(host.clone());
     }
@@ -80,7 +57,29 @@ pub(crate) fn run(global: &Global, args: &RunArgs) -> anyhow::Result<Outcome> {
         })
         .cancel_grace(args.grace + REAP_MARGIN)
         .build()
-        .map_err(|error| UsageError(error.to_string()))?;
+        .map_err(|error| match error {
+            // The worker's grace is `--grace` and the reaping margin: say it in `--grace`'s terms.
+            lockward_pg::Error::CancelGrace {
+                limit,
+                bound,
+                detection,
+                ..
+            } => UsageError(format!(
+                "`--grace {}` is too long: after a silent partition the server may free the lock \
+                 (and another host start the command) {} after this host's last packet, and the \
+                 loss is told {} after it, so the command must be killed sooner; `--grace` may be \
+                 at most {}",
+                humantime::format_duration(args.grace),
+                humantime::format_duration(bound),
+                humantime::format_duration(detection),
+                humantime::format_duration(
+                    limit
+                        .and_then(|limit| limit.checked_sub(REAP_MARGIN))
+                        .unwrap_or_default()
+                ),
+            )),
+            other => UsageError(other.to_string()),
+        })?;
     let supervisor = Arc::new(Supervisor {
         command: args.command.clone(),
         shown: shown(&args.command),

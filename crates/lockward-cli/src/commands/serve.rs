@@ -31,15 +31,6 @@ pub(crate) const TOKEN_ENV: &str = "LOCKWARD_SERVE_TOKEN";
 
 pub(crate) fn run(global: &Global, args: &ServeArgs) -> anyhow::Result<Outcome> {
     let token = resolve_token(args)?;
-    if !args.listen.ip().is_loopback() && !args.public {
-        return Err(UsageError(format!(
-            "--listen {}: not a loopback address; the dashboard shows who holds which lock and \
-             the hosts and application names of the database's sessions, so listening \
-             elsewhere needs --public (and then every request needs the token)",
-            args.listen
-        ))
-        .into());
-    }
     // Loaded before listening: an invalid registry is bad input (exit 2), as for `live`.
     let registry = registry::Cache::load(global, args.with.clone())?;
     let databases = args.databases.resolve()?;

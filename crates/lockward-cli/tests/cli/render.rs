@@ -58,6 +58,21 @@ fn render_output_dash_prints_to_stdout() {
     );
 }
 
+/// `--check` compares a file on disk and `--output -` names none: refused as the arguments are
+/// validated (exit 2), before the registry is read, and nothing is printed on stdout.
+#[test]
+fn render_check_with_output_dash_is_refused_before_anything_is_read() {
+    let project = TestProject::harbor();
+    std::fs::write(project.path().join("lockward.toml"), "not toml [").expect("write");
+    let run = project.run(&["render", "--check", "--output", "-"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(
+        run.stderr.trim_end(),
+        "error: `--check` compares a file on disk; `--output -` has none"
+    );
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+}
+
 #[test]
 fn render_without_a_page_needs_an_output() {
     let project = TestProject::harbor();

@@ -35,9 +35,25 @@ fn a_cancel_grace_that_outlasts_the_servers_keepalive_bound_is_refused() {
         .cancel_grace(Duration::from_secs(10))
         .build()
         .unwrap_err();
-    let Error::Setting(message) = &error else {
-        panic!("not a setting error: {error}");
+    let Error::CancelGrace {
+        grace,
+        limit,
+        bound,
+        detection,
+    } = error
+    else {
+        panic!("not a cancel grace error: {error}");
     };
+    assert_eq!(
+        (grace, limit, bound, detection),
+        (
+            Duration::from_secs(10),
+            Some(Duration::from_secs(4)),
+            Duration::from_secs(8),
+            Duration::from_secs(3)
+        )
+    );
+    let message = error.to_string();
     assert!(
         message.contains("a cancel grace of 10s does not fit")
             && message.contains("keepalive bound of 8s")
