@@ -1,13 +1,11 @@
 //! The cross-check: every site the walk found, held to the registry.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::fmt::Write as _;
 use std::path::Path;
 
-use lockward_registry::{
-    AdvisoryKey, Code, Finding, Id, KeyShape, Kind, Lock, Registry, Severity, Source,
-};
+use lockward_registry::{AdvisoryKey, Code, Finding, Id, KeyShape, Kind, Lock, Registry, Source};
 
+use crate::diags::{self, Absence};
 use crate::sites::{FileSites, Item, ItemKind, Key, Location, Shape, last_part};
 use crate::{PluginDir, ScanReport, Site, SiteForm, SiteKey};
 
@@ -93,27 +91,13 @@ pub(crate) fn check(
     report
 }
 
-fn finding(code: Code, severity: Severity, path: &str, at: &Location, message: String) -> Finding {
-    Finding {
-        code,
-        severity,
-        message,
-        path: path.to_owned(),
-        span: Some(at.span.clone()),
-        labels: Vec::new(),
-        help: None,
-    }
-}
-
 impl<'a> Checker<'a> {
     /// `finding`, with a label on the registry entry it is about.
     fn about(&self, finding: Finding, lock: &Lock) -> Finding {
         if *lock.source() != Source::Registry || lock.span().is_empty() {
             return finding;
         }
-        let label = self
-            .registry
-            .label(lock, format!("id {} is registered here", lock.id()));
+        let label = self.registry.label(lock, diags::registered_here(lock.id()));
         finding.with_label(label)
     }
 
@@ -153,12 +137,7 @@ impl<'a> Checker<'a> {
                 name: site.name.clone(),
             };
             self.site(path, &site.at, key, form);
-            let named = format!(
-                "the lock named {:?} ({}) takes key {}",
-                site.name,
-                site.library,
-                key_text(site.key)
-            );
+            let named = diags::lock_named(&site.name, site.library, site.key);
             let other_name = sites
                 .iter()
                 .find(|(_, other)| other.key == site.key && other.name != site.name);
@@ -171,13 +150,15 @@ impl<'a> Checker<'a> {
                 .iter()
                 .filter(holding)
                 .find(|lock| !matches!(lock.kind(), Kind::Retired { .. }) && !own(lock));
-            let (message, help, entry) = match (other_name, entry) {
+            let (said, entry) = match (other_name, entry) {
                 (Some(&(other_path, other)), _) => (
-                    format!(
-                        "{named}, as the lock named {:?} ({}) does at {other_path}:{}",
-                        other.name, other.library, other.at.span.line,
+                    diags::name_key_collision_with_name(
+                        &named,
+                        &other.name,
+                        other.library,
+                        other_path,
+                        other.at.span.line,
                     ),
-                    "rename one of the two locks".to_owned(),
                     None,
                 ),
                 (None, Some(lock)) => {
@@ -185,8 +166,7 @@ impl<'a> Checker<'a> {
                         .constant()
                         .map_or_else(|| lock.kind().as_str().to_owned(), str::to_owned);
                     (
-                        format!("{named}, which is registered id {} ({what})", lock.id()),
-                        "rename the lock, or give the registered worker another id (`lockward take`)".to_owned(),
+                        diags::name_key_collision_with_entry(&named, lock.id(), &what),
                         Some(lock),
                     )
                 }
@@ -212,15 +192,7 @@ impl<'a> Checker<'a> {
                     continue;
                 }
             };
-            let message = format!("{message}: their holders skip each other's cycles");
-            let mut finding = finding(
-                Code::NameKeyCollision,
-                Severity::Error,
-                path,
-                &site.at,
-                message,
-            );
-            finding.help = Some(help);
+            let finding = said.at(path, &site.at);
             let finding = match entry {
                 Some(lock) => self.about(finding, lock),
                 None => finding,
@@ -237,35 +209,8 @@ impl<'a> Checker<'a> {
             Kind::Named { name, hash } if *name == site.name => Some(hash.as_str()),
             _ => None,
         });
-        let (message, help) = match namesake {
-            Some(hash) => (
-                format!(
-                    "{named}, which is not in the registry: its entry named {:?} is hashed with {hash}, not {}",
-                    site.name, site.library
-                ),
-                format!(
-                    "one name is another key in each library: register this one too with `lockward take --name {} --hash {} --worker \"...\"`, or take it with {hash}, as the entry says",
-                    shell_word(&site.name),
-                    site.library
-                ),
-            ),
-            None => (
-                format!("{named}, which is not in the registry"),
-                format!(
-                    "locks taken by name come from the registry too: register this one with `lockward take --name {} --hash {} --worker \"...\"`",
-                    shell_word(&site.name),
-                    site.library
-                ),
-            ),
-        };
-        let finding = finding(
-            Code::UnregisteredId,
-            Severity::Error,
-            path,
-            &site.at,
-            message,
-        );
-        self.emit(&site.at, finding.with_help(help));
+        let said = diags::unregistered_name(named, &site.name, site.library, namesake);
+        self.emit(&site.at, said.at(path, &site.at));
     }
 
     /// `unresolved-constant` for each definition under a matching name whose value is still
@@ -305,18 +250,8 @@ impl<'a> Checker<'a> {
                 continue;
             }
             self.report.unresolved_constants += 1;
-            let message = format!(
-                "`{name}` matches the lock constant patterns but its value `{shown}` is not a value the scan can compute"
-            );
-            let help = "if it is an advisory lock id, write it as an integer literal (or an expression of literals and constants) so the scan can check it; otherwise add a trailing `lockward: allow(unresolved-constant)` comment";
-            let finding = finding(
-                Code::UnresolvedConstant,
-                Severity::Note,
-                &file.path,
-                &item.at,
-                message,
-            );
-            self.emit(&item.at, finding.with_help(help));
+            let finding = diags::unresolved_constant(name, shown).at(&file.path, &item.at);
+            self.emit(&item.at, finding);
         }
     }
 
@@ -330,19 +265,8 @@ impl<'a> Checker<'a> {
             };
             let Some(code) = allow.code else {
                 let written = &allow.written;
-                let help = match Code::closest(written) {
-                    Some(near) => format!("did you mean `{}`?", near.as_str()),
-                    None => "the codes are the kebab-case names findings are shown with, e.g. `undeclared-site`, `dynamic-key`".to_owned(),
-                };
-                let message = format!("`lockward: allow({written})` names no finding code");
-                let finding = finding(
-                    Code::UnknownAllowCode,
-                    Severity::Error,
-                    &file.path,
-                    &at,
-                    message,
-                );
-                self.report.findings.push(finding.with_help(help));
+                let said = diags::unknown_allow_code(written, Code::closest(written));
+                self.report.findings.push(said.at(&file.path, &at));
                 continue;
             };
             if !whole_tree
@@ -352,19 +276,9 @@ impl<'a> Checker<'a> {
             {
                 continue;
             }
-            let code = code.as_str();
-            let message = format!(
-                "`lockward: allow({code})` allows nothing: no `{code}` finding is on this line"
-            );
-            let help = "remove it (or the code from its list): an allow that allows nothing hides the next real finding here";
-            let finding = finding(
-                Code::UnusedAllow,
-                Severity::Warning,
-                &file.path,
-                &at,
-                message,
-            );
-            self.report.findings.push(finding.with_help(help));
+            self.report
+                .findings
+                .push(diags::unused_allow(code).at(&file.path, &at));
         }
     }
 
@@ -460,22 +374,8 @@ impl<'a> Checker<'a> {
             if self.is_home(path, registered) {
                 self.mismatched.insert(registered.id().value());
             }
-            let message = format!(
-                "`{name}` is {value} here, but the registry gives it id {}",
-                registered.id()
-            );
-            let help = format!(
-                "set `{name}` to {}: the registry is the authority",
-                registered.id()
-            );
-            let finding = finding(
-                Code::ConstantValueMismatch,
-                Severity::Error,
-                path,
-                at,
-                message,
-            );
-            let finding = self.about(finding.with_help(help), registered);
+            let said = diags::constant_value_mismatch(name, value, registered.id());
+            let finding = self.about(said.at(path, at), registered);
             self.emit(at, finding);
             return;
         }
@@ -483,13 +383,8 @@ impl<'a> Checker<'a> {
             return;
         }
         let Some(lock) = lock else {
-            let message = format!("advisory lock id {value} (`{name}`) is not in the registry");
-            // The help's command registers the id as the code has it: it works when pasted.
-            let help = if path == self.registry.core().constants {
-                format!(
-                    "ids come from the registry: register this one with `lockward take {} --worker \"...\"`, which records the id it has",
-                    shell_word(name)
-                )
+            let said = if path == self.registry.core().constants {
+                diags::unregistered_constant(value, name, None)
             } else {
                 let files: std::collections::BTreeSet<&str> = self
                     .definitions
@@ -500,18 +395,10 @@ impl<'a> Checker<'a> {
                     .map(|&(_, file)| file)
                     .chain(std::iter::once(path))
                     .collect();
-                let files: Vec<String> = files
-                    .into_iter()
-                    .map(|file| format!("--defined-in {}", shell_word(file)))
-                    .collect();
-                format!(
-                    "ids come from the registry: register this one where it is with `lockward take {} --worker \"...\" {}`, or move it to core's constants file",
-                    shell_word(name),
-                    files.join(" ")
-                )
+                let files: Vec<&str> = files.into_iter().collect();
+                diags::unregistered_constant(value, name, Some(&files))
             };
-            let finding = finding(Code::UnregisteredId, Severity::Error, path, at, message);
-            self.emit(at, finding.with_help(help));
+            self.emit(at, said.at(path, at));
             return;
         };
         // Past `kind_findings`, a literal stands in one of its entry's own files.
@@ -520,19 +407,8 @@ impl<'a> Checker<'a> {
         }
         match lock.constant() {
             Some(registered) if registered != name => {
-                let message = format!(
-                    "id {} is defined here as `{name}`, but registered as `{registered}`",
-                    lock.id()
-                );
-                let help = format!("one id has one name: use `{registered}` instead of `{name}`");
-                let finding = finding(
-                    Code::DuplicateDefinition,
-                    Severity::Error,
-                    path,
-                    at,
-                    message,
-                );
-                let finding = self.about(finding.with_help(help), lock);
+                let said = diags::defined_under_another_name(lock.id(), name, registered);
+                let finding = self.about(said.at(path, at), lock);
                 self.emit(at, finding);
             }
             _ => {
@@ -637,16 +513,8 @@ impl<'a> Checker<'a> {
         }
         let Some(lock) = lock else {
             if written == Written::Literal {
-                let shown = constant
-                    .map_or_else(|| value.to_string(), |name| format!("{value} (`{name}`)"));
-                let message = format!("advisory lock id {shown} is not in the registry");
-                let help = format!(
-                    "ids come from the registry: register this one where it is with `lockward take {} --worker \"...\" --defined-in {}`, or take a new id with `lockward take CONSTANT --worker \"...\"` and use its constant here",
-                    value.value(),
-                    shell_word(path)
-                );
-                let finding = finding(Code::UnregisteredId, Severity::Error, path, at, message);
-                self.emit(at, finding.with_help(help));
+                let said = diags::unregistered_literal(&value, constant, path);
+                self.emit(at, said.at(path, at));
             }
             return;
         };
@@ -671,35 +539,17 @@ impl<'a> Checker<'a> {
         value: &Id,
         function: &str,
     ) {
-        let message = match (shape, lock.key()) {
-            (Shape::Pair, KeyShape::Exact) => format!(
-                "`{function}` takes id {} as the first int4 of a pair, but it is registered as an \
-                 exact key (one bigint): `{function}({}, n)` and `{function}({})` are different locks",
-                lock.id(),
-                lock.id(),
-                lock.id()
-            ),
+        let mismatched = match (shape, lock.key()) {
+            (Shape::Pair, KeyShape::Exact) => true,
             // A bigint whose high 32 bits are the family (`(id << 32) | n`) is the family's
             // bigint form; the family's id itself as the whole key is not.
-            (Shape::Bigint, KeyShape::Family) if value.value() == lock.id().value() => format!(
-                "`{function}` takes family {} as one bigint key, but its members are \
-                 `{function}({}, n)`: `{function}({})` is a different lock",
-                lock.id(),
-                lock.id(),
-                lock.id()
-            ),
-            _ => return,
+            (Shape::Bigint, KeyShape::Family) => value.value() == lock.id().value(),
+            _ => false,
         };
-        let help = match lock.key() {
-            KeyShape::Exact => {
-                "pass the id alone, or register a family (`key = \"family\"`) for pairs"
-            }
-            KeyShape::Family => {
-                "pass a member as the second argument, or register an exact id for the one-key lock"
-            }
-        };
-        let finding = finding(Code::KeyShapeMismatch, Severity::Error, path, at, message);
-        self.emit(at, finding.with_help(help));
+        if mismatched {
+            let said = diags::key_shape_mismatch(function, lock.id(), lock.key());
+            self.emit(at, said.at(path, at));
+        }
     }
 
     fn defined_here(&self, path: &str, name: &str) -> bool {
@@ -754,16 +604,7 @@ impl<'a> Checker<'a> {
             return;
         };
         self.report.dynamic_keys += 1;
-        let message = if text.is_empty() {
-            format!(
-                "the key of this `{function}` call is built at run time and cannot be resolved to an id"
-            )
-        } else {
-            format!("the key of this `{function}` call, `{text}`, cannot be resolved to an id")
-        };
-        let help = "pass a registered constant as the key, or add a trailing `lockward: allow(dynamic-key)` comment once the key is known to be registered";
-        let finding = finding(Code::DynamicKey, Severity::Note, path, at, message);
-        self.emit(at, finding.with_help(help));
+        self.emit(at, diags::dynamic_key(function, text).at(path, at));
     }
 
     /// An id the registry does not list but a plugin's manifest declares: fine inside that
@@ -779,16 +620,8 @@ impl<'a> Checker<'a> {
             return false;
         };
         if !declaring.iter().any(|plugin| inside(path, &plugin.dir)) {
-            let message = format!(
-                "id {value} belongs to plugin `{}` (its manifest declares it), but is used here outside its directory `{}/`",
-                first.name, first.dir
-            );
-            let help = format!(
-                "only plugin `{}` may hold this lock: move this code into the plugin, or take a core id with `lockward take`",
-                first.name
-            );
-            let finding = finding(Code::HandoverInCoreCode, Severity::Error, path, at, message);
-            self.emit(at, finding.with_help(help));
+            let said = diags::plugin_id_outside_its_directory(value, &first.name, &first.dir);
+            self.emit(at, said.at(path, at));
         }
         true
     }
@@ -799,23 +632,18 @@ impl<'a> Checker<'a> {
         let id = &lock.id();
         match &lock.kind() {
             Kind::Retired { reason } => {
-                let message = format!("id {id} is retired ({reason}) but still used here");
-                let help = "retired ids are never reused: remove this use, or take a new id with `lockward take`";
-                let finding = finding(Code::RetiredIdInUse, Severity::Error, path, at, message);
-                let finding = self.about(finding.with_help(help), lock);
+                let finding = self.about(diags::retired_id_in_use(id, reason).at(path, at), lock);
                 self.emit(at, finding);
                 true
             }
             Kind::Reserved { reason } => {
                 if written == Written::Literal {
-                    let by = match &lock.source() {
-                        Source::Registry => String::new(),
-                        Source::Branch(branch) => format!(" on branch {branch}"),
+                    let branch = match &lock.source() {
+                        Source::Registry => None,
+                        Source::Branch(branch) => Some(branch.as_str()),
                     };
-                    let message = format!("id {id} is reserved{by} ({reason}), not registered");
-                    let help = "if this is the work it was reserved for, make the reservation an entry with a constant and a worker; otherwise take a new id with `lockward take`";
-                    let finding = finding(Code::UnregisteredId, Severity::Error, path, at, message);
-                    let finding = self.about(finding.with_help(help), lock);
+                    let said = diags::reserved_not_registered(id, branch, reason);
+                    let finding = self.about(said.at(path, at), lock);
                     self.emit(at, finding);
                 }
                 true
@@ -828,19 +656,9 @@ impl<'a> Checker<'a> {
                     .map(|p| p.dir.as_str())
                     .collect();
                 if !dirs.iter().any(|dir| inside(path, dir)) {
-                    let whose = match dirs.first() {
-                        Some(dir) => format!("outside its directory `{dir}/`"),
-                        None => "and the plugin has no manifest in this tree".to_owned(),
-                    };
-                    let message = format!(
-                        "id {id} was handed over to plugin `{plugin}`, but is used here {whose}"
-                    );
-                    let help = format!(
-                        "only plugin `{plugin}` may hold this lock: move this code into the plugin, or take a core id with `lockward take`"
-                    );
-                    let finding =
-                        finding(Code::HandoverInCoreCode, Severity::Error, path, at, message);
-                    let finding = self.about(finding.with_help(help), lock);
+                    let said =
+                        diags::handover_outside_its_plugin(id, plugin, dirs.first().copied());
+                    let finding = self.about(said.at(path, at), lock);
                     self.emit(at, finding);
                 }
                 true
@@ -848,47 +666,18 @@ impl<'a> Checker<'a> {
             Kind::Constant if written == Written::Literal && !self.is_home(path, lock) => {
                 let constants = &self.registry.core().constants;
                 let name = lock.constant().unwrap_or("its constant");
-                let message = format!(
-                    "id {id} (`{name}`) is written as a literal outside core's constants file `{constants}`"
-                );
                 // SQL cannot import a constant: there the literal is the only way to write it.
-                let help = if crate::Language::from_path(path) == Some(crate::Language::Sql) {
-                    format!(
-                        "SQL cannot import `{name}`: if this is the same worker's lock, exempt the line with a trailing `-- lockward: allow(undeclared-site)`"
-                    )
-                } else {
-                    format!("use `{name}` from `{constants}` instead of repeating its value")
-                };
-                let finding = finding(Code::UndeclaredSite, Severity::Error, path, at, message);
-                let finding = self.about(finding.with_help(help), lock);
+                let sql = crate::Language::from_path(path) == Some(crate::Language::Sql);
+                let said = diags::core_literal_outside_constants(id, name, constants, sql);
+                let finding = self.about(said.at(path, at), lock);
                 self.emit(at, finding);
                 true
             }
             Kind::External { defined_in }
                 if written == Written::Literal && !self.is_home(path, lock) =>
             {
-                let name = lock
-                    .constant()
-                    .map_or_else(String::new, |n| format!(" (`{n}`)"));
-                let message = format!(
-                    "id {id}{name} is used in `{path}`, which its registry entry does not list"
-                );
-                let files = defined_in
-                    .iter()
-                    .map(|f| format!("`{f}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                let help = if lock.constant().is_some() {
-                    format!(
-                        "add \"{path}\" to the entry's defined_in, or use the id through its constant from {files}"
-                    )
-                } else {
-                    format!(
-                        "add \"{path}\" to the entry's defined_in (it lists {files}), or take an id of its own for this site with `lockward take`"
-                    )
-                };
-                let finding = finding(Code::UndeclaredSite, Severity::Error, path, at, message);
-                let finding = self.about(finding.with_help(help), lock);
+                let said = diags::external_outside_its_files(id, lock.constant(), path, defined_in);
+                let finding = self.about(said.at(path, at), lock);
                 self.emit(at, finding);
                 true
             }
@@ -928,23 +717,14 @@ impl<'a> Checker<'a> {
                 if name == first_name {
                     continue;
                 }
-                let message =
-                    format!("id {value} is defined by two constants, `{first_name}` and `{name}`");
-                let help = format!("one id has one name: keep `{first_name}` and use it here");
                 let label = lockward_registry::Label {
                     path: first_path.to_owned(),
                     span: Some(first.at.span.clone()),
-                    message: format!("`{first_name}` defines {first_value} here"),
+                    message: diags::defines_here(first_name, first_value),
                 };
-                let finding = finding(
-                    Code::DuplicateDefinition,
-                    Severity::Error,
-                    path,
-                    &item.at,
-                    message,
-                )
-                .with_help(help)
-                .with_label(label);
+                let finding = diags::two_constants_for_one_id(value, first_name, name)
+                    .at(path, &item.at)
+                    .with_label(label);
                 self.emit(&item.at, finding);
             }
         }
@@ -979,79 +759,36 @@ impl<'a> Checker<'a> {
                 Kind::Constant => {
                     let name = name.unwrap_or("?");
                     let why = if !constants_exist {
-                        "which does not exist".to_owned()
+                        Absence::NoFile
                     } else if non_literal.contains(&(constants.as_str(), name)) {
-                        "where its value is not an integer literal".to_owned()
+                        Absence::NotLiteral
                     } else {
-                        "where no definition of it was found".to_owned()
+                        Absence::NotFound
                     };
-                    let message = format!(
-                        "registered constant `{name}` ({}) is not defined in `{constants}`, {why}",
-                        lock.id()
-                    );
-                    let help = format!("define `{name}` = {} in `{constants}`", lock.id());
-                    let finding = Finding::file(
-                        Code::ConstantMissing,
-                        Severity::Error,
-                        constants.clone(),
-                        message,
-                    );
-                    let finding = self.about(finding.with_help(help), lock);
+                    let said = diags::constant_missing(name, lock.id(), &constants, why);
+                    let finding = self.about(said.file(constants.clone()), lock);
                     self.report.findings.push(finding);
                 }
                 Kind::External { defined_in } => {
-                    let what = match (name, lock.site()) {
-                        (Some(n), _) => format!("`{n}` ({})", lock.id()),
-                        (None, Some(site)) => format!("id {} (written at `{site}`)", lock.id()),
-                        (None, None) => format!("id {}", lock.id()),
-                    };
                     let absent: Vec<&str> = defined_in
                         .iter()
                         .map(|f| normalise(f))
                         .filter(|f| !root.join(f).is_file())
                         .collect();
-                    let files = defined_in
-                        .iter()
-                        .map(|f| format!("`{f}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ");
-                    let mut message =
-                        format!("external {what} is not found in any of its files: {files}");
-                    if !absent.is_empty() {
-                        let _ = write!(message, " ({} missing)", absent.join(", "));
-                    }
-                    let help = "point the entry's defined_in at the files that define or use it, or retire the id if that code is gone";
+                    let said = diags::external_not_found(
+                        lock.id(),
+                        name,
+                        lock.site(),
+                        defined_in,
+                        &absent,
+                    );
                     let path = defined_in.first().map_or("", |f| normalise(f)).to_owned();
-                    let finding =
-                        Finding::file(Code::ExternalNotFound, Severity::Error, path, message);
-                    let finding = self.about(finding.with_help(help), lock);
+                    let finding = self.about(said.file(path), lock);
                     self.report.findings.push(finding);
                 }
                 _ => {}
             }
         }
-    }
-}
-
-/// A key as the messages show it: a bigint, or a pair in parentheses.
-fn key_text(key: AdvisoryKey) -> String {
-    match key {
-        AdvisoryKey::Bigint(k) => k.to_string(),
-        AdvisoryKey::Pair(a, b) => format!("({a}, {b})"),
-    }
-}
-
-/// `text` as one word a POSIX shell reads back unchanged: as it is when it holds only
-/// characters no shell treats specially, else in single quotes.
-fn shell_word(text: &str) -> String {
-    if !text.is_empty()
-        && text.chars().all(|c| {
-            c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ':' | '@' | '+')
-        })
-    {
-        text.to_owned()
-    } else {
-        format!("'{}'", text.replace('\'', "'\\''"))
     }
 }
 
@@ -1082,21 +819,4 @@ fn is_lock_call(form: &SiteForm) -> bool {
 /// or a wrapper's whose lock call takes a pair (a declared wrapper's form is not known).
 fn shape_known(form: &SiteForm, shape: Shape) -> bool {
     is_lock_call(form) || (matches!(form, SiteForm::Wrapper { .. }) && shape == Shape::Pair)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_help_commands_word_is_quoted_only_when_a_shell_would_change_it() {
-        use super::shell_word;
-        assert_eq!(
-            shell_word("services/api/reports.py"),
-            "services/api/reports.py"
-        );
-        assert_eq!(shell_word("ADVISORY_LOCK_X"), "ADVISORY_LOCK_X");
-        assert_eq!(shell_word("old api/x.py"), "'old api/x.py'");
-        assert_eq!(shell_word("LOCKS[\"reindex\"]"), "'LOCKS[\"reindex\"]'");
-        assert_eq!(shell_word("it's.py"), "'it'\\''s.py'");
-        assert_eq!(shell_word(""), "''");
-    }
 }

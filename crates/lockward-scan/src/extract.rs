@@ -5,9 +5,10 @@ pub(crate) mod functions;
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
-use lockward_registry::{Code, Excerpt, Finding, Id, Severity, Span};
+use lockward_registry::{Code, Excerpt, Finding, Id, Span};
 
 use crate::collections;
+use crate::diags;
 use crate::fields;
 use crate::lang::{Language, SQL};
 use crate::lexer::{KEYWORDS_BEFORE_EXPRESSION, Lexed, Token, TokenKind, lex};
@@ -824,14 +825,7 @@ fn unsafe_js_integers(
             continue;
         }
         let runs = values::js_runtime_value(id.value());
-        let message = format!(
-            "`{written}` is beyond JavaScript's Number.MAX_SAFE_INTEGER (2^53 - 1): the code runs with {runs}, not the id {} written here",
-            id.value()
-        );
-        let help = format!(
-            "write it as a BigInt (`{}n`), as the PostgreSQL driver needs for a bigint beyond 2^53, or use an id below 2^53",
-            id.value()
-        );
+        let said = diags::unsafe_js_integer(&written, id, runs);
         // Beyond i64 (a literal near 2^63 rounds up to it) PostgreSQL refuses the key: the
         // written id stays the site's.
         if let Ok(runs) = i64::try_from(runs) {
@@ -840,16 +834,7 @@ fn unsafe_js_integers(
         if reported_elsewhere {
             continue;
         }
-        let finding = Finding {
-            code: Code::UnsafeJsInteger,
-            severity: Severity::Error,
-            message,
-            path: path.to_owned(),
-            span: Some(item.at.span.clone()),
-            labels: Vec::new(),
-            help: None,
-        };
-        findings.push((item.at.clone(), finding.with_help(help)));
+        findings.push((item.at.clone(), said.at(path, &item.at)));
     }
     findings
 }

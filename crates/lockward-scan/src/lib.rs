@@ -80,6 +80,7 @@
 mod bind;
 mod check;
 mod collections;
+mod diags;
 mod extract;
 mod fields;
 mod options;

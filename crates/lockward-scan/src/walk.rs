@@ -8,9 +8,10 @@ use std::sync::{Arc, Mutex};
 
 use ignore::overrides::OverrideBuilder;
 use ignore::{DirEntry, WalkBuilder, WalkState};
-use lockward_registry::{Code, Finding, Registry, ScanSettings, Severity};
+use lockward_registry::{Finding, Registry, ScanSettings};
 use regex::bytes::Regex;
 
+use crate::diags::{self, Skipped};
 use crate::extract::{extract, extract_calls, extract_wrappers};
 use crate::lang::Language;
 use crate::prefilter::Prefilter;
@@ -127,14 +128,6 @@ struct Counters {
     unreadable: AtomicU64,
 }
 
-/// Why a source file was not read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Skipped {
-    Binary,
-    TooLarge,
-    NotFollowed,
-}
-
 pub(crate) fn walk(registry: &Registry, root: &Path, options: &ScanOptions) -> Walked {
     walk_for(registry, root, options, Mode::Sites)
 }
@@ -199,24 +192,14 @@ fn walk_for(registry: &Registry, root: &Path, options: &ScanOptions, mode: Mode)
     let registry_path = registry.file().path();
     for glob in &settings.exclude {
         if let Err(error) = overrides.add(&format!("!{glob}")) {
-            errors.push(Finding::file(
-                Code::InvalidGlob,
-                Severity::Error,
-                registry_path,
-                format!("[scan] glob `{glob}` does not parse: {error}"),
-            ));
+            errors.push(diags::invalid_glob(glob, &error).file(registry_path));
         }
     }
     match overrides.build() {
         Ok(overrides) => {
             builder.overrides(overrides);
         }
-        Err(error) => errors.push(Finding::file(
-            Code::InvalidGlob,
-            Severity::Error,
-            registry_path,
-            format!("[scan] globs do not parse: {error}"),
-        )),
+        Err(error) => errors.push(diags::invalid_globs(&error).file(registry_path)),
     }
     let include = include_globs(&settings.include, registry_path, &mut errors);
     let names = names(registry);
@@ -358,9 +341,7 @@ impl Shared<'_> {
     /// A file or directory that could not be read: a warning, since the rest of the tree is
     /// still checked.
     fn error(&self, path: &str, message: String) {
-        let finding = Finding::file(Code::Unreadable, Severity::Warning, path, message)
-            .with_help("check the file's permissions, or exclude it with `[scan] exclude`");
-        lock(&self.errors).push(finding);
+        lock(&self.errors).push(diags::unreadable(message).file(path));
     }
 
     fn visit(&self, entry: &DirEntry, buffer: &mut Vec<u8>) {
@@ -387,12 +368,8 @@ impl Shared<'_> {
                 && matches!(self.mode, Mode::Sites)
                 && !self.links_into_tree(entry.path())
             {
-                let what = if file_type.is_symlink() {
-                    "it is a symbolic link, which the scan does not follow"
-                } else {
-                    "it is not a regular file"
-                };
-                self.not_read(&relative, Skipped::NotFollowed, what);
+                let link = file_type.is_symlink();
+                self.not_read(&relative, Skipped::NotFollowed { link });
             }
             return;
         }
@@ -458,22 +435,11 @@ impl Shared<'_> {
         }
         if let Err(error) = read {
             self.not_read.unreadable.fetch_add(1, Ordering::Relaxed);
-            let finding = Finding::file(
-                Code::UnreadableFile,
-                Severity::Warning,
-                relative,
-                format!("cannot read `{relative}`: {error}; its advisory locks were not checked"),
-            )
-            .with_help("check the file's permissions, or exclude it with `[scan] exclude`");
-            lock(&self.errors).push(finding);
+            lock(&self.errors).push(diags::unreadable_file(relative, &error).file(relative));
             return;
         }
         if buffer.len() as u64 > self.max_file_size {
-            let why = format!(
-                "it is larger than the scan's limit of {} bytes",
-                self.max_file_size
-            );
-            self.not_read(relative, Skipped::TooLarge, &why);
+            self.not_read(relative, Skipped::TooLarge(self.max_file_size));
             return;
         }
         self.progress.add(buffer.len() as u64);
@@ -487,11 +453,7 @@ impl Shared<'_> {
         }
         // Binary: only a file that holds a trigger word loses anything by being skipped.
         if looks_binary(buffer) {
-            self.not_read(
-                relative,
-                Skipped::Binary,
-                "it has a NUL byte in its first 8 KiB, so the scan takes it for a binary file",
-            );
+            self.not_read(relative, Skipped::Binary);
             return;
         }
         let text = String::from_utf8_lossy(buffer);
@@ -508,32 +470,14 @@ impl Shared<'_> {
     }
 
     /// A source file skipped for `reason`: counted, and a `file-not-read` note.
-    fn not_read(&self, relative: &str, reason: Skipped, why: &str) {
-        let counter = match reason {
+    fn not_read(&self, relative: &str, skipped: Skipped) {
+        let counter = match skipped {
             Skipped::Binary => &self.not_read.binary,
-            Skipped::TooLarge => &self.not_read.too_large,
-            Skipped::NotFollowed => &self.not_read.not_followed,
+            Skipped::TooLarge(_) => &self.not_read.too_large,
+            Skipped::NotFollowed { .. } => &self.not_read.not_followed,
         };
         counter.fetch_add(1, Ordering::Relaxed);
-        let help = match reason {
-            Skipped::Binary => {
-                "if it is text, remove the NUL byte; if it holds no lock ids, exclude it with `[scan] exclude`"
-            }
-            Skipped::TooLarge => {
-                "check its advisory lock ids by hand (a generated bundle's source is scanned where it lies), or exclude it with `[scan] exclude`"
-            }
-            Skipped::NotFollowed => {
-                "a link's target inside the tree is scanned where it lies; one outside is not: scan it where it lives, or exclude the link with `[scan] exclude`"
-            }
-        };
-        let finding = Finding::file(
-            Code::FileNotRead,
-            Severity::Note,
-            relative,
-            format!("`{relative}` was not scanned: {why}"),
-        )
-        .with_help(help);
-        lock(&self.errors).push(finding);
+        lock(&self.errors).push(diags::file_not_read(relative, skipped).file(relative));
     }
 
     fn manifest(&self, path: &Path, relative: &str, table: &str) {
@@ -581,12 +525,7 @@ fn include_globs(
                 builder.add(file);
                 builder.add(under);
             }
-            Err(error) => errors.push(Finding::file(
-                Code::InvalidGlob,
-                Severity::Error,
-                registry_path,
-                format!("[scan] glob `{glob}` does not parse: {error}"),
-            )),
+            Err(error) => errors.push(diags::invalid_glob(glob, &error).file(registry_path)),
         }
     }
     builder.build().ok()
@@ -613,6 +552,8 @@ pub(crate) fn path_hash(path: &str) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use lockward_registry::{Code, Severity};
+
     use super::*;
 
     #[test]

@@ -26,8 +26,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use lockward_registry::{Code, Finding, Id, ScanSettings, Severity, Wrapper};
+use lockward_registry::{Id, ScanSettings, Wrapper};
 
+use crate::diags;
 use crate::lang::Language;
 use crate::lexer::{Token, TokenKind};
 use crate::receivers::TypeTable;
@@ -803,21 +804,8 @@ fn unknown_helpers(files: &mut [FileSites], declared: &Declared) {
             {
                 continue;
             }
-            let finding = Finding {
-                code: Code::UnknownLockHelper,
-                severity: Severity::Note,
-                message: format!(
-                    "`{name}` is named as if it takes an advisory lock, but no file of the tree defines it and `[scan] wrappers` does not declare it: the key of this call is not checked"
-                ),
-                path: file.path.clone(),
-                span: Some(at.span.clone()),
-                labels: Vec::new(),
-                help: None,
-            };
-            let help = format!(
-                "declare the library's helper so its calls are checked: `[scan] wrappers = [{{ name = \"{name}\", position = N }}]`, N its key's place among the arguments"
-            );
-            file.findings.push((at, finding.with_help(help)));
+            let finding = diags::unknown_lock_helper(&name).at(&file.path, &at);
+            file.findings.push((at, finding));
         }
     }
 }
