@@ -1,0 +1,757 @@
+//! SQL inside the code's strings: which strings read as SQL and are lexed again as SQL, and the
+//! values the code binds to their placeholders (`$1`, `?`, `%s`, `%(name)s`, `:name`, a named
+//! parameter map, `.bind(..)` chains, JDBC setters, a format's arguments).
+
+use super::{Binds, Extractor, MAX_CALL_TOKENS, MAX_VALUE_TOKENS, excerpt, is_integer_conversion};
+use crate::lang::{Language, SQL};
+use crate::lexer::{KEYWORDS_BEFORE_EXPRESSION, Token, TokenKind, lex};
+use crate::sites::{ItemKind, Key, Shape};
+use crate::words;
+
+impl Extractor<'_> {
+    /// Lexes the strings that mention `advisory` as SQL and extracts their calls and keywords.
+    /// The values bound to the string's placeholders (`$1`, `%s`, `?`, `{}`) are the code that
+    /// follows it: the call's next arguments, or the operand of Python's `%`.
+    pub(super) fn strings(&mut self, tokens: &[Token], language: Language, depth: usize) {
+        if depth > 1 {
+            return;
+        }
+        // Open brackets: a `:` inside one is a dict's, not a block's.
+        let mut brackets = 0usize;
+        for (index, token) in tokens.iter().enumerate() {
+            if token.kind == TokenKind::Punct {
+                match self.text(token.span.clone()) {
+                    "(" | "[" | "{" => brackets += 1,
+                    ")" | "]" | "}" => brackets = brackets.saturating_sub(1),
+                    _ => {}
+                }
+            }
+            if token.kind != TokenKind::Str {
+                continue;
+            }
+            let content = token.content.clone();
+            let bytes = &self.file.as_bytes()[content.clone()];
+            // A lock function whose name the code builds (Sequel's `"pg_advisory#{x}_lock"`):
+            // its calls and keys are out of sight, which is said, never passed over.
+            if language != Language::Sql
+                && let Some(name) = built_lock_function(&self.file[content.clone()])
+            {
+                self.raw.push((
+                    token.span.clone(),
+                    ItemKind::Call {
+                        function: name,
+                        shape: Shape::Bigint,
+                        key: Key::Dynamic(String::new()),
+                    },
+                ));
+                continue;
+            }
+            if !contains_ignore_case(bytes, b"advisory")
+                || !reads_as_sql(bytes)
+                || self.is_pattern_operand(tokens, index)
+                || (language == Language::Python
+                    && brackets == 0
+                    && self.is_docstring(tokens, index))
+            {
+                continue;
+            }
+            let inner = lex(self.file, content, &SQL);
+            // A site on a line of a multi-line string can only be exempted by a comment in the
+            // SQL itself.
+            self.collect_directives(&inner);
+            let (first, last) = self.string_run(tokens, index);
+            let offset = tokens[first..index]
+                .iter()
+                .filter(|t| t.kind == TokenKind::Str)
+                .map(|t| {
+                    self.placeholders(&lex(self.file, t.content.clone(), &SQL).tokens)
+                        .len()
+                })
+                .sum();
+            let mut values = self.bound_arguments(tokens, first, last, language);
+            // SQL held in a name (`const lockSQL = \`..\``, `LOCK_SQL = "..."`) is bound where the
+            // name is passed: `db.QueryRow(ctx, lockSQL, id)`. Its calls are sites there.
+            let mut used_at = None;
+            if values.is_empty()
+                && let Some(at) = self.named_use(tokens, first)
+            {
+                values = self.bound_arguments(tokens, at, at, language);
+                used_at = Some(tokens[at].span.clone());
+            }
+            let binds = Binds {
+                values,
+                language,
+                placeholders: self.placeholders(&inner.tokens),
+                offset,
+            };
+            let outer = self.binds.replace(binds);
+            let before = self.raw.len();
+            self.walk(&inner.tokens, Language::Sql, false);
+            if let Some(used_at) = used_at {
+                for (span, _) in &mut self.raw[before..] {
+                    *span = used_at.clone();
+                }
+            } else if let Some(name) = self.holder(tokens, first)
+                // Named for its lock (`tryLockQuery`, `LOCK_SQL`, `unlock`): another name (`q`)
+                // would be looked for in every file of its language, for what is most often a
+                // query of its own file's (a `dynamic-key` note then).
+                && words::split(name).iter().any(|w| {
+                    ["lock", "locks", "unlock", "advisory"]
+                        .iter()
+                        .any(|l| w.eq_ignore_ascii_case(l))
+                })
+            {
+                let placeholders: Vec<(usize, usize)> = self.raw[before..]
+                    .iter()
+                    .filter_map(|(span, kind)| match kind {
+                        ItemKind::Call {
+                            key: Key::Dynamic(written) | Key::Name(written),
+                            ..
+                        } => {
+                            let n = written.strip_prefix('$')?.parse::<usize>().ok()?;
+                            Some((n, span.start))
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                if !placeholders.is_empty() {
+                    self.sql_holders.push((
+                        name.to_owned(),
+                        tokens[first].span.start,
+                        placeholders,
+                    ));
+                }
+            }
+            self.binds = outer;
+            self.strings(&inner.tokens, Language::Sql, depth + 1);
+        }
+    }
+
+    /// Where the string at `first` is passed as an argument, when it is the value of a name
+    /// (`NAME = "..."`, `const NAME string = \`...\``) that the file then passes to a call with
+    /// arguments after it.
+    /// Whether the string at `index` is the pattern of a SQL `LIKE`, `ILIKE` or `SIMILAR TO`
+    /// (`pg_get_functiondef(p.oid) LIKE '%pg_try_advisory_lock(42)%'`): text matched against,
+    /// not SQL that runs.
+    pub(super) fn is_pattern_operand(&self, tokens: &[Token], index: usize) -> bool {
+        let word = |j: usize| {
+            tokens
+                .get(j)
+                .map(|t| self.text(t.span.clone()).to_ascii_lowercase())
+                .unwrap_or_default()
+        };
+        let Some(previous) = index.checked_sub(1) else {
+            return false;
+        };
+        matches!(word(previous).as_str(), "like" | "ilike" | "~~" | "~~*")
+            || word(previous) == "to" && previous > 0 && word(previous - 1) == "similar"
+    }
+
+    /// The name the string at `first` is the value of (`NAME = "..."`, `const NAME string =
+    /// \`...\``), and where that name is.
+    pub(super) fn holder_at(&self, tokens: &[Token], first: usize) -> Option<usize> {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        if !matches!(text(first.checked_sub(1)?), "=" | ":=") {
+            return None;
+        }
+        let mut at = first.checked_sub(2)?;
+        if matches!(text(at), "string" | "str" | "String") && at > 0 {
+            at -= 1;
+        }
+        (tokens[at].kind == TokenKind::Ident).then_some(at)
+    }
+
+    /// [`Self::holder_at`]'s name.
+    pub(super) fn holder(&self, tokens: &[Token], first: usize) -> Option<&str> {
+        self.holder_at(tokens, first)
+            .map(|at| self.text(tokens[at].span.clone()))
+    }
+
+    pub(super) fn named_use(&self, tokens: &[Token], first: usize) -> Option<usize> {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        let at = self.holder_at(tokens, first)?;
+        let name = text(at);
+        // The nearest use after the definition: a local redefined before each use
+        // (`sqlQuery := "..."` in every method) is bound at its own.
+        let passed = |k: &usize| {
+            let k = *k;
+            k != at
+                && tokens[k].kind == TokenKind::Ident
+                && text(k) == name
+                && matches!(text(k.wrapping_sub(1)), "(" | ",")
+                && text(k + 1) == ","
+        };
+        (first + 1..tokens.len())
+            .find(passed)
+            .or_else(|| (0..first).find(passed))
+    }
+
+    /// The first and last token of the string literals that the code joins into one text with
+    /// the string at `index`, side by side (`"SELECT ... " "FROM ..."`) or with `+`: the values
+    /// bound to its placeholders follow the last, and are numbered from the first.
+    pub(super) fn string_run(&self, tokens: &[Token], index: usize) -> (usize, usize) {
+        let is_str = |k: usize| tokens.get(k).is_some_and(|t| t.kind == TokenKind::Str);
+        let is_plus = |k: usize| {
+            tokens
+                .get(k)
+                .is_some_and(|t| t.kind == TokenKind::Punct && self.text(t.span.clone()) == "+")
+        };
+        let mut first = index;
+        loop {
+            if first >= 1 && is_str(first - 1) {
+                first -= 1;
+            } else if first >= 2 && is_plus(first - 1) && is_str(first - 2) {
+                first -= 2;
+            } else {
+                break;
+            }
+        }
+        let mut last = index;
+        loop {
+            if is_str(last + 1) {
+                last += 1;
+            } else if is_plus(last + 1) && is_str(last + 2) {
+                last += 2;
+            } else {
+                break;
+            }
+        }
+        (first, last)
+    }
+
+    /// A Python docstring: a string standing alone as the first statement of a module, class or
+    /// function (outside any bracket). It documents, like a comment, so the calls it mentions are
+    /// not sites.
+    pub(super) fn is_docstring(&self, tokens: &[Token], index: usize) -> bool {
+        let token = &tokens[index];
+        let opens_body = index == 0
+            || (token.newline_before && self.text(tokens[index - 1].span.clone()) == ":");
+        let alone = tokens.get(index + 1).is_none_or(|next| next.newline_before);
+        opens_body && alone
+    }
+
+    /// The byte offsets where each positional placeholder (`%s`, `%d`, Go's `%v`, `?`, `{}`)
+    /// starts, in order.
+    pub(super) fn placeholders(&self, tokens: &[Token]) -> Vec<usize> {
+        let mut starts = Vec::new();
+        for (i, token) in tokens.iter().enumerate() {
+            let next = tokens.get(i + 1).map(|t| self.text(t.span.clone()));
+            let is_placeholder = match self.text(token.span.clone()) {
+                "%" => matches!(next, Some("s" | "d" | "v")),
+                "{" => next == Some("}"),
+                "?" => true,
+                _ => false,
+            };
+            if is_placeholder {
+                starts.push(token.span.start);
+            }
+        }
+        starts
+    }
+
+    /// The values that follow the string at `index`: `f(sql, a, &[&b])` gives `a`, `b`;
+    /// `sql % (a, b)`, `sql.format(a)` and sqlx's `query(sql).bind(a).bind(b)` too. Each value
+    /// is its tokens, `&`s removed.
+    /// `first..=index` are the string's parts (see [`Self::string_run`]).
+    pub(super) fn bound_arguments(
+        &self,
+        tokens: &[Token],
+        first: usize,
+        index: usize,
+        language: Language,
+    ) -> Vec<Vec<Token>> {
+        let text = |i: usize| tokens.get(i).map_or("", |t| self.text(t.span.clone()));
+        // The string's own methods that take nothing (Kotlin's `"""...""".trimIndent()`,
+        // `.strip()`) leave it the same SQL.
+        let mut index = index;
+        while text(index + 1) == "."
+            && tokens
+                .get(index + 2)
+                .is_some_and(|t| t.kind == TokenKind::Ident)
+            && (text(index + 3), text(index + 4)) == ("(", ")")
+        {
+            index += 4;
+        }
+        let start = match (text(index + 1), text(index + 2), text(index + 3)) {
+            // `sql.format(a)`; node-postgres' query config, often with the values on the line
+            // after the text: `{ text: "SELECT pg_advisory_lock($1)", values: [key] }`.
+            (".", "format", "(") | (",", "values", ":") => index + 4,
+            // In a tuple or an array (`("SELECT pg_advisory_lock($1)", 2)`) the next values are
+            // not bound to the string.
+            (",", _, _) if !self.in_call(tokens, first) => return Vec::new(),
+            ("," | "%", _, _) => index + 2,
+            (")", ".", "bind") => return self.bind_chain(tokens, index + 2),
+            // The SQL wrapped in a call, its values passed beside it: SQLAlchemy's
+            // `session.execute(text("... :id"), {"id": KEY})`.
+            (")", ",", _) if self.in_call(tokens, first) => index + 3,
+            _ => return self.jdbc_sets(tokens, index + 1),
+        };
+        let single_operand = text(index + 1) == "%" && text(start) != "(";
+        let mut subscripts = 0usize;
+        let mut values = Vec::new();
+        let mut current = Vec::new();
+        let mut depth = 0usize;
+        // The depths of the open integer conversions (`int(key)`): see through them.
+        let mut conversions: Vec<usize> = Vec::new();
+        for (i, token) in tokens.iter().enumerate().skip(start).take(MAX_CALL_TOKENS) {
+            let piece = text(i);
+            if text(i + 1) == "(" && is_integer_conversion(piece, language) {
+                continue;
+            }
+            if piece == "(" && i > 0 && is_integer_conversion(text(i - 1), language) {
+                depth += 1;
+                conversions.push(depth);
+                continue;
+            }
+            if piece == ")" && conversions.last() == Some(&depth) {
+                conversions.pop();
+                depth -= 1;
+                continue;
+            }
+            match piece {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => {
+                    if depth == 0 {
+                        break;
+                    }
+                    depth -= 1;
+                }
+                _ => {}
+            }
+            if single_operand && (token.newline_before && i > start) {
+                break;
+            }
+            // A subscript (`LOCKS["reindex"]`) is part of its value, not an array around values.
+            if piece == "[" && !current.is_empty() && !token.newline_before {
+                subscripts += 1;
+                current.push(token.clone());
+                continue;
+            }
+            if piece == "]" && subscripts > 0 {
+                subscripts -= 1;
+                current.push(token.clone());
+                continue;
+            }
+            match piece {
+                "," | "(" | "[" | ")" | "]" => {
+                    if !current.is_empty() {
+                        values.push(std::mem::take(&mut current));
+                    }
+                    if depth == 0 && piece == "," && single_operand {
+                        break;
+                    }
+                }
+                "&" => {}
+                _ => current.push(token.clone()),
+            }
+            if single_operand && depth == 0 && !current.is_empty() && piece != "." {
+                let next = text(i + 1);
+                if !matches!(next, "." | "::") {
+                    values.push(std::mem::take(&mut current));
+                    break;
+                }
+            }
+        }
+        if !current.is_empty() {
+            values.push(current);
+        }
+        // A class literal is the type of the result (Spring's `queryForObject(sql,
+        // Boolean::class.javaObjectType, key)`, `Long.class`), never a bound value.
+        values.retain(|value| {
+            !value.windows(2).any(|pair| {
+                matches!(self.text(pair[0].span.clone()), "::" | ".")
+                    && self.text(pair[1].span.clone()) == "class"
+            })
+        });
+        values
+    }
+
+    /// Whether the token at `at` is an argument of a call: the bracket around it is a `(` after a
+    /// name (not a keyword) or a macro's `!`.
+    pub(super) fn in_call(&self, tokens: &[Token], at: usize) -> bool {
+        let mut depth = 0usize;
+        for k in (at.saturating_sub(MAX_CALL_TOKENS)..at).rev() {
+            let token = &tokens[k];
+            if token.kind != TokenKind::Punct {
+                continue;
+            }
+            match self.text(token.span.clone()) {
+                ")" | "]" | "}" => depth += 1,
+                "(" if depth == 0 => {
+                    return k.checked_sub(1).is_some_and(|callee| {
+                        let before = &tokens[callee];
+                        let name = self.text(before.span.clone());
+                        (before.kind == TokenKind::Ident
+                            && !KEYWORDS_BEFORE_EXPRESSION.contains(&name.as_bytes()))
+                            || name == "!"
+                    });
+                }
+                "[" | "{" if depth == 0 => return false,
+                "(" | "[" | "{" => depth -= 1,
+                _ => {}
+            }
+        }
+        false
+    }
+
+    /// JDBC's `statement.setLong(1, KEY)` (`setInt`, `setShort`, `setObject`) after a prepared
+    /// statement's SQL, on the lines that follow it, and JPA's `.setParameter(1, KEY)` after a
+    /// native query's: the values by placeholder number, then JPA's named sets
+    /// (`.setParameter("key", KEY)`), each as its name, a comma and its value.
+    pub(super) fn jdbc_sets(&self, tokens: &[Token], from: usize) -> Vec<Vec<Token>> {
+        let text = |i: usize| tokens.get(i).map_or("", |t| self.text(t.span.clone()));
+        let mut values: Vec<Vec<Token>> = Vec::new();
+        let mut named_sets: Vec<Vec<Token>> = Vec::new();
+        let end = (from + MAX_CALL_TOKENS).min(tokens.len());
+        // The sets of the block the SQL is in, not of the code after it (another method's
+        // `.setParameter(1, ..)`).
+        let mut braces = 0usize;
+        for at in from..end {
+            match text(at) {
+                "{" => braces += 1,
+                "}" if braces == 0 => break,
+                "}" => braces -= 1,
+                _ => {}
+            }
+            if !(text(at) == "."
+                && matches!(
+                    text(at + 1),
+                    "setLong" | "setInt" | "setShort" | "setObject" | "setParameter"
+                )
+                && text(at + 2) == "("
+                && text(at + 4) == ",")
+            {
+                continue;
+            }
+            // JPA's `.setParameter("key", key)` names a `:key` placeholder: kept as its name,
+            // the comma and the value, which [`Self::named_bind`] reads.
+            let named = text(at + 1) == "setParameter"
+                && tokens[at + 3].kind == TokenKind::Str
+                && !named_sets.iter().any(|set: &Vec<Token>| {
+                    set.first().map(|t| self.text(t.content.clone()))
+                        == Some(self.text(tokens[at + 3].content.clone()))
+                });
+            let number = text(at + 3)
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=MAX_VALUE_TOKENS).contains(n));
+            if number.is_none() && !named {
+                continue;
+            }
+            // The value runs to the `,` or `)` that ends the argument: a getter's own
+            // parentheses (`kind.getFamily()`) are part of it.
+            let mut depth = 0usize;
+            let value: Vec<Token> = tokens[..end]
+                .iter()
+                .skip(at + 5)
+                .take_while(|t| match self.text(t.span.clone()) {
+                    "(" | "[" => {
+                        depth += 1;
+                        true
+                    }
+                    ")" | "]" if depth > 0 => {
+                        depth -= 1;
+                        true
+                    }
+                    ")" | "]" | "," | ";" => depth > 0 && self.text(t.span.clone()) == ",",
+                    _ => true,
+                })
+                .take(MAX_VALUE_TOKENS)
+                .cloned()
+                .collect();
+            let Some(number) = number else {
+                named_sets.push(
+                    tokens[at + 3..at + 5]
+                        .iter()
+                        .cloned()
+                        .chain(value)
+                        .collect(),
+                );
+                continue;
+            };
+            if values.len() < number {
+                values.resize(number, Vec::new());
+            }
+            // The first set of a placeholder is the statement's.
+            if values[number - 1].is_empty() {
+                values[number - 1] = value;
+            }
+        }
+        values.extend(named_sets);
+        values
+    }
+
+    /// The arguments of a chain of one-argument `.bind(value)` calls starting at `from`, in order.
+    pub(super) fn bind_chain(&self, tokens: &[Token], from: usize) -> Vec<Vec<Token>> {
+        let text = |i: usize| tokens.get(i).map_or("", |t| self.text(t.span.clone()));
+        let mut values = Vec::new();
+        let mut at = from;
+        while (text(at), text(at + 1), text(at + 2)) == (".", "bind", "(") {
+            let mut depth = 0usize;
+            let mut value = Vec::new();
+            let mut close = None;
+            for (i, token) in tokens
+                .iter()
+                .enumerate()
+                .skip(at + 2)
+                .take(MAX_VALUE_TOKENS)
+            {
+                match text(i) {
+                    "(" | "[" | "{" => depth += 1,
+                    ")" | "]" | "}" => {
+                        depth -= 1;
+                        if depth == 0 {
+                            close = Some(i);
+                            break;
+                        }
+                    }
+                    "&" => continue,
+                    _ => {}
+                }
+                if i > at + 2 {
+                    value.push(token.clone());
+                }
+            }
+            let Some(close) = close else {
+                break;
+            };
+            values.push(value);
+            at = close + 1;
+        }
+        values
+    }
+
+    /// The value bound to a placeholder argument, when the code around the string shows it.
+    pub(super) fn bound_key(&self, argument: &[Token]) -> Option<Key> {
+        let binds = self.binds.as_ref()?;
+        let argument = self.without_cast(argument);
+        let texts: Vec<&str> = argument.iter().map(|t| self.text(t.span.clone())).collect();
+        let position = match texts.as_slice() {
+            // `$1`, JPA's ordinal `?1`, and Go's explicit argument index `%[1]d`.
+            ["$" | "?", number] | ["%", "[", number, "]", "s" | "d" | "v"] => {
+                number.parse::<usize>().ok()?.checked_sub(1)?
+            }
+            ["%", "s" | "d" | "v"] | ["?"] | ["{", "}"] => {
+                let start = argument[0].span.start;
+                binds.offset + binds.placeholders.iter().position(|&p| p == start)?
+            }
+            ["%", "(", name, ")", "s" | "d"] | [":", name] => return self.named_bind(binds, name),
+            _ => return None,
+        };
+        let value = binds.values.get(position)?;
+        let key = self.key(value, binds.language);
+        (!matches!(key, Key::Dynamic(_))).then_some(key)
+    }
+
+    /// A replacement field of a Python string the code formats with keywords
+    /// (`"SELECT pg_advisory_xact_lock({key})".format(key=self.key)`): the keyword's value.
+    pub(super) fn format_field(&self, argument: &[Token]) -> Option<Key> {
+        let binds = self
+            .binds
+            .as_ref()
+            .filter(|b| b.language == Language::Python)?;
+        let [open, name, close] = argument else {
+            return None;
+        };
+        if self.text(open.span.clone()) != "{"
+            || self.text(close.span.clone()) != "}"
+            || name.kind != TokenKind::Ident
+        {
+            return None;
+        }
+        self.named_bind(binds, self.text(name.span.clone()))
+    }
+
+    /// A named placeholder (psycopg's `%(name)s`, `:name` of SQLAlchemy, kotliquery, JDBI and
+    /// Spring's templates): the value of the entry for `name` among the values the code passes:
+    /// a dict's `"name": value`, Kotlin's `mapOf("name" to value)`, a Ruby hash's
+    /// `"name" => value` or `name: value`, an object's `name: value`, a keyword `name=value`.
+    pub(super) fn named_bind(&self, binds: &Binds, name: &str) -> Option<Key> {
+        binds.values.iter().find_map(|value| {
+            let text = |t: &Token| self.text(t.span.clone());
+            let value = match value.as_slice() {
+                [open, inner @ ..] if text(open) == "{" => inner,
+                all => all,
+            };
+            let value = match value {
+                [inner @ .., close] if text(close) == "}" => inner,
+                all => all,
+            };
+            let [key, separator, rest @ ..] = value else {
+                return None;
+            };
+            let key_name = match key.kind {
+                TokenKind::Str => self.text(key.content.clone()),
+                TokenKind::Ident => text(key),
+                _ => return None,
+            };
+            let separates = match key.kind {
+                // `"name": value`, Kotlin's `"name" to value`, Ruby's `"name" => value`, JPA's
+                // `.setParameter("name", value)` (see [`Self::jdbc_sets`]).
+                TokenKind::Str => matches!(text(separator), ":" | "to" | "=>" | ","),
+                _ => matches!(text(separator), ":" | "="),
+            };
+            let key = self.key(rest, binds.language);
+            (key_name == name && separates && !matches!(key, Key::Dynamic(_))).then_some(key)
+        })
+    }
+
+    /// `tokens` without an integer cast: `1001042::bigint`, `$1::int8` and `CAST($1 AS bigint)`
+    /// are the literal and the placeholder (but `Locks::ADVISORY_LOCK_FOO` is a path).
+    pub(super) fn without_cast<'t>(&self, tokens: &'t [Token]) -> &'t [Token] {
+        let text = |t: &Token| self.text(t.span.clone());
+        let integer_type = |t: &Token| {
+            [
+                "bigint", "int8", "integer", "int", "int4", "smallint", "int2", "oid",
+            ]
+            .iter()
+            .any(|name| name.eq_ignore_ascii_case(text(t)))
+        };
+        match tokens {
+            [cast, open, inner @ .., r#as, kind, close]
+                if text(cast).eq_ignore_ascii_case("cast")
+                    && text(open) == "("
+                    && text(r#as).eq_ignore_ascii_case("as")
+                    && integer_type(kind)
+                    && text(close) == ")"
+                    && !inner.is_empty() =>
+            {
+                inner
+            }
+            [head @ .., cast, kind]
+                if text(cast) == "::" && integer_type(kind) && !head.is_empty() =>
+            {
+                head
+            }
+            _ => tokens,
+        }
+    }
+}
+
+/// Words that only SQL puts around a lock call: a string with one of them is SQL the code runs.
+const SQL_WORDS: &[&str] = &[
+    "as",
+    "begin",
+    "call",
+    "case",
+    "create",
+    "declare",
+    "do",
+    "else",
+    "end",
+    "execute",
+    "exists",
+    "from",
+    "function",
+    "if",
+    "insert",
+    "into",
+    "join",
+    "language",
+    "limit",
+    "loop",
+    "perform",
+    "procedure",
+    "return",
+    "returning",
+    "returns",
+    "select",
+    "set",
+    "then",
+    "union",
+    "update",
+    "values",
+    "when",
+    "where",
+];
+
+/// Whether a string that mentions `advisory` reads as SQL rather than prose. It does when it
+/// holds a word only SQL puts around a call (`SELECT`, `AS`, `PERFORM`, ...), or nothing but the
+/// call itself (`"pg_try_advisory_lock(?)"`): words inside parentheses and the function's name do
+/// not count. An error message or a table comment that names a lock call
+/// (`"pg_advisory_lock(7000420) timed out"`) is prose, as a code comment is: no site.
+fn reads_as_sql(text: &[u8]) -> bool {
+    let mut depth = 0usize;
+    let mut prose = false;
+    let mut index = 0;
+    while index < text.len() {
+        let byte = text[index];
+        if byte.is_ascii_alphabetic() || byte == b'_' {
+            let start = index;
+            while index < text.len() && (text[index].is_ascii_alphanumeric() || text[index] == b'_')
+            {
+                index += 1;
+            }
+            let word = &text[start..index];
+            if SQL_WORDS
+                .iter()
+                .any(|w| w.as_bytes().eq_ignore_ascii_case(word))
+            {
+                return true;
+            }
+            if depth == 0 && !contains_ignore_case(word, b"advisory") {
+                prose = true;
+            }
+            continue;
+        }
+        match byte {
+            b'(' => depth += 1,
+            b')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        index += 1;
+    }
+    !prose
+}
+
+/// The name of an advisory lock function that a string builds at run time: `pg_advisory`
+/// or `pg_try_advisory` followed, within the name, by an interpolation or a format placeholder
+/// (`#{`, `${`, `{`, `%s`, `%(`), as in `"pg_advisory#{xstr}_lock#{sharestr}"`. A whole name
+/// followed by its parenthesis (`pg_advisory_lock(${KEY})`) is a call, read as SQL.
+fn built_lock_function(content: &str) -> Option<String> {
+    let lower = content.to_ascii_lowercase();
+    let start = lower
+        .find("pg_advisory")
+        .or_else(|| lower.find("pg_try_advisory"))?;
+    let rest = &content[start..];
+    let end = rest
+        .find(|c: char| c == '(' || c.is_whitespace() || c == '\'' || c == '"')
+        .unwrap_or(rest.len());
+    let name = &rest[..end];
+    let built = ["#{", "${", "{", "%s", "%("]
+        .iter()
+        .any(|m| name.contains(m));
+    built.then(|| excerpt(name))
+}
+
+fn contains_ignore_case(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|window| window.eq_ignore_ascii_case(needle))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reads_as_sql;
+
+    #[test]
+    fn a_string_reads_as_sql_with_a_sql_word_or_nothing_but_the_call() {
+        for sql in [
+            "SELECT pg_advisory_lock(%s)",
+            "select pg_try_advisory_xact_lock($1) as locked",
+            "pg_try_advisory_lock(?)",
+            "pg_advisory_unlock(#{lock_id})",
+            "\n    PERFORM pg_advisory_xact_lock(42);\n",
+            "pg_advisory_lock(%(a)s, %(b)s) AS locked",
+        ] {
+            assert!(reads_as_sql(sql.as_bytes()), "{sql}");
+        }
+        for prose in [
+            "pg_advisory_lock(7000420) timed out",
+            "each job is locked with pg_advisory_lock(7000421) while it runs",
+            "could not take the advisory lock pg_try_advisory_lock(42)",
+        ] {
+            assert!(!reads_as_sql(prose.as_bytes()), "{prose}");
+        }
+    }
+}
