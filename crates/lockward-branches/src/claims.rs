@@ -4,9 +4,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
 use lockward_registry::{
-    Code, Finding, Id, KeyShape, Kind, Label, Lock, Registry, Reservation, Severity, SourceFile,
+    Finding, Id, KeyShape, Kind, Label, Lock, Registry, Reservation, SourceFile,
 };
 
+use crate::diags;
 use crate::git::{Branch, Lookup};
 
 /// One branch's registry, parsed once per distinct blob.
@@ -207,20 +208,8 @@ fn unreadable(file_name: &str, branch: &str, parsed: &Parsed) -> Option<Finding>
     let Parsed::Unreadable { why, errors, ids } = parsed else {
         return None;
     };
-    let consequence = if ids.is_some() {
-        "the ids its `[[lock]]` tables record are still reserved here, and nothing else in it is"
-    } else {
-        "the ids it takes are not known here, and `lockward take` refuses to pick one"
-    };
-    let mut finding = Finding::file(
-        Code::BranchRegistryUnreadable,
-        Severity::Warning,
-        file_name,
-        format!("the registry on branch {branch} does not parse ({why}); {consequence}"),
-    )
-    .with_help(format!(
-        "fix {file_name} on that branch, or delete the branch if it is abandoned"
-    ));
+    let mut finding =
+        diags::branch_registry_unreadable(file_name, branch, why, ids.is_some()).file(file_name);
     finding.labels = errors
         .iter()
         .map(|error| Label {
@@ -237,7 +226,7 @@ fn unreadable(file_name: &str, branch: &str, parsed: &Parsed) -> Option<Finding>
 fn purpose(lock: &Lock) -> Option<String> {
     match (lock.constant(), lock.kind()) {
         (Some(constant), _) => Some(constant.to_owned()),
-        (None, Kind::Handover { plugin }) => Some(format!("a handover to plugin {plugin}")),
+        (None, Kind::Handover { plugin }) => Some(diags::handover_purpose(plugin)),
         _ => None,
     }
 }
@@ -261,37 +250,19 @@ fn collision_with_here(
     if distinct.is_empty() {
         return None;
     }
-    let here_name = match sides.here {
-        Some(branch) => format!("branch {branch} (this work tree)"),
-        None => "this work tree (detached HEAD)".to_owned(),
-    };
-    let parts: Vec<String> = std::iter::once(format!("{here_purpose} on {here_name}"))
+    let parts: Vec<String> = std::iter::once(diags::side(here_purpose, None, sides.here))
         .chain(
             distinct
                 .iter()
-                .map(|(purpose, claim)| format!("{purpose} on branch {}", claim.branch)),
+                .map(|(purpose, claim)| diags::side(purpose, Some(claim.branch), None)),
         )
         .collect();
-    let mut finding = Finding::file(
-        Code::BranchCollision,
-        Severity::Error,
-        sides.file_name,
-        format!(
-            "id {} is taken by {} branches for different constants: {}",
-            here.id(),
-            number(parts.len()),
-            join(&parts)
-        ),
-    )
-    .with_help(
-        "keep the id on one branch; on the other, remove the entry and take a new id with \
-         `lockward take` (it skips ids reserved by branches)",
-    );
+    let mut finding = diags::branch_collision(here.id(), &parts).file(sides.file_name);
     finding
         .labels
-        .push(current.label(here, format!("taken for {here_purpose} here")));
+        .push(current.label(here, diags::taken_for(here_purpose, None)));
     for (purpose, claim) in &distinct {
-        let message = format!("taken for {purpose} on branch {}", claim.branch);
+        let message = diags::taken_for(purpose, Some(claim.branch));
         let mut label = claim.file.label(claim.lock.span().clone(), message);
         label.path = on_branch(claim.branch, sides.file_name);
         finding.labels.push(label);
@@ -316,46 +287,16 @@ fn collision(file_name: &str, claims: &[Claim<'_>]) -> Option<Finding> {
     let id = &claims[0].lock.id();
     let parts: Vec<String> = distinct
         .iter()
-        .map(|(purpose, claim)| format!("{purpose} on branch {}", claim.branch))
+        .map(|(purpose, claim)| diags::side(purpose, Some(claim.branch), None))
         .collect();
-    let mut finding = Finding::file(
-        Code::BranchCollision,
-        Severity::Error,
-        file_name,
-        format!(
-            "id {id} is taken by {} branches for different constants: {}",
-            number(distinct.len()),
-            join(&parts)
-        ),
-    )
-    .with_help(
-        "keep the id on one branch; on the other, remove the entry and take a new id with \
-         `lockward take` (it skips ids reserved by branches)",
-    );
+    let mut finding = diags::branch_collision(id, &parts).file(file_name);
     for (purpose, claim) in &distinct {
-        let message = format!("taken for {purpose} on branch {}", claim.branch);
+        let message = diags::taken_for(purpose, Some(claim.branch));
         let mut label = claim.file.label(claim.lock.span().clone(), message);
         label.path = on_branch(claim.branch, file_name);
         finding.labels.push(label);
     }
     Some(finding)
-}
-
-fn number(count: usize) -> String {
-    match count {
-        2 => "two".to_owned(),
-        3 => "three".to_owned(),
-        _ => count.to_string(),
-    }
-}
-
-/// `a`, `a and b`, `a, b and c`.
-fn join(parts: &[String]) -> String {
-    match parts {
-        [] => String::new(),
-        [only] => only.clone(),
-        [init @ .., last] => format!("{} and {last}", init.join(", ")),
-    }
 }
 
 /// The reservation the first branch that has an id makes.

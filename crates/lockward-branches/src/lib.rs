@@ -39,11 +39,12 @@
 #![deny(missing_docs)]
 
 mod claims;
+mod diags;
 mod git;
 
 use std::path::Path;
 
-use lockward_registry::{Code, Finding, Registry, Reservation, Severity};
+use lockward_registry::{Finding, Registry, Reservation};
 
 use crate::git::{GitError, Repo};
 
@@ -91,36 +92,15 @@ pub fn read(registry_path: &Path, current: &Registry) -> Reservations {
             unreadable: (!taken.unknown.is_empty()).then(|| taken.unknown.join("; ")),
         },
         Err(GitError::NotARepository) => Reservations {
-            findings: vec![Finding::file(
-                Code::NotAGitRepository,
-                Severity::Note,
-                &file_name,
-                "skipped: not a git repository, so ids taken on other branches are not known",
-            )],
+            findings: vec![diags::not_a_git_repository().file(&file_name)],
             ..Reservations::default()
         },
         Err(GitError::NotRunnable(message)) => Reservations {
-            findings: vec![Finding::file(
-                Code::GitUnavailable,
-                Severity::Warning,
-                &file_name,
-                format!("skipped reading other branches: {message}"),
-            )],
+            findings: vec![diags::git_unavailable(&message).file(&file_name)],
             ..Reservations::default()
         },
         Err(GitError::Failed(message)) => Reservations {
-            findings: vec![
-                Finding::file(
-                    Code::GitFailed,
-                    Severity::Warning,
-                    &file_name,
-                    format!("could not read other branches: {message}"),
-                )
-                .with_help(
-                    "until git can read this repository, ids taken on other branches are not \
-                     known here, and `lockward take` refuses to pick one",
-                ),
-            ],
+            findings: vec![diags::git_failed(&message).file(&file_name)],
             unreadable: Some(message),
             ..Reservations::default()
         },

@@ -26,6 +26,7 @@ mod change;
 mod commands;
 mod confine;
 mod databases;
+mod diags;
 mod gems;
 mod listing;
 mod outcome;

@@ -1,9 +1,10 @@
 //! The rendered page (`[project] page`): the change that writes it, and the finding when the
 //! page on disk is not what the registry renders.
 
-use lockward_registry::{Code, Finding, Id, Registry, Severity, SourceFile, page};
+use lockward_registry::{Finding, Id, Registry, SourceFile, page};
 
 use crate::atomic::Change;
+use crate::diags;
 use crate::project::Project;
 use crate::project_file::read_project_file;
 
@@ -27,12 +28,9 @@ pub(crate) fn page_freshness(project: &Project) -> Option<Finding> {
     let page = project.registry.project().page.as_ref()?;
     match project.location.resolve(page) {
         Ok(path) => stale_page(project, &path),
-        Err(error) => Some(Finding::file(
-            Code::PathOutsideProject,
-            Severity::Error,
-            project.location.label.clone(),
-            format!("[project] page: {error:#}"),
-        )),
+        Err(error) => {
+            Some(diags::page_outside_project(&error).file(project.location.label.clone()))
+        }
     }
 }
 
@@ -45,15 +43,7 @@ pub(crate) fn stale_page(project: &Project, path: &std::path::Path) -> Option<Fi
         .ok()
         .and_then(|bytes| String::from_utf8(bytes).ok())
     else {
-        return Some(
-            Finding::file(
-                Code::StalePage,
-                Severity::Error,
-                page.clone(),
-                format!("the page {page} does not exist"),
-            )
-            .with_help("run `lockward render` and commit the page"),
-        );
+        return Some(diags::page_missing(&page).file(page.clone()));
     };
     if on_disk == expected {
         return None;
@@ -76,15 +66,5 @@ pub(crate) fn stale_page(project: &Project, path: &std::path::Path) -> Option<Fi
         .lines()
         .nth(first_difference)
         .unwrap_or("(end of page)");
-    Some(
-        file.finding(
-            Code::StalePage,
-            Severity::Error,
-            offset..line_end,
-            format!("the page {page} is stale: it differs from what the registry renders"),
-        )
-        .with_help(format!(
-            "run `lockward render` and commit the page; this line should read: {wanted}"
-        )),
-    )
+    Some(diags::page_stale(&page, wanted).at(&file, offset..line_end))
 }

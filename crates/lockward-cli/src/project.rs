@@ -4,12 +4,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 use lockward_registry::{
-    Code, Finding, LoadError, Loaded, Manifest, Registry, Severity, decode_utf8, page,
+    Finding, LoadError, Loaded, Manifest, Registry, Severity, decode_utf8, page,
 };
+use lockward_scan::PluginDir;
 
 use crate::atomic::{self, ProjectLock};
 use crate::confine;
-use lockward_scan::PluginDir;
+use crate::diags;
 
 /// The registry file's name, looked for in the current directory and its parents.
 pub(crate) const REGISTRY_FILE: &str = "lockward.toml";
@@ -338,14 +339,7 @@ fn expand(location: &Location, pattern: &str) -> anyhow::Result<Vec<PathBuf>> {
 /// The finding for a manifest a glob matched and that could not be read (a FIFO, a file too
 /// large, no permission): it is not admitted, and says why, rather than being dropped.
 fn unread(label: &str, error: &std::io::Error) -> Finding {
-    Finding::file(
-        Code::Unreadable,
-        Severity::Error,
-        label.to_owned(),
-        format!(
-            "the manifest {label} matched a `[plugins] manifests` glob but cannot be read: {error}"
-        ),
-    )
+    diags::manifest_unreadable(label, error).file(label)
 }
 
 /// The finding for a manifest glob's match that resolves outside the registry's directory
@@ -353,25 +347,11 @@ fn unread(label: &str, error: &std::io::Error) -> Finding {
 fn outside(registry: &Registry, index: usize, label: &str) -> Finding {
     let settings = registry.plugin_settings();
     let glob = &settings.manifests[index];
-    let message = format!(
-        "manifest glob `{glob}` matches `{label}`, which resolves outside the registry's directory (a symlink): it is not read"
-    );
-    let finding = match settings.manifest_span(index) {
-        Some(span) => {
-            registry
-                .file()
-                .finding(Code::GlobOutsideProject, Severity::Error, span, message)
-        }
-        None => Finding::file(
-            Code::GlobOutsideProject,
-            Severity::Error,
-            registry.file().path(),
-            message,
-        ),
-    };
-    finding.with_help(
-        "manifests are read from under the registry's directory only: replace the symlink by the manifest itself",
-    )
+    let said = diags::manifest_outside_project(glob, label);
+    match settings.manifest_span(index) {
+        Some(span) => said.at(registry.file(), span),
+        None => said.file(registry.file().path()),
+    }
 }
 
 /// Every parsed manifest's plugin, with its directory: a refused plugin's code is still that

@@ -8,8 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
-use lockward_registry::{Code, Finding, LoadError, Registry, Severity};
+use lockward_registry::{Finding, LoadError, Registry};
 
+use crate::diags::{self, Said};
 use crate::project::Project;
 
 /// The shared registries that could be read, and what went wrong with the others.
@@ -33,26 +34,12 @@ impl Shared {
         let registry = &project.registry;
         for share in registry.shares() {
             let path = project.location.root.join(&share.registry);
-            let at = |message: String| {
-                registry.file().finding(
-                    Code::SharedRegistryUnreadable,
-                    Severity::Error,
-                    share.span.clone(),
-                    message,
-                )
-            };
+            let at = |said: Said| said.at(registry.file(), share.span.clone());
             shared.add(&path, &share.registry, &mut seen, at);
         }
         for path in with {
             let label = path.display().to_string();
-            let at = |message: String| {
-                Finding::file(
-                    Code::SharedRegistryUnreadable,
-                    Severity::Error,
-                    label.clone(),
-                    message,
-                )
-            };
+            let at = |said: Said| said.file(label.clone());
             shared.add(path, &label, &mut seen, at);
         }
         shared
@@ -63,7 +50,7 @@ impl Shared {
         path: &Path,
         label: &str,
         seen: &mut Vec<PathBuf>,
-        at: impl Fn(String) -> Finding,
+        at: impl Fn(Said) -> Finding,
     ) {
         let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         if seen.contains(&canonical) {
@@ -72,19 +59,13 @@ impl Shared {
         seen.push(canonical);
         match Registry::load(path, label) {
             Ok(loaded) => self.registries.push(loaded.registry),
-            Err(LoadError::Io { source, .. }) => self.findings.push(
-                at(format!(
-                    "cannot read the shared registry {label}: {source}; its keys were not compared"
-                ))
-                .with_help("fix the path in `[[share]] registry` or `--with`"),
-            ),
+            Err(LoadError::Io { source, .. }) => self
+                .findings
+                .push(at(diags::shared_registry_unread(label, &source))),
             Err(LoadError::Invalid { findings, .. }) => {
                 let first = findings.iter().find(|finding| finding.is_error());
                 let errors = findings.iter().filter(|finding| finding.is_error()).count();
-                let mut finding = at(format!(
-                    "the shared registry {label} breaks its rules ({}); its keys were not compared",
-                    crate::report::count(errors, "error", "errors"),
-                ));
+                let mut finding = at(diags::shared_registry_invalid(label, errors));
                 if let Some(first) = first {
                     finding.labels.push(lockward_registry::Label {
                         path: first.path.clone(),
@@ -92,9 +73,7 @@ impl Shared {
                         message: first.message.clone(),
                     });
                 }
-                self.findings.push(
-                    finding.with_help("run `lockward check` in that project and fix what it says"),
-                );
+                self.findings.push(finding);
             }
         }
     }

@@ -12,6 +12,7 @@
 #![deny(missing_docs)]
 
 pub mod adopt;
+mod diags;
 pub mod file;
 pub mod finding;
 pub mod id;

@@ -7,7 +7,8 @@ use std::path::Path;
 
 use toml_edit::{Item, TableLike, Value};
 
-use crate::finding::{Code, Finding, Severity};
+use crate::diags::{self, Said};
+use crate::finding::Finding;
 use crate::id::{Id, KeyShape};
 use crate::near_miss::edit_distance;
 use crate::registry::{
@@ -91,14 +92,7 @@ pub fn decode_utf8(label: &str, bytes: Vec<u8>) -> Result<String, Finding> {
         let bytes = error.into_bytes();
         let prefix = String::from_utf8_lossy(&bytes[..valid]).into_owned();
         let file = SourceFile::new(label, prefix.clone());
-        let mut finding = file.finding(
-            Code::Unreadable,
-            Severity::Error,
-            valid..valid,
-            format!("the file is not UTF-8: invalid byte 0x{:02X}", bytes[valid]),
-        );
-        finding.help = Some("save the file as UTF-8".to_owned());
-        finding
+        diags::not_utf8(bytes[valid]).at(&file, valid..valid)
     })
 }
 
@@ -163,21 +157,9 @@ fn syntax_error(file: &SourceFile, error: &toml_edit::TomlError) -> Finding {
     let span = error.span().unwrap_or(0..0);
     let message = error.message().trim_end().to_owned();
     if message.contains("overflowed") {
-        return file
-            .finding(
-                Code::IdOutOfRange,
-                Severity::Error,
-                span,
-                "integer does not fit in PostgreSQL's bigint (-2^63 ..= 2^63-1)",
-            )
-            .with_help("advisory lock ids are bigint; pick an id inside core's block");
+        return diags::integer_beyond_bigint().at(file, span);
     }
-    file.finding(
-        Code::TomlSyntax,
-        Severity::Error,
-        span,
-        format!("invalid TOML: {message}"),
-    )
+    diags::invalid_toml(&message).at(file, span)
 }
 
 /// A value with the byte range it was written at.
@@ -253,14 +235,8 @@ struct Checker<'a> {
 }
 
 impl Checker<'_> {
-    fn error(
-        &mut self,
-        code: Code,
-        span: Range<usize>,
-        message: impl Into<String>,
-    ) -> &mut Finding {
-        let finding = self.file.finding(code, Severity::Error, span, message);
-        self.findings.push(finding);
+    fn report(&mut self, said: Said, span: Range<usize>) -> &mut Finding {
+        self.findings.push(said.at(self.file, span));
         self.findings.last_mut().expect("just pushed")
     }
 
@@ -337,18 +313,10 @@ impl Checker<'_> {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
         if !valid {
-            self.error(
-                Code::InvalidProjectName,
+            self.report(
+                diags::project_name_not_allowed(&name.value, MAX_PROJECT_NAME),
                 name.span.clone(),
-                format!(
-                    "project name `{}` is not allowed",
-                    name.value.escape_debug()
-                ),
-            )
-            .help = Some(format!(
-                "a project name is 1 to {MAX_PROJECT_NAME} ASCII letters, digits, `_`, `-` or `.` \
-                 (no spaces): it names every lock session in PostgreSQL's application_name"
-            ));
+            );
         }
         valid
     }
@@ -361,14 +329,7 @@ impl Checker<'_> {
     ) -> Option<&'t dyn TableLike> {
         match parent.get(key) {
             None => {
-                self.error(
-                    Code::MissingField,
-                    parent_span,
-                    format!("missing the [{key}] table"),
-                )
-                .help = Some(format!(
-                    "add a [{key}] table; the README's section `The registry` shows its fields"
-                ));
+                self.report(diags::missing_table(key), parent_span);
                 None
             }
             Some(item) => self.table_like(item, key),
@@ -379,11 +340,7 @@ impl Checker<'_> {
         if let Some(table) = item.as_table_like() {
             return Some(table);
         }
-        self.error(
-            Code::WrongType,
-            item_span(item),
-            format!("`{key}` must be a table, found {}", item.type_name()),
-        );
+        self.report(diags::not_a_table(key, item.type_name()), item_span(item));
         None
     }
 
@@ -396,15 +353,8 @@ impl Checker<'_> {
                 .key(key)
                 .and_then(toml_edit::Key::span)
                 .unwrap_or(0..0);
-            let finding = self.error(
-                Code::UnknownKey,
-                span,
-                format!("unknown key `{key}` in {place}"),
-            );
-            finding.help = Some(match did_you_mean(key, known) {
-                Some(near) => format!("did you mean `{near}`?"),
-                None => format!("known keys here: {}", known.join(", ")),
-            });
+            let near = did_you_mean(key, known);
+            self.report(diags::unknown_key(key, place, near, known), span);
         }
     }
 
@@ -416,18 +366,10 @@ impl Checker<'_> {
         {
             return;
         }
-        self.error(
-            Code::UnsupportedConstantsLanguage,
+        self.report(
+            diags::constants_language_not_written(&constants.value),
             constants.span.clone(),
-            format!(
-                "core's constants file `{}` is not in a language lockward writes constants in",
-                constants.value
-            ),
-        )
-        .help = Some(format!(
-            "use a {} file (by its extension); ids defined elsewhere are `defined_in` entries",
-            lockward_lang::Language::CONSTANTS_LANGUAGES
-        ));
+        );
     }
 
     /// A path the registry names (`key`) must stay in the registry's directory: not absolute,
@@ -437,14 +379,11 @@ impl Checker<'_> {
         let Some(why) = outside_project(&path.value) else {
             return;
         };
-        let why = why.as_str();
-        self.error(
-            Code::PathOutsideProject,
+        let absolute = why == Outside::Absolute;
+        self.report(
+            diags::path_outside_project(key, &path.value, absolute),
             path.span.clone(),
-            format!("{key} `{}` {why}", path.value),
-        )
-        .help =
-            Some("name a file inside the project, relative to the registry's directory".to_owned());
+        );
     }
 
     fn required_string(
@@ -454,12 +393,7 @@ impl Checker<'_> {
         place: &str,
     ) -> Option<Spanned<String>> {
         if table.get(key).is_none() {
-            let span = table_span(table);
-            self.error(
-                Code::MissingField,
-                span,
-                format!("{place} is missing `{key}`"),
-            );
+            self.report(diags::missing_key(place, key), table_span(table));
             return None;
         }
         self.optional_string(table, key)
@@ -470,7 +404,7 @@ impl Checker<'_> {
         let span = item_span(item);
         match item.as_str() {
             Some(text) if text.trim().is_empty() => {
-                self.error(Code::WrongType, span, format!("`{key}` must not be empty"));
+                self.report(diags::empty_string(key), span);
                 None
             }
             Some(text) => Some(Spanned {
@@ -478,11 +412,7 @@ impl Checker<'_> {
                 span,
             }),
             None => {
-                self.error(
-                    Code::WrongType,
-                    span,
-                    format!("`{key}` must be a string, found {}", item.type_name()),
-                );
+                self.report(diags::not_a_string(key, item.type_name()), span);
                 None
             }
         }
@@ -492,14 +422,7 @@ impl Checker<'_> {
         let item = table.get(key)?;
         let span = item_span(item);
         let Some(array) = item.as_array() else {
-            self.error(
-                Code::WrongType,
-                span,
-                format!(
-                    "`{key}` must be an array of strings, found {}",
-                    item.type_name()
-                ),
-            );
+            self.report(diags::not_a_string_list(key, item.type_name()), span);
             return None;
         };
         let mut values = Vec::with_capacity(array.len());
@@ -507,10 +430,9 @@ impl Checker<'_> {
             match value.as_str() {
                 Some(text) => values.push(text.to_owned()),
                 None => {
-                    self.error(
-                        Code::WrongType,
+                    self.report(
+                        diags::list_item_not_a_string(key, value.type_name()),
                         value.span().unwrap_or(span.clone()),
-                        format!("`{key}` must hold strings, found {}", value.type_name()),
                     );
                 }
             }
@@ -541,19 +463,13 @@ impl Checker<'_> {
                 span,
             });
         }
-        self.error(
-            Code::WrongType,
-            span,
-            format!("`{key}` must be an integer, found {}", item.type_name()),
-        );
+        self.report(diags::not_an_integer(key, item.type_name()), span);
         None
     }
 
     fn block(&mut self, core: &dyn TableLike) -> Option<Spanned<Block>> {
         let Some(item) = core.get("block") else {
-            let span = table_span(core);
-            self.error(Code::MissingField, span, "[core] is missing `block`")
-                .help = Some("add `block = { start = 1_001_001, end = 1_001_999 }`".to_owned());
+            self.report(diags::missing_block(), table_span(core));
             return None;
         };
         let span = item_span(item);
@@ -561,11 +477,7 @@ impl Checker<'_> {
         self.unknown_keys(table, BLOCK_KEYS, "`block`");
         let mut bound = |key: &str| {
             if table.get(key).is_none() {
-                self.error(
-                    Code::MissingField,
-                    span.clone(),
-                    format!("`block` is missing `{key}`"),
-                );
+                self.report(diags::missing_key("`block`", key), span.clone());
             }
             self.integer(table, key)
         };
@@ -573,15 +485,10 @@ impl Checker<'_> {
         let end = bound("end");
         let (start, end) = (start?, end?);
         if start.value.value() > end.value.value() {
-            self.error(
-                Code::InvalidBlock,
+            self.report(
+                diags::block_inverted(&start.value, &end.value),
                 span.clone(),
-                format!(
-                    "the block starts at {} but ends at {}",
-                    start.value, end.value
-                ),
-            )
-            .help = Some("the block is inclusive: `start` must not be above `end`".to_owned());
+            );
             return None;
         }
         Some(Spanned {
@@ -636,23 +543,7 @@ impl Checker<'_> {
         if !absolute && !parent {
             return;
         }
-        let why = if absolute {
-            "is absolute"
-        } else {
-            "climbs out with `..`"
-        };
-        self.error(
-            Code::GlobOutsideProject,
-            span,
-            format!(
-                "manifest glob `{}` {why}: it would read files outside the registry's directory",
-                glob.escape_debug()
-            ),
-        )
-        .help = Some(
-            "manifest globs are relative to lockward.toml and stay under its directory, e.g. `plugins/*/plugin.toml`"
-                .to_owned(),
-        );
+        self.report(diags::glob_outside_project(glob, absolute), span);
     }
 
     fn scan(&mut self, root: &toml_edit::Table) -> ScanSettings {
@@ -703,13 +594,9 @@ impl Checker<'_> {
     /// `wrappers = [{ name = "with_lock", position = 2 }, { name = "lock", keyword = "id" }]`.
     fn wrappers(&mut self, item: &Item) -> Vec<Wrapper> {
         let Some(array) = item.as_array() else {
-            self.error(
-                Code::WrongType,
+            self.report(
+                diags::wrappers_not_an_array(item.type_name()),
                 item_span(item),
-                format!(
-                    "`wrappers` must be an array of inline tables, found {}",
-                    item.type_name()
-                ),
             );
             return Vec::new();
         };
@@ -717,14 +604,7 @@ impl Checker<'_> {
         for value in array {
             let span = value.span().unwrap_or_else(|| item_span(item));
             let Some(table) = value.as_inline_table() else {
-                self.error(
-                    Code::WrongType,
-                    span,
-                    format!(
-                        "a wrapper must be an inline table such as `{{ name = \"with_lock\", position = 1 }}`, found {}",
-                        value.type_name()
-                    ),
-                );
+                self.report(diags::wrapper_not_a_table(value.type_name()), span);
                 continue;
             };
             self.unknown_keys(table, WRAPPER_KEYS, "a `wrappers` entry");
@@ -736,13 +616,9 @@ impl Checker<'_> {
                     .filter(|p| !p.is_empty())
                     .all(is_identifier)
             {
-                self.error(
-                    Code::WrongType,
+                self.report(
+                    diags::wrapper_name_not_a_function(&name.value),
                     name.span.clone(),
-                    format!(
-                        "wrapper name `{}` is not a function name (`with_lock`, or `Locker.acquire`)",
-                        name.value.escape_debug()
-                    ),
                 );
                 continue;
             }
@@ -751,11 +627,7 @@ impl Checker<'_> {
                     .ok()
                     .filter(|&p| (1..=64).contains(&p));
                 if value.is_none() {
-                    self.error(
-                        Code::WrongType,
-                        position.span,
-                        "a wrapper's `position` is the key's argument position, from 1 (the first argument) to 64",
-                    );
+                    self.report(diags::wrapper_position_out_of_range(), position.span);
                 }
                 value
             });
@@ -763,23 +635,14 @@ impl Checker<'_> {
             if let Some(keyword) = &keyword
                 && !is_identifier(&keyword.value)
             {
-                self.error(
-                    Code::WrongType,
+                self.report(
+                    diags::wrapper_keyword_not_an_identifier(&keyword.value),
                     keyword.span.clone(),
-                    format!(
-                        "wrapper keyword `{}` is not an identifier",
-                        keyword.value.escape_debug()
-                    ),
                 );
                 continue;
             }
             if position.is_none() && keyword.is_none() && table.get("position").is_none() {
-                self.error(
-                    Code::MissingField,
-                    span,
-                    "a wrapper needs `position` (1-based), `keyword`, or both",
-                )
-                .help = Some("e.g. `{ name = \"with_lock\", position = 1 }`".to_owned());
+                self.report(diags::wrapper_without_position(), span);
                 continue;
             }
             if let Some(name) = name {
@@ -797,11 +660,7 @@ impl Checker<'_> {
     fn check_globs(&mut self, globs: &Spanned<Vec<String>>) {
         for glob in &globs.value {
             if let Err(error) = globset::Glob::new(glob) {
-                self.error(
-                    Code::InvalidGlob,
-                    globs.span.clone(),
-                    format!("`{glob}` is not a valid glob: {}", error.kind()),
-                );
+                self.report(diags::invalid_glob(glob, &error.kind()), globs.span.clone());
             }
         }
     }
@@ -820,11 +679,7 @@ impl Checker<'_> {
                 continue;
             };
             if path.value.trim().is_empty() {
-                self.error(
-                    Code::WrongType,
-                    path.span,
-                    "`registry` is empty: name the other project's lockward.toml",
-                );
+                self.report(diags::share_registry_empty(), path.span);
                 continue;
             }
             shares.push(Share {
@@ -844,11 +699,9 @@ impl Checker<'_> {
     ) -> Option<&'t toml_edit::ArrayOfTables> {
         let item = root.get(key)?;
         let Item::ArrayOfTables(array) = item else {
-            let found = item.type_name();
-            self.error(
-                Code::WrongType,
+            self.report(
+                diags::not_an_array_of_tables(key, item.type_name()),
                 item_span(item),
-                format!("`{key}` must be an array of tables (`[[{key}]]`), found {found}"),
             );
             return None;
         };
@@ -868,11 +721,7 @@ impl Checker<'_> {
     fn lock(&mut self, table: &dyn TableLike, span: Range<usize>) -> RawLock {
         self.unknown_keys(table, LOCK_KEYS, "[[lock]]");
         if table.get("id").is_none() && table.get("name").is_none() {
-            self.error(
-                Code::MissingField,
-                span.clone(),
-                "this [[lock]] entry has no `id`",
-            );
+            self.report(diags::lock_without_id(), span.clone());
         }
         let key = table.get("key").and_then(|item| {
             let span = item_span(item);
@@ -886,11 +735,7 @@ impl Checker<'_> {
                     span,
                 }),
                 _ => {
-                    self.error(
-                        Code::WrongType,
-                        span,
-                        "`key` must be \"exact\" or \"family\"",
-                    );
+                    self.report(diags::key_form_unknown(), span);
                     None
                 }
             }
@@ -930,28 +775,14 @@ impl Checker<'_> {
             (None, None) => return None,
             (Some(name), Some(hash)) => (name.clone(), hash.clone()),
             (Some(name), None) => {
-                self.error(
-                    Code::MissingField,
+                self.report(
+                    diags::named_lock_without_hash(&name.value, crate::well_known::NAME_HASHES),
                     name.span.clone(),
-                    format!(
-                        "the lock named {:?} does not say which library hashes its name (`hash`)",
-                        name.value
-                    ),
-                )
-                .help = Some(format!(
-                    "add `hash = \"LIBRARY\"`, one of: {}",
-                    crate::well_known::NAME_HASHES.join(", ")
-                ));
+                );
                 return None;
             }
             (None, Some(hash)) => {
-                self.error(
-                    Code::MissingField,
-                    hash.span.clone(),
-                    "`hash` without the `name` it hashes",
-                )
-                .help =
-                    Some("add `name = \"...\"`, the lock's name as the code passes it".to_owned());
+                self.report(diags::hash_without_name(), hash.span.clone());
                 return None;
             }
         };
@@ -959,22 +790,12 @@ impl Checker<'_> {
             let near = crate::well_known::NAME_HASHES
                 .iter()
                 .min_by_key(|known| edit_distance(known, &hash.value))
-                .filter(|known| edit_distance(known, &hash.value) <= 3);
-            self.error(
-                Code::UnknownNameHash,
+                .filter(|known| edit_distance(known, &hash.value) <= 3)
+                .copied();
+            self.report(
+                diags::unknown_name_hash(&hash.value, near, crate::well_known::NAME_HASHES),
                 hash.span.clone(),
-                format!(
-                    "lockward does not know how `{}` turns a lock's name into a key",
-                    hash.value
-                ),
-            )
-            .help = Some(match near {
-                Some(near) => format!(
-                    "did you mean `{near}`? known: {}",
-                    crate::well_known::NAME_HASHES.join(", ")
-                ),
-                None => format!("known: {}", crate::well_known::NAME_HASHES.join(", ")),
-            });
+            );
             return None;
         };
         let (value, shape) = match key {
@@ -984,31 +805,19 @@ impl Checker<'_> {
         if let Some(key) = &entry.key
             && key.value != shape
         {
-            self.error(
-                Code::NameKeyMismatch,
+            self.report(
+                diags::named_lock_in_other_key_form(&hash.value, &name.value),
                 key.span.clone(),
-                format!(
-                    "{} takes the lock named {:?} in the other key form",
-                    hash.value, name.value
-                ),
-            )
-            .help = Some("leave `key` out: a named lock's form is its library's".to_owned());
+            );
             return None;
         }
         if let Some(id) = &entry.id
             && id.value.value() != value
         {
-            self.error(
-                Code::NameKeyMismatch,
+            self.report(
+                diags::named_lock_id_not_its_key(&id.value, &hash.value, &name.value, value),
                 id.span.clone(),
-                format!(
-                    "id {} is not the key {} takes for the lock named {:?}, which is {value}",
-                    id.value, hash.value, name.value
-                ),
-            )
-            .help = Some(format!(
-                "write `id = {value}`, or leave `id` out: it is computed from the name"
-            ));
+            );
             return None;
         }
         entry.key = Some(Spanned {
@@ -1042,14 +851,12 @@ impl Checker<'_> {
                 continue;
             };
             let duplicate = if let Some(first) = first_by_id.get(&id.value.value()) {
-                let label = self.file.label(first.clone(), "first registered here");
-                let message = format!("id {} is registered twice", id.value);
-                let finding = self.error(Code::DuplicateId, id.span.clone(), message);
-                finding.labels.push(label);
-                finding.help = Some(
-                    "every id has exactly one entry; take a new one with `lockward take`"
-                        .to_owned(),
-                );
+                let label = self
+                    .file
+                    .label(first.clone(), diags::first_registered_here());
+                self.report(diags::duplicate_id(&id.value), id.span.clone())
+                    .labels
+                    .push(label);
                 true
             } else {
                 first_by_id.insert(id.value.value(), id.span.clone());
@@ -1067,14 +874,15 @@ impl Checker<'_> {
                 for path in lock.defined_in_paths(constants_file) {
                     let key = (constant.value.clone(), path.to_owned());
                     if let Some(first) = defined.get(&key) {
-                        let label = self.file.label(first.clone(), "first registered here");
-                        let message = format!(
-                            "constant `{}` is registered twice for {path}",
-                            constant.value
-                        );
-                        self.error(Code::DuplicateConstant, constant.span.clone(), message)
-                            .labels
-                            .push(label);
+                        let label = self
+                            .file
+                            .label(first.clone(), diags::first_registered_here());
+                        self.report(
+                            diags::duplicate_constant(&constant.value, path),
+                            constant.span.clone(),
+                        )
+                        .labels
+                        .push(label);
                         broken = true;
                     } else {
                         defined.insert(key, constant.span.clone());
@@ -1115,17 +923,9 @@ impl Checker<'_> {
         if let Some(constant) = &entry.constant
             && !is_constant_name(&constant.value)
         {
-            self.error(
-                Code::InvalidConstantName,
+            self.report(
+                diags::invalid_constant_name(&constant.value),
                 constant.span.clone(),
-                format!(
-                    "`{}` is not an identifier nor a member name",
-                    constant.value
-                ),
-            )
-            .help = Some(
-                "a constant name is ASCII letters, digits and `_`, not starting with a digit; a member of a collection or enum is `LOCKS[\"reindex\"]`, `LOCKS[:reindex]`, `Locks.REINDEX` or `Locks::Reindex`"
-                    .to_owned(),
             );
             ok = false;
         }
@@ -1149,17 +949,9 @@ impl Checker<'_> {
             })
         } else if let Some(defined_in) = &entry.defined_in {
             if entry.constant.is_none() && entry.site.is_none() {
-                self.error(
-                    Code::MissingField,
+                self.report(
+                    diags::external_without_constant(&id.value),
                     entry.span.clone(),
-                    format!(
-                        "external id {} needs the `constant` it is defined as, or the `site` it is written at",
-                        id.value
-                    ),
-                )
-                .help = Some(
-                    "add `constant = \"NAME\"`; for a literal at a call site, say where: `site = \"PeriodicTask(advisory_lock_id=)\"`"
-                        .to_owned(),
                 );
                 ok = false;
             }
@@ -1169,72 +961,38 @@ impl Checker<'_> {
         } else if entry.constant.is_some() {
             Some(Kind::Constant)
         } else {
-            self.error(
-                Code::MissingField,
-                id.span.clone(),
-                if entry.site.is_some() {
-                    format!(
-                        "id {} has a `site` but no `defined_in`: an external says which files \
-                         write it",
-                        id.value
-                    )
-                } else {
-                    format!("id {} does not say what it is", id.value)
-                },
-            )
-            .help = Some(if entry.site.is_some() {
-                "an id written at a call site is an external: list the files that write it in `defined_in`".to_owned()
+            let said = if entry.site.is_some() {
+                diags::site_without_defined_in(&id.value)
             } else {
-                "give it a `constant` (with `worker`), or `plugin`, `retired`, `reserved` or `defined_in`"
-                    .to_owned()
-            });
+                diags::entry_without_kind(&id.value)
+            };
+            self.report(said, id.span.clone());
             None
         };
         if let Some(kind @ (Kind::Constant | Kind::External { .. } | Kind::Named { .. })) = &kind
             && entry.worker.is_none()
         {
-            let what = kind.as_str();
-            self.error(
-                Code::MissingWorker,
+            self.report(
+                diags::missing_worker(kind.as_str(), &id.value),
                 entry
                     .constant
                     .as_ref()
                     .map_or(id.span.clone(), |c| c.span.clone()),
-                format!("{what} id {} does not name its `worker`", id.value),
-            )
-            .help = Some(
-                "add `worker = \"...\"`: the background worker that holds this lock".to_owned(),
             );
             ok = false;
         }
         let key = entry.key.as_ref().map_or(KeyShape::Exact, |key| key.value);
         if key == KeyShape::Family && !id.value.fits_int4() {
-            self.error(
-                Code::FamilyOutOfRange,
-                id.span.clone(),
-                format!("family id {} does not fit in an int4", id.value),
-            )
-            .help = Some(
-                "a family id is the first int4 of `pg_advisory_lock(id, n)`: -2147483648 ..= 2147483647"
-                    .to_owned(),
-            );
+            self.report(diags::family_beyond_int4(&id.value), id.span.clone());
             ok = false;
         }
         if let (Some(Kind::Constant), Some(core)) = (&kind, core)
             && !core.block.contains(id.value.value())
         {
-            let finding = self.file.finding(
-                Code::ConstantOutsideBlock,
-                Severity::Warning,
+            self.report(
+                diags::constant_outside_block(&id.value, &core.block.start, &core.block.end),
                 id.span.clone(),
-                format!(
-                    "core constant id {} lies outside core's block {}..={}",
-                    id.value, core.block.start, core.block.end
-                ),
             );
-            self.findings.push(finding.with_help(
-                "legacy ids are allowed; new ids come from the block (`lockward take`)",
-            ));
         }
         let kind = kind.filter(|_| ok)?;
         Some((
@@ -1294,25 +1052,16 @@ impl Checker<'_> {
         if kinds.len() < 2 {
             return true;
         }
-        let names: Vec<String> = kinds.iter().map(|(name, _)| format!("`{name}`")).collect();
+        let names: Vec<&str> = kinds.iter().map(|&(name, _)| name).collect();
         let labels: Vec<_> = kinds[1..]
             .iter()
-            .map(|(name, span)| self.file.label(span.clone(), format!("`{name}` set here")))
+            .map(|(name, span)| self.file.label(span.clone(), diags::set_here(name)))
             .collect();
-        let finding = self.error(
-            Code::ConflictingKinds,
+        self.report(
+            diags::conflicting_kinds(&id.value, &names),
             kinds[0].1.clone(),
-            format!(
-                "id {} sets {}, which exclude each other",
-                id.value,
-                names.join(" and ")
-            ),
-        );
-        finding.labels = labels;
-        finding.help = Some(
-            "an entry is exactly one of: a constant, an external (defined_in), a lock taken by name (name and hash), a handover (plugin), retired or reserved"
-                .to_owned(),
-        );
+        )
+        .labels = labels;
         false
     }
 
@@ -1326,20 +1075,10 @@ impl Checker<'_> {
         if let Some(constant) = &entry.constant {
             let label = self
                 .file
-                .label(constant.span.clone(), "`constant` set here");
-            let finding = self.error(
-                Code::ConflictingKinds,
-                site.span.clone(),
-                format!(
-                    "id {} sets both `constant` and `site`, which exclude each other",
-                    id.value
-                ),
-            );
-            finding.labels.push(label);
-            finding.help = Some(
-                "an external is either defined as a constant (`constant`) or written as a literal at a call site (`site`)"
-                    .to_owned(),
-            );
+                .label(constant.span.clone(), diags::set_here("constant"));
+            self.report(diags::constant_and_site(&id.value), site.span.clone())
+                .labels
+                .push(label);
             return false;
         }
         true
@@ -1484,15 +1223,6 @@ pub(crate) enum Outside {
     Absolute,
     /// A `..` climbs above the directory.
     Climbs,
-}
-
-impl Outside {
-    fn as_str(self) -> &'static str {
-        match self {
-            Self::Absolute => "is absolute: paths in the registry are relative to its directory",
-            Self::Climbs => "climbs out of the registry's directory with `..`",
-        }
-    }
 }
 
 /// Whether, and how, `path` leaves the registry's directory as written (symlinks are the

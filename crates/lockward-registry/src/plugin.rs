@@ -8,7 +8,8 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Range;
 
-use crate::finding::{Code, Finding, Severity};
+use crate::diags::{self, Said};
+use crate::finding::Finding;
 use crate::id::{Id, KeyShape};
 use crate::registry::{Kind, Lock, Registry, Source};
 use crate::source::SourceFile;
@@ -43,13 +44,9 @@ impl Manifest {
         for (id, span) in &raw.ids {
             if let Some(first) = seen.get(&id.value()) {
                 findings.push(
-                    file.finding(
-                        Code::MalformedManifest,
-                        Severity::Error,
-                        span.clone(),
-                        format!("plugin `{}` declares id {id} twice", raw.name),
-                    )
-                    .with_label(file.label(first.clone(), "first declared here")),
+                    diags::id_declared_twice(&raw.name, id)
+                        .at(&file, span.clone())
+                        .with_label(file.label(first.clone(), diags::first_declared_here())),
                 );
             } else {
                 seen.insert(id.value(), span.clone());
@@ -72,9 +69,8 @@ impl Manifest {
         self.file.path()
     }
 
-    fn id_finding(&self, code: Code, span: &Range<usize>, message: String) -> Finding {
-        self.file
-            .finding(code, Severity::Error, span.clone(), message)
+    fn id_finding(&self, said: Said, span: &Range<usize>) -> Finding {
+        said.at(&self.file, span.clone())
     }
 }
 
@@ -85,15 +81,16 @@ struct RawManifest {
     ids: Vec<(Id, Range<usize>)>,
 }
 
-fn malformed(file: &SourceFile, span: Range<usize>, message: impl Into<String>) -> Vec<Finding> {
-    vec![file.finding(Code::MalformedManifest, Severity::Error, span, message)]
+/// A manifest's one problem, which stops its parsing.
+fn malformed(file: &SourceFile, span: Range<usize>, said: Said) -> Vec<Finding> {
+    vec![said.at(file, span)]
 }
 
 mod toml {
     use toml_edit::{Item, Value};
 
     use super::{RawManifest, malformed};
-    use crate::finding::{Code, Severity};
+    use crate::diags;
     use crate::id::Id;
     use crate::source::SourceFile;
 
@@ -102,60 +99,40 @@ mod toml {
         table_path: &str,
     ) -> Result<RawManifest, Vec<crate::Finding>> {
         let document = toml_edit::Document::parse(file.text()).map_err(|error| {
-            vec![file.finding(
-                Code::MalformedManifest,
-                Severity::Error,
+            malformed(
+                file,
                 error.span().unwrap_or(0..0),
-                format!(
-                    "the manifest is not valid TOML: {}",
-                    error.message().trim_end()
-                ),
-            )]
+                diags::manifest_not_toml(error.message().trim_end()),
+            )
         })?;
         let mut table: &dyn toml_edit::TableLike = document.as_table();
         for part in table_path.split('.') {
             table = table
                 .get(part)
                 .and_then(Item::as_table_like)
-                .ok_or_else(|| {
-                    malformed(
-                        file,
-                        0..0,
-                        format!("the manifest has no `[{table_path}]` table"),
-                    )
-                })?;
+                .ok_or_else(|| malformed(file, 0..0, diags::manifest_without_table(table_path)))?;
         }
-        let name = table.get("name").ok_or_else(|| {
-            malformed(
-                file,
-                0..0,
-                format!("`[{table_path}]` is missing the plugin's `name`"),
-            )
-        })?;
+        let name = table
+            .get("name")
+            .ok_or_else(|| malformed(file, 0..0, diags::table_without_name(table_path)))?;
         let name_span = name.span().unwrap_or(0..0);
         let name = name
             .as_str()
             .filter(|name| !name.trim().is_empty())
-            .ok_or_else(|| {
-                malformed(
-                    file,
-                    name_span.clone(),
-                    "the plugin's `name` must be a non-empty string",
-                )
-            })?
+            .ok_or_else(|| malformed(file, name_span.clone(), diags::plugin_name_empty()))?
             .to_owned();
         let ids_item = table.get("advisory_lock_ids").ok_or_else(|| {
             malformed(
                 file,
                 name_span.clone(),
-                format!("`[{table_path}]` is missing `advisory_lock_ids`"),
+                diags::table_without_ids(table_path),
             )
         })?;
         let array = ids_item.as_array().ok_or_else(|| {
             malformed(
                 file,
                 ids_item.span().unwrap_or(0..0),
-                "`advisory_lock_ids` must be an array of integers",
+                diags::ids_not_an_array(),
             )
         })?;
         let mut ids = Vec::with_capacity(array.len());
@@ -170,10 +147,7 @@ mod toml {
                 other => errors.extend(malformed(
                     file,
                     span,
-                    format!(
-                        "advisory lock ids are integers, found {}",
-                        other.type_name()
-                    ),
+                    diags::id_not_an_integer(other.type_name()),
                 )),
             }
         }
@@ -191,6 +165,7 @@ mod toml {
 
 mod json {
     use super::{RawManifest, malformed};
+    use crate::diags::{self, Said};
     use crate::id::Id;
     use crate::json::{Kind, Value};
     use crate::source::SourceFile;
@@ -204,7 +179,7 @@ mod json {
             malformed(
                 file,
                 error.offset..error.offset,
-                format!("the manifest is not valid JSON: {}", error.message),
+                diags::manifest_not_json(&error.message),
             )
         })?;
         let mut table = &root;
@@ -212,48 +187,35 @@ mod json {
             table = &table
                 .member(part)
                 .filter(|member| matches!(member.value.kind, Kind::Object(_)))
-                .ok_or_else(|| {
-                    malformed(
-                        file,
-                        0..0,
-                        format!("the manifest has no `{table_path}` object"),
-                    )
-                })?
+                .ok_or_else(|| malformed(file, 0..0, diags::manifest_without_object(table_path)))?
                 .value;
         }
         let name = table.member("name").ok_or_else(|| {
             malformed(
                 file,
                 table.span.start..table.span.start + 1,
-                format!("`{table_path}` is missing the plugin's `name` string"),
+                diags::object_without_name(table_path),
             )
         })?;
         let name_span = name.value.span.clone();
         let name = match &name.value.kind {
             Kind::String(name) if !name.trim().is_empty() => name.clone(),
             _ => {
-                return Err(malformed(
-                    file,
-                    name_span,
-                    "the plugin's `name` must be a non-empty string",
-                ));
+                return Err(malformed(file, name_span, diags::plugin_name_empty()));
             }
         };
         let ids = table.member("advisory_lock_ids").ok_or_else(|| {
             malformed(
                 file,
                 name_span.clone(),
-                format!("`{table_path}` is missing the `advisory_lock_ids` array"),
+                diags::object_without_ids(table_path),
             )
         })?;
         let Kind::Array(values) = &ids.value.kind else {
             return Err(malformed(
                 file,
                 ids.value.span.clone(),
-                format!(
-                    "`advisory_lock_ids` must be an array of integers, found {}",
-                    ids.value.type_name()
-                ),
+                diags::ids_not_an_array_found(ids.value.type_name()),
             ));
         };
         let mut ids = Vec::with_capacity(values.len());
@@ -261,7 +223,7 @@ mod json {
         for value in values {
             match id(text, value) {
                 Ok(id) => ids.push((id, value.span.clone())),
-                Err(message) => errors.extend(malformed(file, value.span.clone(), message)),
+                Err(said) => errors.extend(malformed(file, value.span.clone(), said)),
             }
         }
         if errors.is_empty() {
@@ -276,23 +238,18 @@ mod json {
     }
 
     /// An integer that fits a bigint, kept as written.
-    fn id(text: &str, value: &Value) -> Result<Id, String> {
+    fn id(text: &str, value: &Value) -> Result<Id, Said> {
         let written = &text[value.span.clone()];
         if value.kind != Kind::Number {
-            return Err(format!(
-                "advisory lock ids are integers, found {}",
-                value.type_name()
-            ));
+            return Err(diags::id_not_an_integer(value.type_name()));
         }
         if written.contains(['.', 'e', 'E']) {
-            return Err(format!("advisory lock ids are integers, found `{written}`"));
+            return Err(diags::id_not_an_integer_literal(written));
         }
         written
             .parse::<i64>()
             .map(|number| Id::new(number, written))
-            .map_err(|_| {
-                format!("`{written}` does not fit in PostgreSQL's bigint (-2^63 ..= 2^63-1)")
-            })
+            .map_err(|_| diags::id_beyond_bigint(written))
     }
 }
 
@@ -443,20 +400,13 @@ impl Registry {
         let mut refused_paths: HashSet<&str> = HashSet::new();
         for (manifest, first) in duplicate_names {
             findings.push(
-                manifest
-                    .file
-                    .finding(
-                        Code::DuplicatePlugin,
-                        Severity::Error,
-                        manifest.name_span.clone(),
-                        format!(
-                            "plugin name `{}` is used by two manifests: {} and {}",
-                            manifest.name,
-                            first.path(),
-                            manifest.path()
-                        ),
-                    )
-                    .with_label(first.file.label(first.name_span.clone(), "also named here")),
+                diags::plugin_name_used_twice(&manifest.name, first.path(), manifest.path())
+                    .at(&manifest.file, manifest.name_span.clone())
+                    .with_label(
+                        first
+                            .file
+                            .label(first.name_span.clone(), diags::also_named_here()),
+                    ),
             );
             refused_paths.extend([manifest.path(), first.path()]);
         }
@@ -483,6 +433,7 @@ impl Registry {
 
     fn registry_refusals(&self, manifest: &Manifest) -> Vec<Finding> {
         let plugin = &manifest.name;
+        let block = &self.core.block;
         let mut findings = Vec::new();
         for (id, span) in &manifest.ids {
             let entry = self.lock(id.value());
@@ -490,11 +441,6 @@ impl Registry {
                 Some(Kind::Handover { plugin: holder }) if holder == plugin => None,
                 Some(Kind::Constant | Kind::External { .. } | Kind::Named { .. }) => {
                     let lock = entry.expect("matched an entry");
-                    let what = match &lock.kind {
-                        Kind::Constant => "constant",
-                        Kind::Named { .. } => "lock taken by name",
-                        _ => "external id",
-                    };
                     let named = match &lock.kind {
                         Kind::Named { name, .. } => Some(name.as_str()),
                         _ => None,
@@ -506,56 +452,35 @@ impl Registry {
                         .or(named)
                         .unwrap_or("?");
                     Some((
-                        Code::PluginCollidesWithCore,
-                        format!(
-                            "plugin `{plugin}` declares id {id}, which is core's {what} `{constant}`"
-                        ),
-                        "core uses it",
+                        diags::plugin_collides_with_core(plugin, id, lock.kind.as_str(), constant),
+                        Some(diags::core_uses_it()),
                     ))
                 }
                 Some(Kind::Retired { reason }) => Some((
-                    Code::PluginUsesRetiredId,
-                    format!(
-                        "plugin `{plugin}` declares id {id}, which is retired ({reason}) and never reassigned"
-                    ),
-                    "retired here",
+                    diags::plugin_uses_retired_id(plugin, id, reason),
+                    Some(diags::retired_here()),
                 )),
                 Some(Kind::Handover { plugin: holder }) => Some((
-                    Code::PluginTakesOthersHandover,
-                    format!(
-                        "plugin `{plugin}` declares id {id}, which core handed over to plugin `{holder}`"
-                    ),
-                    "handed over here",
+                    diags::plugin_takes_others_handover(plugin, id, holder),
+                    Some(diags::handed_over_here()),
                 )),
                 Some(Kind::Reserved { reason }) => Some((
-                    Code::PluginIdInCoreBlock,
-                    format!("plugin `{plugin}` declares id {id}, which is reserved: {reason}"),
-                    "reserved here",
+                    diags::plugin_id_reserved(plugin, id, reason, &block.start, &block.end),
+                    Some(diags::reserved_here()),
                 )),
-                None if self.core.block.contains(id.value()) => Some((
-                    Code::PluginIdInCoreBlock,
-                    format!(
-                        "plugin `{plugin}` declares id {id}, inside core's block {}..={} without a handover",
-                        self.core.block.start, self.core.block.end
-                    ),
-                    "",
+                None if block.contains(id.value()) => Some((
+                    diags::plugin_id_in_core_block(plugin, id, &block.start, &block.end),
+                    None,
                 )),
                 None => None,
             };
-            let Some((code, message, label)) = refusal else {
+            let Some((said, label)) = refusal else {
                 continue;
             };
-            let mut finding = manifest.id_finding(code, span, message);
-            if let Some(lock) = entry {
+            let mut finding = manifest.id_finding(said, span);
+            if let (Some(lock), Some(label)) = (entry, label) {
                 finding.labels.push(self.label(lock, label));
             }
-            finding.help = Some(match code {
-                Code::PluginIdInCoreBlock => format!(
-                    "the block is core's to allocate: hand the id over with `lockward take CONSTANT --worker TEXT --plugin {plugin}`, or pick an id outside {}..={}",
-                    self.core.block.start, self.core.block.end
-                ),
-                _ => "give the plugin an id of its own".to_owned(),
-            });
             findings.push(finding);
         }
         findings
@@ -576,21 +501,11 @@ impl Registry {
                 if other.path() == manifest.path() {
                     continue;
                 }
-                findings.push(
-                    manifest
-                        .id_finding(
-                            Code::PluginIdShared,
-                            span,
-                            format!(
-                                "plugin `{}` declares id {id}, which plugin `{}` also declares ({})",
-                                manifest.name,
-                                other.name,
-                                other.path()
-                            ),
-                        )
-                        .with_label(other.file.label(other_span.clone(), format!("declared by `{}` here", other.name)))
-                        .with_help("two workers on one id skip each other's cycles; give each plugin its own id"),
-                );
+                let said = diags::plugin_id_shared(&manifest.name, id, &other.name, other.path());
+                let label = other
+                    .file
+                    .label(other_span.clone(), diags::declared_by_here(&other.name));
+                findings.push(manifest.id_finding(said, span).with_label(label));
             }
         }
         findings
@@ -611,14 +526,7 @@ impl Registry {
                     return None;
                 }
                 (!declared.contains(&(plugin.as_str(), lock.id.value()))).then(|| {
-                    self.file
-                        .finding(
-                            Code::UnusedHandover,
-                            Severity::Warning,
-                            lock.span.clone(),
-                            format!("id {} is handed over to plugin `{plugin}`, but no manifest of `{plugin}` declares it", lock.id),
-                        )
-                        .with_help(format!("add {} to `{plugin}`'s advisory_lock_ids, or retire the id", lock.id))
+                    diags::unused_handover(&lock.id, plugin).at(&self.file, lock.span.clone())
                 })
             })
             .collect()

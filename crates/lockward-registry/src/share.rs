@@ -3,9 +3,8 @@
 //! a two-int key are different locks, a family owns its pairs and the bigints whose high half is
 //! its id.
 
-use std::fmt::Write as _;
-
-use crate::finding::{Code, Finding, Severity};
+use crate::diags::{self, Owner};
+use crate::finding::{Finding, Severity};
 use crate::id::Keys;
 use crate::registry::{Kind, Lock, Registry, Source};
 
@@ -19,18 +18,8 @@ pub fn shared_keys(ours: &Registry, theirs: &Registry) -> Vec<Finding> {
     let mut findings = Vec::new();
     let other = &theirs.project().name;
     if *other == ours.project().name {
-        findings.push(
-            Finding::file(
-                Code::SharedProjectName,
-                Severity::Error,
-                theirs.file().path(),
-                format!(
-                    "the shared registry {} is project `{other}` too: two projects of one name on one database cannot be told apart",
-                    theirs.file().path()
-                ),
-            )
-            .with_help("give one of the projects another `[project] name`"),
-        );
+        let path = theirs.file().path();
+        findings.push(diags::shared_project_name(path, other).file(path));
     }
     for mine in ours.locks() {
         let Some(my_keys) = mine.keys() else {
@@ -66,57 +55,42 @@ fn collision(
     their_keys: Keys,
     severity: Severity,
 ) -> Finding {
-    let other = &theirs.project().name;
-    let what = describe(mine);
-    let shared = if my_keys == their_keys {
-        format!("both own {my_keys}")
-    } else {
-        format!("{my_keys} here and {their_keys} there share keys")
+    let branch = match mine.source() {
+        Source::Branch(branch) => Some(branch.as_str()),
+        Source::Registry => None,
     };
-    let mut finding = ours.file().finding(
-        Code::SharedKey,
+    let said = diags::shared_key(
+        &owner(ours, mine, my_keys),
+        &owner(theirs, their, their_keys),
+        branch,
         severity,
-        mine.span(),
-        format!(
-            "id {}{what} is project {other}'s too ({}{}): {shared}, so their workers skip each other's cycles",
-            mine.id().literal(),
-            their.id().literal(),
-            describe(their),
-        ),
     );
-    if let Source::Branch(branch) = mine.source() {
-        let _ = write!(finding.message, " (reserved on branch {branch})");
-    }
-    finding.labels.push(theirs.label(
-        their,
-        format!("project {other}'s entry for {}", their.id().literal()),
-    ));
-    finding.help = Some(if severity == Severity::Error {
-        format!(
-            "one of the two projects takes a new id (`lockward take`); blocks that do not overlap keep it so: this registry's is {}..={}, {other}'s {}..={}",
-            ours.core().block.start.literal(),
-            ours.core().block.end.literal(),
-            theirs.core().block.start.literal(),
-            theirs.core().block.end.literal(),
-        )
-    } else {
-        "a retired id is never taken again here; a worker still running the old code would collide with the other project's".to_owned()
-    });
-    finding
+    let label = diags::their_entry(&theirs.project().name, their.id());
+    said.at(ours.file(), mine.span())
+        .with_label(theirs.label(their, label))
 }
 
-/// ` (ADVISORY_LOCK_X)`, ` (retired)`, ` (plugin billing)`: what an entry is, for a message.
-fn describe(lock: &Lock) -> String {
-    match (lock.constant(), lock.kind()) {
-        (Some(constant), _) => format!(" ({constant})"),
-        (None, Kind::Handover { plugin }) => format!(" (plugin {plugin})"),
-        (None, kind) => format!(" ({})", kind.as_str()),
+/// `lock` of `registry`, which owns `keys`, as a shared key's finding names it.
+fn owner<'a>(registry: &'a Registry, lock: &'a Lock, keys: Keys) -> Owner<'a> {
+    let block = &registry.core().block;
+    Owner {
+        project: &registry.project().name,
+        block: (&block.start, &block.end),
+        id: lock.id(),
+        constant: lock.constant(),
+        plugin: match lock.kind() {
+            Kind::Handover { plugin } => Some(plugin),
+            _ => None,
+        },
+        kind: lock.kind().as_str(),
+        keys,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::finding::Code;
 
     fn registry(label: &str, name: &str, block: &str, locks: &str) -> Registry {
         let text = format!(

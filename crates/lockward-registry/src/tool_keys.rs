@@ -2,7 +2,8 @@
 //! a worker's (`well-known-key`), and ids Que's job ids will reach (`que-job-ids`). The tools and
 //! their keys are the catalogue's ([`crate::well_known`]).
 
-use crate::finding::{Code, Finding, Severity};
+use crate::diags;
+use crate::finding::Finding;
 use crate::id::{KeyShape, Keys};
 use crate::registry::{Kind, Registry};
 use crate::well_known::{ToolKey, tool, tools};
@@ -26,22 +27,10 @@ pub fn registry_findings(registry: &Registry) -> Vec<Finding> {
             if !keys.overlaps(Keys::Bigint(key)) {
                 continue;
             }
-            let mut finding = registry.file().finding(
-                Code::WellKnownKey,
-                Severity::Error,
-                lock.span(),
-                format!(
-                    "id {} is the advisory lock key of {} ({key}, from {}): while it holds it, this worker skips its cycles, and the other way round",
-                    lock.id().literal(),
-                    tool.holder,
-                    tool.source
-                ),
+            findings.push(
+                diags::well_known_key(lock.id(), &tool.holder, key, &tool.source)
+                    .at(registry.file(), lock.span()),
             );
-            finding.help = Some(
-                "give the worker another id (`lockward take` never hands out a well-known key)"
-                    .to_owned(),
-            );
-            findings.push(finding);
         }
     }
     findings
@@ -68,21 +57,8 @@ pub fn que_findings(registry: &Registry, gemfile: &str) -> Vec<Finding> {
         .filter(|lock| lock.key() == KeyShape::Exact)
         .filter(|lock| (start..QUE_REACH).contains(&lock.id().value()))
         .map(|lock| {
-            let mut finding = registry.file().finding(
-                Code::QueJobIds,
-                Severity::Warning,
-                lock.span(),
-                format!(
-                    "{gemfile} uses Que, which locks each job by its id (pg_try_advisory_lock(job id), ids counting up from {start}; {}): once Que has made {} jobs, one of them and this worker share a key",
-                    que.source,
-                    lock.id().literal()
-                ),
-            );
-            finding.help = Some(
-                "use an id Que's job ids will not reach (2_147_483_648 or above) or a family (`key = \"family\"`: Que takes one-int keys only)"
-                    .to_owned(),
-            );
-            finding
+            diags::que_job_ids(gemfile, start, &que.source, lock.id())
+                .at(registry.file(), lock.span())
         })
         .collect()
 }
@@ -90,6 +66,7 @@ pub fn que_findings(registry: &Registry, gemfile: &str) -> Vec<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::finding::{Code, Severity};
 
     #[test]
     fn a_registry_id_that_is_a_tools_fixed_key_is_an_error_and_take_skips_it() {
