@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use lockward_registry::take::{self, Request};
+use lockward_registry::edit::{self, Request};
 use lockward_registry::{Finding, KeyShape, Manifest, Registry};
 
 /// The example project's registry, which the scan targets check their input against.
@@ -97,7 +97,7 @@ pub fn take_edits(bytes: &[u8]) {
         key: KeyShape::Exact,
         reserved: None,
     };
-    if let Ok(taken) = take::take(registry, &request, &[], Some("")) {
+    if let Ok(taken) = edit::take(registry, &request, &[], Some("")) {
         assert!(
             taken.registry_text.starts_with(registry_text),
             "take keeps every earlier byte"
@@ -116,7 +116,7 @@ pub fn take_edits(bytes: &[u8]) {
             reserved: Some(reservation.id().literal().to_owned()),
             ..request
         };
-        if let Ok(taken) = take::take(registry, &landing, &[], Some("")) {
+        if let Ok(taken) = edit::take(registry, &landing, &[], Some("")) {
             let again = lockward_registry::parse("lockward.toml", &taken.registry_text)
                 .expect("the landed registry parses");
             let landed = again
@@ -130,7 +130,7 @@ pub fn take_edits(bytes: &[u8]) {
     let Some(lock) = registry.locks().first() else {
         return;
     };
-    if let Ok(retired) = take::retire(registry, lock, "fuzzed") {
+    if let Ok(retired) = edit::retire(registry, lock, "fuzzed") {
         let again = lockward_registry::parse("lockward.toml", &retired.registry_text)
             .expect("the retired registry parses");
         let now = again

@@ -5,7 +5,6 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use lockward_registry::Id;
-use lockward_registry::take::EditError;
 use serde_json::json;
 
 use crate::atomic::Change;
@@ -14,7 +13,7 @@ use crate::output;
 use crate::project::Project;
 
 /// A refused edit is bad usage (exit 2): the message says what to change.
-pub(crate) fn refusal(error: &EditError) -> anyhow::Error {
+pub(crate) fn refusal(error: &impl std::fmt::Display) -> anyhow::Error {
     UsageError(error.to_string()).into()
 }
 

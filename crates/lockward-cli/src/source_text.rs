@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use lockward_registry::Id;
-use lockward_registry::adopt;
+use lockward_registry::draft;
 use lockward_scan::{Language, Site, SiteForm};
 
 use crate::project::Location;
@@ -36,7 +36,7 @@ pub(crate) fn literal_of(site: &Site) -> Id {
         } else {
             start
         };
-        let id = adopt::toml_literal(&line[signed..stop], value, Language::from_path(&site.path));
+        let id = draft::toml_literal(&line[signed..stop], value, Language::from_path(&site.path));
         if id.literal() != value.to_string() || line[signed..stop] == value.to_string() {
             return id;
         }
@@ -78,7 +78,7 @@ impl<'a> Sources<'a> {
                 Some(format!("from the comment at {}:{line}", site.path)),
             ),
             None => (
-                adopt::worker_from_name(name),
+                draft::worker_from_name(name),
                 Some(format!("from the name `{name}`")),
             ),
         }
@@ -101,7 +101,7 @@ impl<'a> Sources<'a> {
             .and_then(|line| assigned_name(line));
         match assigned {
             Some(name) => (
-                adopt::worker_from_name(&name),
+                draft::worker_from_name(&name),
                 Some(format!("from the name `{name}`")),
             ),
             None => (

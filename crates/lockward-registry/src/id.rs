@@ -2,6 +2,10 @@
 
 use std::fmt;
 
+/// The value of an id written in any TOML integer form (`1_001_003`, `0xF462B`, `-5`), as every
+/// language lockward reads writes it; `None` for anything else.
+pub use lockward_lang::parse_id;
+
 /// An advisory lock id: its numeric value and the literal it was written as.
 ///
 /// `1_001_001` and `0x6E697374` stay in that form wherever the id is shown; comparisons and

@@ -4,15 +4,16 @@
 //! walk: ids as their authors wrote them ([`Id`]), parsing `lockward.toml` with a source position
 //! for every value and checking every rule ([`parse`]), the validated [`Registry`] the rest of
 //! lockward works with, plugin admission ([`plugin`]), the next free id, the rendered page
-//! ([`page`]), the edits `lockward take` makes ([`take`]) and the drafts of `lockward init`
-//! ([`adopt`]).
+//! ([`page`]), the edits `lockward take` and `retire` make ([`edit`]) and the drafts of `lockward init`
+//! ([`draft`]).
 //!
 //! Every problem is reported as a [`Finding`], the one diagnostic shape all of lockward's checks
 //! share.
 #![deny(missing_docs)]
 
-pub mod adopt;
 mod diags;
+pub mod draft;
+pub mod edit;
 pub mod file;
 pub mod finding;
 pub mod id;
@@ -24,19 +25,19 @@ pub mod plugin;
 mod registry;
 pub mod share;
 pub mod source;
-pub mod take;
+mod toml_text;
 pub mod tool_keys;
 pub mod well_known;
 
 pub use finding::{Code, Excerpt, Finding, Label, Severity, Span};
-pub use id::{AdvisoryKey, Id, KeyShape, Keys};
+pub use id::{AdvisoryKey, Id, KeyShape, Keys, parse_id};
 pub use parse::{
     LoadError, Loaded, decode_utf8, is_constant_name, is_identifier, is_member_name, parse,
     recorded_ids,
 };
 pub use plugin::{AdmissionReport, AdmittedPlugin, Manifest, Verdict};
 pub use registry::{
-    Block, Core, Kind, Lock, LockView, PluginSettings, Project, Registry, Reservation,
+    Block, Core, FindError, Kind, Lock, LockView, PluginSettings, Project, Registry, Reservation,
     ScanSettings, Share, Source, Wrapper,
 };
 pub use source::{Position, SourceFile};

@@ -410,6 +410,25 @@ impl Registry {
         &self.locks
     }
 
+    /// The entry `target` names: an id in any TOML integer form (`1_001_003`, `1001003`,
+    /// `0xF462B`), or a constant's name (which several externals may share: then the id must be
+    /// given).
+    pub fn find(&self, target: &str) -> Result<&Lock, FindError> {
+        let not_registered = || FindError::NotRegistered(target.to_owned());
+        if let Some(value) = lockward_lang::parse_id(target) {
+            return self.lock(value).ok_or_else(not_registered);
+        }
+        let mut named = self
+            .locks
+            .iter()
+            .filter(|lock| lock.constant.as_deref() == Some(target));
+        let first = named.next().ok_or_else(not_registered)?;
+        if named.next().is_some() {
+            return Err(FindError::Ambiguous(target.to_owned()));
+        }
+        Ok(first)
+    }
+
     /// The entry for `id`, if registered.
     pub fn lock(&self, id: i64) -> Option<&Lock> {
         self.by_id.get(&id).map(|&i| &self.locks[i])
@@ -612,4 +631,15 @@ impl Registry {
             })
             .collect()
     }
+}
+
+/// Why [`Registry::find`] found no one entry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FindError {
+    /// No entry has that id or constant.
+    #[error("`{0}` is not registered")]
+    NotRegistered(String),
+    /// A constant name shared by several externals: the id must be given.
+    #[error("`{0}` names more than one entry; give the id instead")]
+    Ambiguous(String),
 }

@@ -38,7 +38,7 @@ pub fn registry_findings(registry: &Registry) -> Vec<Finding> {
 
 /// Que locks each job by its id: every exact, positive id below this one is one its job ids
 /// reach, given time (2^31: seven years at ten jobs a second).
-pub const QUE_REACH: i64 = 1 << 31;
+pub(crate) const QUE_REACH: i64 = 1 << 31;
 
 /// `check`'s warnings for a project that uses Que (its gem named in `gemfile`, a path for the
 /// message): every entry that is not retired whose bigint key Que's job ids will reach

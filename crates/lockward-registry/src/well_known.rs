@@ -14,7 +14,7 @@ use sha2::Digest as _;
 use crate::id::{AdvisoryKey, Keys};
 
 /// The catalogue's text, as shipped.
-pub const CATALOGUE: &str = include_str!("../data/well-known-keys.toml");
+pub(crate) const CATALOGUE: &str = include_str!("../data/well-known-keys.toml");
 
 /// A tool that takes advisory locks of its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -204,7 +204,7 @@ pub fn tool(id: &str) -> Option<&'static Tool> {
 }
 
 /// The tool whose fixed bigint key `key` is, if any.
-pub fn fixed_holder(key: i64) -> Option<&'static Tool> {
+pub(crate) fn fixed_holder(key: i64) -> Option<&'static Tool> {
     tools().iter().find(|tool| tool.key == ToolKey::Fixed(key))
 }
 

@@ -10,7 +10,7 @@
 //! that mention `advisory` and read as SQL (a SQL word around the call, or nothing but the call)
 //! are lexed again as SQL. It extracts constant definitions whose name matches a constant pattern on its words,
 //! calls of the `pg_*advisory*` functions, and keyword forms (`advisory_lock_id=1_001_042`), and
-//! checks each against the [`Registry`], reporting [`Finding`]s with the codes of DESIGN §5.
+//! checks each against the [`Registry`], reporting [`Finding`](lockward_registry::Finding)s with the codes of DESIGN §5.
 //!
 //! What counts as a use, and where:
 //! - An id written as a literal (a constant's value, a call's literal key, a keyword's value) must

@@ -24,7 +24,7 @@ pub struct ScanOptions {
     /// Worker threads; 0 picks the number of available cores.
     pub threads: usize,
     /// Source files larger than this many bytes are not scanned (each is a `file-not-read`
-    /// note, counted in [`NotRead::too_large`]).
+    /// note, counted in [`NotRead::too_large`](crate::NotRead::too_large)).
     pub max_file_size: u64,
     /// The plugins and their directories. `None` finds them by matching the registry's
     /// `[plugins] manifests` globs during the walk and reading each manifest's name.
@@ -45,7 +45,7 @@ impl Default for ScanOptions {
 }
 
 /// How far a running scan has got: files and bytes read so far. Share one through
-/// [`ScanOptions::progress`] and read it from another thread while [`scan`] runs.
+/// [`ScanOptions::progress`] and read it from another thread while [`scan`](crate::scan) runs.
 #[derive(Debug, Default)]
 pub struct Progress {
     files: AtomicU64,

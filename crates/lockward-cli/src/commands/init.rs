@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use lockward_registry::adopt::{self, Draft, DraftEntry, DraftKind};
+use lockward_registry::draft::{self, Draft, DraftEntry, DraftKind};
 use lockward_registry::{
     AdmissionReport, Finding, Id, KeyShape, Manifest, Registry, Severity, finding,
 };
@@ -85,7 +85,7 @@ pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
         ))
         .into());
     }
-    let project_name = adopt::project_name(
+    let project_name = draft::project_name(
         &location
             .root
             .file_name()
@@ -174,7 +174,7 @@ pub(crate) fn run(global: &Global, args: &InitArgs) -> anyhow::Result<Outcome> {
         manifests: args.plugins.clone(),
         entries: entries.into_values().collect(),
     };
-    let text = adopt::render(&draft);
+    let text = draft::render(&draft);
     // Every entry was built to the rules; a draft that breaks one is a bug, not the user's.
     let registry = match lockward_registry::parse(&location.label, &text) {
         Ok(loaded) => loaded.registry,
@@ -387,7 +387,7 @@ fn provisional(
         manifests: manifests.to_vec(),
         entries: Vec::new(),
     };
-    lockward_registry::parse(&location.label, &adopt::render(&draft))
+    lockward_registry::parse(&location.label, &draft::render(&draft))
         .map(|loaded| loaded.registry)
         .map_err(|findings| {
             let first = findings.first().map_or(String::new(), report::human);
@@ -788,7 +788,7 @@ impl Drafter<'_> {
             .filter(|entry| matches!(entry.kind, DraftKind::Constant { .. }))
             .collect();
         let ids: Vec<i64> = core.iter().map(|entry| entry.id.value()).collect();
-        let (start, end) = adopt::block_around(&ids).unwrap_or_else(|| {
+        let (start, end) = draft::block_around(&ids).unwrap_or_else(|| {
             let highest = sites.iter().map(|site| site.id).max().unwrap_or(0).max(0);
             let start = (highest / 1_000 + 1).saturating_mul(1_000);
             (start, start.saturating_add(999))
@@ -835,7 +835,7 @@ impl Drafter<'_> {
                 self.entries.insert(
                     value,
                     DraftEntry {
-                        id: adopt::toml_literal(id.literal(), value, None),
+                        id: draft::toml_literal(id.literal(), value, None),
                         kind: DraftKind::Handover {
                             plugin: manifest.name.clone(),
                         },

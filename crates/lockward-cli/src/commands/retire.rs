@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use lockward_registry::Lock;
-use lockward_registry::take;
+use lockward_registry::edit;
 use lockward_scan::{ScanOptions, SiteForm};
 use serde::Serialize;
 use serde_json::json;
@@ -21,9 +21,12 @@ pub(crate) fn run(global: &Global, args: &RetireArgs) -> anyhow::Result<Outcome>
     let location = Location::find(global.registry.as_deref())?;
     let project_lock = ProjectLock::acquire(&location.file)?;
     let project = super::load_locked(global, &project_lock)?;
-    let lock = take::find_lock(&project.registry, &args.id).map_err(|error| refusal(&error))?;
+    let lock = project
+        .registry
+        .find(&args.id)
+        .map_err(|error| refusal(&error))?;
     let retired =
-        take::retire(&project.registry, lock, &args.reason).map_err(|error| refusal(&error))?;
+        edit::retire(&project.registry, lock, &args.reason).map_err(|error| refusal(&error))?;
 
     let uses = still_in_use(&project, lock)?;
     if !uses.is_empty() {

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use anyhow::Context as _;
 use lockward_pg::{Cycle, JobError, Mode, Pooler, Worker, WorkerBuilder};
-use lockward_registry::{KeyShape, Kind, Lock, take};
+use lockward_registry::{KeyShape, Kind, Lock, parse_id};
 use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 use tokio::process::{Child, Command};
 use tokio::sync::Notify;
@@ -199,7 +199,7 @@ fn resolve(project: &Project, args: &RunArgs) -> anyhow::Result<(WorkerBuilder, 
         None => registry.lock_by_constant(&args.lock).ok_or_else(|| {
             // An id is told apart by what its entry is: `run --lock 1_001_003` (a retired id)
             // said "not a registered constant", as if the id were unknown.
-            let message = match take::find_lock(registry, &args.lock) {
+            let message = match registry.find(&args.lock) {
                 Ok(lock) => match (lock.kind(), lock.constant()) {
                     (Kind::Retired { reason } | Kind::Reserved { reason }, _) => format!(
                         "`{}` is {} ({reason}): a worker may only hold a constant, an external \
@@ -265,7 +265,7 @@ fn resolve(project: &Project, args: &RunArgs) -> anyhow::Result<(WorkerBuilder, 
 /// over to it, or one of the plugin's own outside core's block.
 fn plugin_lock(project: &Project, plugin: &str, target: &str) -> anyhow::Result<Lock> {
     let registry = &project.registry;
-    let registered = take::find_lock(registry, target);
+    let registered = registry.find(target);
     match registered.as_ref().map(|lock| lock.kind()) {
         Ok(Kind::Handover { plugin: owner }) if owner == plugin => {}
         Ok(Kind::Handover { plugin: owner }) => {
@@ -281,7 +281,7 @@ fn plugin_lock(project: &Project, plugin: &str, target: &str) -> anyhow::Result<
             ))
             .into());
         }
-        Err(_) if take::parse_id(target).is_some() => {}
+        Err(_) if parse_id(target).is_some() => {}
         Err(error) => return Err(UsageError(error.to_string()).into()),
     }
     let report = registry.admit_all(project.manifests.clone());
@@ -294,7 +294,7 @@ fn plugin_lock(project: &Project, plugin: &str, target: &str) -> anyhow::Result<
             ))
         })?;
     let id = registered.as_ref().map_or_else(
-        |_| take::parse_id(target).unwrap_or_default(),
+        |_| parse_id(target).unwrap_or_default(),
         |lock| lock.id().value(),
     );
     let own = admitted.lock(id).ok_or_else(|| {

@@ -4,7 +4,7 @@ mod existing;
 
 use std::fmt::Write as _;
 
-use lockward_registry::take::{self, Request};
+use lockward_registry::edit::{self, Request};
 use lockward_registry::{AdmissionReport, KeyShape, Kind};
 use serde_json::json;
 
@@ -68,7 +68,7 @@ pub(crate) fn run(global: &Global, args: &TakeArgs) -> anyhow::Result<Outcome> {
     if let Some(found) = existing::find(&project, args, constants_text.as_deref())? {
         return existing::register(&project, &lock, args, &found, &also_taken);
     }
-    let taken = take::take(
+    let taken = edit::take(
         &project.registry,
         &request,
         &also_taken,
@@ -135,7 +135,7 @@ fn take_named(
     hash: &str,
     also_taken: &[i64],
 ) -> anyhow::Result<Outcome> {
-    let taken = take::take_named(&project.registry, name, hash, &args.worker, also_taken)
+    let taken = edit::take_named(&project.registry, name, hash, &args.worker, also_taken)
         .map_err(|error| refusal(&error))?;
     let mut changes = vec![Change {
         path: project.location.file.clone(),

@@ -1,8 +1,8 @@
 //! Properties of the next free id, of `take`'s and `retire`'s edits, and of parsing arbitrary
 //! input, over generated registries with comments and odd layouts.
 
+use lockward_registry::edit::{self, EditError, Language, Request};
 use lockward_registry::id::group_thousands;
-use lockward_registry::take::{self, EditError, Language, Request};
 use lockward_registry::{KeyShape, Kind, Lock, Registry, parse};
 use proptest::prelude::*;
 
@@ -224,7 +224,7 @@ proptest! {
     ) {
         let registry = load(&generated.text);
         let plugin = handover.then_some("billing");
-        let result = take::take(&registry, &request(plugin), &[], Some("X = 1\n"));
+        let result = edit::take(&registry, &request(plugin), &[], Some("X = 1\n"));
         let taken = match result {
             Ok(taken) => taken,
             Err(EditError::BlockUsedUp { .. }) => {
@@ -261,7 +261,7 @@ proptest! {
         let registry = load(&generated.text);
         let mut request = request(None);
         request.worker.clone_from(&worker);
-        let taken = match take::take(&registry, &request, &[], Some("X = 1\n")) {
+        let taken = match edit::take(&registry, &request, &[], Some("X = 1\n")) {
             Ok(taken) => taken,
             Err(EditError::BlockUsedUp { .. }) => return Ok(()),
             Err(error) => return Err(TestCaseError::fail(error.to_string())),
@@ -276,7 +276,7 @@ proptest! {
         ] {
             let language = Language::from_path(path).expect("supported");
             let append = |worker: &str| {
-                take::append_constant(language, path, text, &[], "ADVISORY_LOCK_B", &id, worker)
+                edit::append_constant(language, path, text, &[], "ADVISORY_LOCK_B", &id, worker)
                     .expect("appended")
             };
             let out = append(&worker);
@@ -304,7 +304,7 @@ proptest! {
             .collect();
         prop_assume!(!live.is_empty());
         let lock = live[pick.index(live.len())];
-        let retired = take::retire(&registry, lock, "no longer needed").expect("retire");
+        let retired = edit::retire(&registry, lock, "no longer needed").expect("retire");
         let others = |registry: &Registry| -> Vec<_> {
             registry.locks().iter().filter(|other| other.id() != lock.id()).map(summary).collect()
         };
@@ -328,14 +328,14 @@ proptest! {
     #[test]
     fn parse_never_panics_on_arbitrary_text(text in "\\PC*") {
         let _ = parse("lockward.toml", &text);
-        let _ = take::retire_entry(&text, 1, "x");
+        let _ = edit::retire_entry(&text, 1, "x");
         for language in [Language::Python, Language::Rust, Language::Go, Language::Ruby] {
             let _ = lockward_lang::find_definition(language, &text, "ADVISORY_LOCK_A");
         }
         for path in ["l.py", "l.rs", "l.go", "l.ts", "l.js", "l.rb", "L.java", "L.kt"] {
             let language = Language::from_path(path).expect("supported");
             let id = lockward_registry::Id::plain(7);
-            let _ = take::append_constant(language, path, &text, &["ADVISORY_LOCK_A"], "ADVISORY_LOCK_B", &id, "w");
+            let _ = edit::append_constant(language, path, &text, &["ADVISORY_LOCK_A"], "ADVISORY_LOCK_B", &id, "w");
         }
     }
 
@@ -356,9 +356,9 @@ proptest! {
         let text: String = text.into_iter().collect();
         if let Ok(loaded) = parse("lockward.toml", &text) {
             // A mutation that still parses must still take and retire cleanly or refuse.
-            let _ = take::take(&loaded.registry, &request(None), &[], Some(""));
+            let _ = edit::take(&loaded.registry, &request(None), &[], Some(""));
             if let Some(lock) = loaded.registry.locks().first() {
-                let _ = take::retire(&loaded.registry, lock, "x");
+                let _ = edit::retire(&loaded.registry, lock, "x");
             }
         }
     }

@@ -12,7 +12,7 @@
 //! The files are read as the scan reads them ([`lockward_scan::scan_source`]), so what `check`
 //! reports as unregistered is exactly what can be registered here.
 
-use lockward_registry::adopt::{self, DraftEntry, DraftKind};
+use lockward_registry::draft::{self, DraftEntry, DraftKind};
 use lockward_registry::{KeyShape, Kind};
 use lockward_scan::{Site, SiteForm};
 use serde_json::json;
@@ -120,7 +120,7 @@ fn elsewhere(project: &Project, args: &TakeArgs, key: KeyShape) -> anyhow::Resul
             files.push(file);
         }
     }
-    let literal = lockward_registry::take::parse_id(args.constant());
+    let literal = lockward_registry::parse_id(args.constant());
     if literal.is_none() {
         let name = args.constant();
         if let Some(lock) = project
@@ -242,7 +242,7 @@ pub(super) fn register(
                 .map(|(id, _)| (id.value(), manifest.name.clone()))
         })
         .collect();
-    let (text, registry) = adopt::adopt(
+    let (text, registry) = draft::adopt(
         &project.registry,
         &existing.entry,
         &declared,

@@ -18,13 +18,13 @@ use std::ops::Range;
 use lockward_lang::constants::{NewConstant, WriteError, ends_with_blank_line, line_ending};
 use lockward_lang::{find_definition, is_identifier};
 
-use crate::adopt::toml_string;
 use crate::finding::Finding;
 use crate::id::{AdvisoryKey, Id, KeyShape};
 use crate::parse::{is_member_name, parse};
-use crate::registry::{Kind, Lock, Registry, Source};
+use crate::registry::{FindError, Kind, Lock, Registry, Source};
+use crate::toml_text::toml_string;
 
-pub use lockward_lang::{Language, parse_id};
+pub use lockward_lang::Language;
 
 /// What `lockward take` is asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,6 +82,15 @@ pub struct Retired {
     pub registry_text: String,
     /// The new registry, parsed from `registry_text`, reservations carried over.
     pub registry: Registry,
+}
+
+impl From<FindError> for EditError {
+    fn from(error: FindError) -> Self {
+        match error {
+            FindError::NotRegistered(target) => Self::NotRegistered(target),
+            FindError::Ambiguous(target) => Self::Ambiguous(target),
+        }
+    }
 }
 
 /// Why an edit was refused.
@@ -379,7 +388,7 @@ pub fn take(
 /// The id of the reservation `target` names, for `take --reserved`: an entry of this registry
 /// whose kind is `reserved` (another branch's reservation lands on that branch).
 fn reservation(registry: &Registry, target: &str) -> Result<Id, EditError> {
-    let lock = find_lock(registry, target)?;
+    let lock = registry.find(target)?;
     if let Source::Branch(branch) = &lock.source {
         return Err(EditError::OnOtherBranch {
             id: lock.id.to_string(),
@@ -398,7 +407,7 @@ fn reservation(registry: &Registry, target: &str) -> Result<Id, EditError> {
 /// The registry's text with the reserved entry of `entry.id` made `entry`'s, in place: its
 /// `reserved` line becomes the `constant`, `worker` (and `plugin`, `key`) lines, and any such
 /// lines it had go. No other byte changes.
-pub fn land_entry(registry_text: &str, entry: &Entry) -> Result<String, EditError> {
+pub(crate) fn land_entry(registry_text: &str, entry: &Entry) -> Result<String, EditError> {
     let document = document(registry_text)?;
     let table = lock_table(&document, entry.id.value())
         .ok_or_else(|| EditError::NotRegistered(entry.id.to_string()))?;
@@ -487,24 +496,6 @@ fn apply(text: &str, mut edits: Vec<(Range<usize>, String)>) -> String {
     }
     out.push_str(&text[cursor..]);
     out
-}
-
-/// The entry `target` names: an id in any TOML integer form (`1_001_003`, `1001003`,
-/// `0xF462B`), or a constant's name.
-pub fn find_lock<'a>(registry: &'a Registry, target: &str) -> Result<&'a Lock, EditError> {
-    let not_registered = || EditError::NotRegistered(target.to_owned());
-    if let Some(value) = parse_id(target) {
-        return registry.lock(value).ok_or_else(not_registered);
-    }
-    let mut named = registry
-        .locks()
-        .iter()
-        .filter(|lock| lock.constant.as_deref() == Some(target));
-    let first = named.next().ok_or_else(not_registered)?;
-    if named.next().is_some() {
-        return Err(EditError::Ambiguous(target.to_owned()));
-    }
-    Ok(first)
 }
 
 /// Retires `lock`: its entry is rewritten in place with `retired = "reason"`; `plugin`,
@@ -615,7 +606,7 @@ fn reparse(old: &Registry, text: &str) -> Result<Registry, EditError> {
 /// The registry's text with `entry` appended as a `[[lock]]` table after the last byte,
 /// separated by one blank line. Every earlier byte is kept; the file's line ending (`\n` or
 /// `\r\n`) is used for the new lines.
-pub fn append_entry(registry_text: &str, entry: &Entry) -> String {
+pub(crate) fn append_entry(registry_text: &str, entry: &Entry) -> String {
     let mut lines = vec![
         "[[lock]]".to_owned(),
         format!("id = {}", entry.id.literal()),
@@ -1022,14 +1013,17 @@ key = \"family\"
     #[test]
     fn retire_refuses_twice_and_unknown_ids() {
         let registry = registry(REGISTRY);
-        let lock = find_lock(&registry, "1001001").unwrap().clone();
+        let lock = registry.find("1001001").unwrap().clone();
         let retired = retire(&registry, &lock, "done").unwrap();
-        let again = find_lock(&retired.registry, "ADVISORY_LOCK_INVOICE_ROLLUP").unwrap();
+        let again = retired
+            .registry
+            .find("ADVISORY_LOCK_INVOICE_ROLLUP")
+            .unwrap();
         let error = retire(&retired.registry, again, "done").unwrap_err();
         assert_eq!(error.to_string(), "id 1_001_001 is already retired: done");
         assert!(matches!(
-            find_lock(&registry, "1_001_777"),
-            Err(EditError::NotRegistered(_))
+            registry.find("1_001_777"),
+            Err(crate::FindError::NotRegistered(_))
         ));
         assert!(matches!(
             retire(&registry, &lock, " "),

@@ -17,7 +17,8 @@ use crate::finding::Finding;
 use crate::id::{Id, KeyShape};
 use crate::parse::parse;
 use crate::registry::{Registry, Source};
-use crate::take::Language;
+use crate::toml_text::{array, toml_string};
+use lockward_lang::Language;
 
 /// Two of core's ids further apart than this belong to different clusters: a legacy id far
 /// from the others does not stretch the block over millions of ids.
@@ -173,7 +174,7 @@ pub fn toml_literal(code_literal: &str, value: i64, language: Option<Language>) 
         && !["0x", "0o", "0b"]
             .iter()
             .any(|prefix| unsigned.starts_with(prefix));
-    match crate::take::parse_id(text) {
+    match lockward_lang::parse_id(text) {
         Some(parsed) if parsed == value && !leading_zero => Id::new(value, text),
         _ => Id::plain(value),
     }
@@ -320,19 +321,6 @@ fn entry_text(entry: &DraftEntry) -> String {
         out.push_str("key = \"family\"\n");
     }
     out
-}
-
-/// `text` as a TOML string, in the form toml_edit chooses (a literal string `'..'` when the text
-/// holds `"` or `\\` and no `'`, else a basic string with escapes): what every registry edit
-/// writes, `take`'s and `retire`'s included.
-pub(crate) fn toml_string(text: &str) -> String {
-    toml_edit::Value::from(text).to_string()
-}
-
-/// A TOML array of strings on one line.
-fn array(items: &[String]) -> String {
-    let array: toml_edit::Array = items.iter().map(String::as_str).collect();
-    array.to_string()
 }
 
 /// Why an id already in the code cannot be registered as asked.
