@@ -243,7 +243,7 @@ pub(crate) enum Command {
     /// (`--plugins`) declare inside core's block as handovers to those plugins (ids outside it
     /// are left to the manifests). Each worker is the comment beside or just above the
     /// definition, else the constant's name in words. The block is the round window around
-    /// core's ids with room to grow (README: "Adopting an existing codebase"). Prints what it
+    /// core's ids with room to grow (docs/registry.md: "Adopting an existing codebase"). Prints what it
     /// registered, the keys it left as dynamic (and files it could not read) for a person to
     /// look at, what it would not guess (one id defined under two names, a core id copied as a
     /// literal), and every error and warning `check` will still report on the draft (the scan
@@ -263,7 +263,7 @@ pub(crate) enum Command {
     ///
     /// The scripts are generated from the same definitions that parse the command line, so
     /// they offer every command, option and value this binary accepts. Install one where the
-    /// shell looks for it (README: "Install"): bash,
+    /// shell looks for it (docs/install.md): bash,
     /// `lockward completions bash > ~/.local/share/bash-completion/completions/lockward`; zsh,
     /// `lockward completions zsh > ~/.zfunc/_lockward` with `~/.zfunc` in `fpath`; fish,
     /// `lockward completions fish > ~/.config/fish/completions/lockward.fish`. With `--out DIR`
@@ -592,7 +592,7 @@ pub(crate) struct RunArgs {
     /// Serve the worker's metrics in the Prometheus text format at `http://ADDR/metrics`, ADDR
     /// being IP:PORT such as `127.0.0.1:9464` (`[::1]:9464` for IPv6; `0.0.0.0:9464` for every
     /// interface: there is no authentication). The address is bound before anything runs: one
-    /// in use exits 2. The README's "Metrics" (under `lockward run`) lists the series.
+    /// in use exits 2. docs/runtime.md lists the series (`lockward run`, "Metrics").
     #[arg(long, value_name = "ADDR", value_parser = parse_metrics_addr)]
     pub(crate) metrics: Option<SocketAddr>,
     /// The command and its arguments, after `--`. Run directly (no shell): write

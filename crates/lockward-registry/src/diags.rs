@@ -107,7 +107,7 @@ pub(crate) fn project_name_not_allowed(name: &str, max: usize) -> Said {
 /// A required table (`[project]`, `[core]`) is missing.
 pub(crate) fn missing_table(key: &str) -> Said {
     error(Code::MissingField, format!("missing the [{key}] table")).help(format!(
-        "add a [{key}] table; the README's section `The registry` shows its fields"
+        "add a [{key}] table; the registry guide (docs/registry.md) shows its fields"
     ))
 }
 

@@ -380,16 +380,17 @@ fn an_id_that_is_a_well_known_key_fails_and_que_warns_about_small_ids() {
     );
 }
 
-/// The README's catalogue table lists every tool of the shipped catalogue, with its holder name
-/// and, for a fixed key, the key.
+/// The well-known keys guide's catalogue table lists every tool of the shipped catalogue, with its
+/// holder name and, for a fixed key, the key.
 #[test]
-fn the_readme_lists_the_catalogue_of_well_known_keys() {
-    let readme = std::fs::read_to_string(crate::repo_root().join("README.md")).unwrap();
+fn the_guide_lists_the_catalogue_of_well_known_keys() {
+    let readme =
+        std::fs::read_to_string(crate::repo_root().join("docs/well-known-keys.md")).unwrap();
     for tool in lockward_registry::well_known::tools() {
         let row = readme
             .lines()
             .find(|line| line.starts_with(&format!("| `{}` | {} |", tool.id, tool.holder)))
-            .unwrap_or_else(|| panic!("the README has no row for {}", tool.id));
+            .unwrap_or_else(|| panic!("the guide has no row for {}", tool.id));
         if let lockward_registry::well_known::ToolKey::Fixed(key) = tool.key {
             assert!(row.contains(&format!("`{key}`")), "{row}");
         }

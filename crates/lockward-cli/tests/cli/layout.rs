@@ -1,6 +1,6 @@
-//! The layout the README's "Layout" section describes: within the CLI, registry and scan crates no
-//! file reaches, through its `use` declarations and paths, back into a file that reaches it, and no
-//! command's files use another command's.
+//! The layout CONTRIBUTING.md's "Layout" section describes: within the CLI, registry and scan
+//! crates no file reaches, through its `use` declarations and paths, back into a file that reaches
+//! it, and no command's files use another command's.
 //!
 //! The graph is read with `syn` from the sources themselves: an edge is a path (`use`, an
 //! expression, a type, a macro's tokens) that names an item of another file of the same crate.

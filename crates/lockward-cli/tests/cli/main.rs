@@ -5,6 +5,7 @@ mod browser;
 mod check;
 mod completions;
 mod confinement;
+mod docs;
 mod fleet;
 mod init;
 mod layout;
@@ -22,6 +23,7 @@ mod serve;
 mod take;
 mod take_existing;
 mod templates;
+mod tour;
 mod version;
 
 use std::path::{Path, PathBuf};

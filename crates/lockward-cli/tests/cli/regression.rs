@@ -715,7 +715,7 @@ fn a_help_line_never_sends_users_to_the_design_document() {
     );
     assert!(!run.stdout.contains("DESIGN"), "{}", run.stdout);
     assert!(
-        run.stdout.contains("the README's section `The registry`"),
+        run.stdout.contains("the registry guide (docs/registry.md)"),
         "{}",
         run.stdout
     );
@@ -951,13 +951,26 @@ fn same_id_groups(text: &str) -> Vec<(String, Vec<i64>, i64)> {
 /// (`0xF4A3E` is not 1_001_006, `0xF4A3B` is not 1_001_003 in `retire --help`).
 /// Reproduction: `lockward retire --help`, and the README's `retire` and `duplicate-id` examples:
 /// each hex example beside the decimal it stands for.
+///
+/// The guides the README was split into (issue 24) are read too: `CONTRIBUTING.md` and every `.md`
+/// file of `docs/`.
 #[test]
 fn readme_and_help_hex_examples_equal_the_decimal_they_stand_beside() {
-    let readme = std::fs::read_to_string(crate::repo_root().join("README.md")).unwrap();
+    let root = crate::repo_root();
+    let mut documents = vec![root.join("README.md"), root.join("CONTRIBUTING.md")];
+    let mut guides: Vec<_> = std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "md"))
+        .collect();
+    guides.sort();
+    assert!(guides.len() >= 10, "{guides:?}");
+    documents.extend(guides);
     let help = TestProject::harbor().run(&["retire", "--help"]).stdout;
 
-    let groups: Vec<_> = same_id_groups(&readme)
-        .into_iter()
+    let groups: Vec<_> = documents
+        .iter()
+        .flat_map(|path| same_id_groups(&std::fs::read_to_string(path).unwrap()))
         .chain(same_id_groups(&help))
         .collect();
 
