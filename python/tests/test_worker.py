@@ -1,4 +1,4 @@
-"""Python workers lead in-process on the Rust worker (README, "Python workers"), against real
+"""Python workers lead in-process on the Rust worker (docs/python.md, "Python workers"), against real
 PostgreSQL, pgbouncer and a network partition from the Rust test harness (the `testbed` example
 of lockward-pg, which scripts/test builds)."""
 

@@ -2,27 +2,7 @@
 //! says, taking the values the logic found and returning what the finding says ([`Said`]). The
 //! logic decides whether and where; this module decides the words.
 
-use lockward_registry::{Code, Finding, Id, Severity};
-
-/// What a finding says: its code, its severity, its message and its help.
-#[derive(Debug)]
-pub(crate) struct Said {
-    code: Code,
-    severity: Severity,
-    message: String,
-    help: Option<String>,
-}
-
-impl Said {
-    /// The finding about the whole file `path`.
-    pub(crate) fn file(self, path: &str) -> Finding {
-        let finding = Finding::file(self.code, self.severity, path, self.message);
-        match self.help {
-            Some(help) => finding.with_help(help),
-            None => finding,
-        }
-    }
-}
+use lockward_registry::{Code, Id, Said, Severity};
 
 /// `branch-registry-unreadable`: a branch's registry that does not parse (`ids_kept`: whether the
 /// ids its `[[lock]]` tables record could still be read).

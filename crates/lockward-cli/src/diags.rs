@@ -4,56 +4,20 @@
 //! where; this module decides the words. The libraries' findings are worded in their own
 //! `diags` modules.
 
-use std::ops::Range;
+use lockward_registry::{Code, Said, Severity};
 
-use lockward_registry::{Code, Finding, Severity, SourceFile};
-
-/// What a finding says: its code, its severity, its message and its help.
-#[derive(Debug)]
-pub(crate) struct Said {
-    code: Code,
-    severity: Severity,
-    message: String,
-    help: Option<String>,
-}
-
-impl Said {
-    fn error(code: Code, message: String, help: Option<&str>) -> Self {
-        Self {
-            code,
-            severity: Severity::Error,
-            message,
-            help: help.map(str::to_owned),
-        }
-    }
-
-    fn with_help(mut self, help: String) -> Self {
-        self.help = Some(help);
-        self
-    }
-
-    /// The finding about the whole file `path`.
-    pub(crate) fn file(self, path: impl Into<String>) -> Finding {
-        let finding = Finding::file(self.code, self.severity, path, self.message);
-        match self.help {
-            Some(help) => finding.with_help(help),
-            None => finding,
-        }
-    }
-
-    /// The finding at `span` of `file`.
-    pub(crate) fn at(self, file: &SourceFile, span: Range<usize>) -> Finding {
-        let finding = file.finding(self.code, self.severity, span, self.message);
-        match self.help {
-            Some(help) => finding.with_help(help),
-            None => finding,
-        }
+/// What an error says, with its help if it has one.
+fn said(code: Code, message: String, help: Option<&str>) -> Said {
+    let said = Said::new(code, Severity::Error, message);
+    match help {
+        Some(help) => said.with_help(help),
+        None => said,
     }
 }
 
 /// `path-outside-project`: `[project] page` resolves outside the project.
 pub(crate) fn page_outside_project(error: &anyhow::Error) -> Said {
-    Said::error(
+    said(
         Code::PathOutsideProject,
         format!("[project] page: {error:#}"),
         None,
@@ -62,7 +26,7 @@ pub(crate) fn page_outside_project(error: &anyhow::Error) -> Said {
 
 /// `stale-page`: the page does not exist.
 pub(crate) fn page_missing(page: &str) -> Said {
-    Said::error(
+    said(
         Code::StalePage,
         format!("the page {page} does not exist"),
         Some("run `lockward render` and commit the page"),
@@ -72,7 +36,7 @@ pub(crate) fn page_missing(page: &str) -> Said {
 /// `stale-page`: the page differs from what the registry renders (`wanted`: what its first
 /// differing line should read).
 pub(crate) fn page_stale(page: &str, wanted: &str) -> Said {
-    Said::error(
+    said(
         Code::StalePage,
         format!("the page {page} is stale: it differs from what the registry renders"),
         None,
@@ -84,7 +48,7 @@ pub(crate) fn page_stale(page: &str, wanted: &str) -> Said {
 
 /// `unreadable`: a manifest a `[plugins] manifests` glob matched that cannot be read.
 pub(crate) fn manifest_unreadable(label: &str, error: &std::io::Error) -> Said {
-    Said::error(
+    said(
         Code::Unreadable,
         format!(
             "the manifest {label} matched a `[plugins] manifests` glob but cannot be read: {error}"
@@ -96,7 +60,7 @@ pub(crate) fn manifest_unreadable(label: &str, error: &std::io::Error) -> Said {
 /// `glob-outside-project`: a manifest glob's match that resolves outside the registry's
 /// directory.
 pub(crate) fn manifest_outside_project(glob: &str, label: &str) -> Said {
-    Said::error(
+    said(
         Code::GlobOutsideProject,
         format!(
             "manifest glob `{glob}` matches `{label}`, which resolves outside the registry's directory (a symlink): it is not read"
@@ -109,7 +73,7 @@ pub(crate) fn manifest_outside_project(glob: &str, label: &str) -> Said {
 
 /// `shared-registry-unreadable`: a shared registry that cannot be read.
 pub(crate) fn shared_registry_unread(label: &str, error: &std::io::Error) -> Said {
-    Said::error(
+    said(
         Code::SharedRegistryUnreadable,
         format!("cannot read the shared registry {label}: {error}; its keys were not compared"),
         Some("fix the path in `[[share]] registry` or `--with`"),
@@ -118,7 +82,7 @@ pub(crate) fn shared_registry_unread(label: &str, error: &std::io::Error) -> Sai
 
 /// `shared-registry-unreadable`: a shared registry that breaks its rules (`errors` of them).
 pub(crate) fn shared_registry_invalid(label: &str, errors: usize) -> Said {
-    Said::error(
+    said(
         Code::SharedRegistryUnreadable,
         format!(
             "the shared registry {label} breaks its rules ({}); its keys were not compared",

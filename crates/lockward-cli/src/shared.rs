@@ -8,9 +8,9 @@
 
 use std::path::{Path, PathBuf};
 
-use lockward_registry::{Finding, LoadError, Registry};
+use lockward_registry::{Finding, LoadError, Registry, Said};
 
-use crate::diags::{self, Said};
+use crate::diags;
 use crate::project::Project;
 
 /// The shared registries that could be read, and what went wrong with the others.

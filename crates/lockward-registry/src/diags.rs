@@ -3,55 +3,14 @@
 //! logic decides whether and where; this module decides the words.
 
 use std::fmt::{Display, Write as _};
-use std::ops::Range;
 
-use crate::finding::{Code, Finding, Severity};
+use crate::finding::{Code, Severity};
 use crate::id::{Id, Keys};
-use crate::source::SourceFile;
-
-/// What a finding says: its code, severity, message and help, before it is placed in a file.
-#[derive(Debug, Clone)]
-pub(crate) struct Said {
-    /// The stable code.
-    pub(crate) code: Code,
-    /// How much it matters.
-    pub(crate) severity: Severity,
-    /// What is wrong, in one sentence.
-    pub(crate) message: String,
-    /// What to do about it.
-    pub(crate) help: Option<String>,
-}
-
-impl Said {
-    /// The finding at the byte range `span` of `file`.
-    pub(crate) fn at(self, file: &SourceFile, span: Range<usize>) -> Finding {
-        let mut finding = file.finding(self.code, self.severity, span, self.message);
-        finding.help = self.help;
-        finding
-    }
-
-    /// The finding about the whole file `path` (no line or column).
-    pub(crate) fn file(self, path: impl Into<String>) -> Finding {
-        let mut finding = Finding::file(self.code, self.severity, path, self.message);
-        finding.help = self.help;
-        finding
-    }
-
-    /// The same, with a help line.
-    fn help(mut self, help: impl Into<String>) -> Self {
-        self.help = Some(help.into());
-        self
-    }
-}
+use crate::said::Said;
 
 /// A finding's words, without help yet.
 fn said(code: Code, severity: Severity, message: impl Into<String>) -> Said {
-    Said {
-        code,
-        severity,
-        message: message.into(),
-        help: None,
-    }
+    Said::new(code, severity, message)
 }
 
 /// What an error says.
@@ -72,7 +31,7 @@ pub(crate) fn not_utf8(byte: u8) -> Said {
         Code::Unreadable,
         format!("the file is not UTF-8: invalid byte 0x{byte:02X}"),
     )
-    .help("save the file as UTF-8")
+    .with_help("save the file as UTF-8")
 }
 
 /// The TOML parser overflowed on an integer: it does not fit a bigint.
@@ -81,7 +40,7 @@ pub(crate) fn integer_beyond_bigint() -> Said {
         Code::IdOutOfRange,
         "integer does not fit in PostgreSQL's bigint (-2^63 ..= 2^63-1)",
     )
-    .help("advisory lock ids are bigint; pick an id inside core's block")
+    .with_help("advisory lock ids are bigint; pick an id inside core's block")
 }
 
 /// The registry is not TOML; `reason` is the parser's message.
@@ -98,7 +57,7 @@ pub(crate) fn project_name_not_allowed(name: &str, max: usize) -> Said {
         Code::InvalidProjectName,
         format!("project name `{}` is not allowed", name.escape_debug()),
     )
-    .help(format!(
+    .with_help(format!(
         "a project name is 1 to {max} ASCII letters, digits, `_`, `-` or `.` \
          (no spaces): it names every lock session in PostgreSQL's application_name"
     ))
@@ -106,7 +65,7 @@ pub(crate) fn project_name_not_allowed(name: &str, max: usize) -> Said {
 
 /// A required table (`[project]`, `[core]`) is missing.
 pub(crate) fn missing_table(key: &str) -> Said {
-    error(Code::MissingField, format!("missing the [{key}] table")).help(format!(
+    error(Code::MissingField, format!("missing the [{key}] table")).with_help(format!(
         "add a [{key}] table; the registry guide (docs/registry.md) shows its fields"
     ))
 }
@@ -121,7 +80,7 @@ pub(crate) fn not_a_table(key: &str, found: &str) -> Said {
 
 /// `key` is not one of the `known` keys of `place`; `near` is the known key it most likely meant.
 pub(crate) fn unknown_key(key: &str, place: &str, near: Option<&str>, known: &[&str]) -> Said {
-    error(Code::UnknownKey, format!("unknown key `{key}` in {place}")).help(match near {
+    error(Code::UnknownKey, format!("unknown key `{key}` in {place}")).with_help(match near {
         Some(near) => format!("did you mean `{near}`?"),
         None => format!("known keys here: {}", known.join(", ")),
     })
@@ -133,7 +92,7 @@ pub(crate) fn constants_language_not_written(path: &str) -> Said {
         Code::UnsupportedConstantsLanguage,
         format!("core's constants file `{path}` is not in a language lockward writes constants in"),
     )
-    .help(format!(
+    .with_help(format!(
         "use a {} file (by its extension); ids defined elsewhere are `defined_in` entries",
         lockward_lang::Language::CONSTANTS_LANGUAGES
     ))
@@ -148,7 +107,7 @@ pub(crate) fn path_outside_project(key: &str, path: &str, absolute: bool) -> Sai
         "climbs out of the registry's directory with `..`"
     };
     error(Code::PathOutsideProject, format!("{key} `{path}` {why}"))
-        .help("name a file inside the project, relative to the registry's directory")
+        .with_help("name a file inside the project, relative to the registry's directory")
 }
 
 /// `place` (a table, an entry) does not have the required `key`.
@@ -203,7 +162,7 @@ pub(crate) fn not_an_array_of_tables(key: &str, found: &str) -> Said {
 
 /// `[core]` has no `block`.
 pub(crate) fn missing_block() -> Said {
-    missing_key("[core]", "block").help("add `block = { start = 1_001_001, end = 1_001_999 }`")
+    missing_key("[core]", "block").with_help("add `block = { start = 1_001_001, end = 1_001_999 }`")
 }
 
 /// Core's block starts above its end.
@@ -212,7 +171,7 @@ pub(crate) fn block_inverted(start: &Id, end: &Id) -> Said {
         Code::InvalidBlock,
         format!("the block starts at {start} but ends at {end}"),
     )
-    .help("the block is inclusive: `start` must not be above `end`")
+    .with_help("the block is inclusive: `start` must not be above `end`")
 }
 
 /// A glob does not parse; `reason` is why.
@@ -238,7 +197,7 @@ pub(crate) fn glob_outside_project(glob: &str, absolute: bool) -> Said {
             glob.escape_debug()
         ),
     )
-    .help(
+    .with_help(
         "manifest globs are relative to lockward.toml and stay under its directory, e.g. `plugins/*/plugin.toml`",
     )
 }
@@ -297,7 +256,7 @@ pub(crate) fn wrapper_without_position() -> Said {
         Code::MissingField,
         "a wrapper needs `position` (1-based), `keyword`, or both",
     )
-    .help("e.g. `{ name = \"with_lock\", position = 1 }`")
+    .with_help("e.g. `{ name = \"with_lock\", position = 1 }`")
 }
 
 /// A `[[share]]` entry's `registry` is blank.
@@ -327,7 +286,7 @@ pub(crate) fn named_lock_without_hash(name: &str, known: &[&str]) -> Said {
         Code::MissingField,
         format!("the lock named {name:?} does not say which library hashes its name (`hash`)"),
     )
-    .help(format!(
+    .with_help(format!(
         "add `hash = \"LIBRARY\"`, one of: {}",
         known.join(", ")
     ))
@@ -336,7 +295,7 @@ pub(crate) fn named_lock_without_hash(name: &str, known: &[&str]) -> Said {
 /// An entry has a `hash` but no `name`.
 pub(crate) fn hash_without_name() -> Said {
     error(Code::MissingField, "`hash` without the `name` it hashes")
-        .help("add `name = \"...\"`, the lock's name as the code passes it")
+        .with_help("add `name = \"...\"`, the lock's name as the code passes it")
 }
 
 /// A named lock's `hash` is no library lockward knows (`known`); `near` is the one it most
@@ -346,7 +305,7 @@ pub(crate) fn unknown_name_hash(hash: &str, near: Option<&str>, known: &[&str]) 
         Code::UnknownNameHash,
         format!("lockward does not know how `{hash}` turns a lock's name into a key"),
     )
-    .help(match near {
+    .with_help(match near {
         Some(near) => format!("did you mean `{near}`? known: {}", known.join(", ")),
         None => format!("known: {}", known.join(", ")),
     })
@@ -358,7 +317,7 @@ pub(crate) fn named_lock_in_other_key_form(hash: &str, name: &str) -> Said {
         Code::NameKeyMismatch,
         format!("{hash} takes the lock named {name:?} in the other key form"),
     )
-    .help("leave `key` out: a named lock's form is its library's")
+    .with_help("leave `key` out: a named lock's form is its library's")
 }
 
 /// A named lock's `id` is not `key`, the key its library computes for its name.
@@ -367,7 +326,7 @@ pub(crate) fn named_lock_id_not_its_key(id: &Id, hash: &str, name: &str, key: i6
         Code::NameKeyMismatch,
         format!("id {id} is not the key {hash} takes for the lock named {name:?}, which is {key}"),
     )
-    .help(format!(
+    .with_help(format!(
         "write `id = {key}`, or leave `id` out: it is computed from the name"
     ))
 }
@@ -375,7 +334,7 @@ pub(crate) fn named_lock_id_not_its_key(id: &Id, hash: &str, name: &str, key: i6
 /// Two entries register one id.
 pub(crate) fn duplicate_id(id: &Id) -> Said {
     error(Code::DuplicateId, format!("id {id} is registered twice"))
-        .help("every id has exactly one entry; take a new one with `lockward take`")
+        .with_help("every id has exactly one entry; take a new one with `lockward take`")
 }
 
 /// The label at the entry that registered an id or a constant first.
@@ -397,7 +356,7 @@ pub(crate) fn invalid_constant_name(constant: &str) -> Said {
         Code::InvalidConstantName,
         format!("`{constant}` is not an identifier nor a member name"),
     )
-    .help(
+    .with_help(
         "a constant name is ASCII letters, digits and `_`, not starting with a digit; a member of a collection or enum is `LOCKS[\"reindex\"]`, `LOCKS[:reindex]`, `Locks.REINDEX` or `Locks::Reindex`",
     )
 }
@@ -410,7 +369,7 @@ pub(crate) fn external_without_constant(id: &Id) -> Said {
             "external id {id} needs the `constant` it is defined as, or the `site` it is written at"
         ),
     )
-    .help(
+    .with_help(
         "add `constant = \"NAME\"`; for a literal at a call site, say where: `site = \"PeriodicTask(advisory_lock_id=)\"`",
     )
 }
@@ -424,7 +383,7 @@ pub(crate) fn site_without_defined_in(id: &Id) -> Said {
              write it"
         ),
     )
-    .help(
+    .with_help(
         "an id written at a call site is an external: list the files that write it in `defined_in`",
     )
 }
@@ -435,7 +394,7 @@ pub(crate) fn entry_without_kind(id: &Id) -> Said {
         Code::MissingField,
         format!("id {id} does not say what it is"),
     )
-    .help(
+    .with_help(
         "give it a `constant` (with `worker`), or `plugin`, `retired`, `reserved` or `defined_in`",
     )
 }
@@ -446,7 +405,7 @@ pub(crate) fn missing_worker(kind: &str, id: &Id) -> Said {
         Code::MissingWorker,
         format!("{kind} id {id} does not name its `worker`"),
     )
-    .help("add `worker = \"...\"`: the background worker that holds this lock")
+    .with_help("add `worker = \"...\"`: the background worker that holds this lock")
 }
 
 /// A family's id does not fit in an int4.
@@ -455,7 +414,9 @@ pub(crate) fn family_beyond_int4(id: &Id) -> Said {
         Code::FamilyOutOfRange,
         format!("family id {id} does not fit in an int4"),
     )
-    .help("a family id is the first int4 of `pg_advisory_lock(id, n)`: -2147483648 ..= 2147483647")
+    .with_help(
+        "a family id is the first int4 of `pg_advisory_lock(id, n)`: -2147483648 ..= 2147483647",
+    )
 }
 
 /// A core constant's id lies outside core's block `start..=end`.
@@ -464,7 +425,7 @@ pub(crate) fn constant_outside_block(id: &Id, start: &Id, end: &Id) -> Said {
         Code::ConstantOutsideBlock,
         format!("core constant id {id} lies outside core's block {start}..={end}"),
     )
-    .help("legacy ids are allowed; new ids come from the block (`lockward take`)")
+    .with_help("legacy ids are allowed; new ids come from the block (`lockward take`)")
 }
 
 /// An entry sets the fields `fields` (at least two), which exclude each other.
@@ -477,7 +438,7 @@ pub(crate) fn conflicting_kinds(id: &Id, fields: &[&str]) -> Said {
             fields.join(" and ")
         ),
     )
-    .help(
+    .with_help(
         "an entry is exactly one of: a constant, an external (defined_in), a lock taken by name (name and hash), a handover (plugin), retired or reserved",
     )
 }
@@ -493,7 +454,7 @@ pub(crate) fn constant_and_site(id: &Id) -> Said {
         Code::ConflictingKinds,
         format!("id {id} sets both `constant` and `site`, which exclude each other"),
     )
-    .help(
+    .with_help(
         "an external is either defined as a constant (`constant`) or written as a literal at a call site (`site`)",
     )
 }
@@ -650,7 +611,7 @@ pub(crate) fn plugin_collides_with_core(plugin: &str, id: &Id, kind: &str, name:
         Code::PluginCollidesWithCore,
         format!("plugin `{plugin}` declares id {id}, which is core's {what} `{name}`"),
     )
-    .help(OWN_ID)
+    .with_help(OWN_ID)
 }
 
 /// The label at the core entry a plugin's id collides with.
@@ -666,7 +627,7 @@ pub(crate) fn plugin_uses_retired_id(plugin: &str, id: &Id, reason: &str) -> Sai
             "plugin `{plugin}` declares id {id}, which is retired ({reason}) and never reassigned"
         ),
     )
-    .help(OWN_ID)
+    .with_help(OWN_ID)
 }
 
 /// The label at the entry that retired an id.
@@ -680,7 +641,7 @@ pub(crate) fn plugin_takes_others_handover(plugin: &str, id: &Id, holder: &str) 
         Code::PluginTakesOthersHandover,
         format!("plugin `{plugin}` declares id {id}, which core handed over to plugin `{holder}`"),
     )
-    .help(OWN_ID)
+    .with_help(OWN_ID)
 }
 
 /// The label at the entry that handed an id over.
@@ -700,7 +661,7 @@ pub(crate) fn plugin_id_reserved(
         Code::PluginIdInCoreBlock,
         format!("plugin `{plugin}` declares id {id}, which is reserved: {reason}"),
     )
-    .help(block_is_cores(plugin, start, end))
+    .with_help(block_is_cores(plugin, start, end))
 }
 
 /// The label at the entry that reserved an id.
@@ -716,7 +677,7 @@ pub(crate) fn plugin_id_in_core_block(plugin: &str, id: &Id, start: &Id, end: &I
             "plugin `{plugin}` declares id {id}, inside core's block {start}..={end} without a handover"
         ),
     )
-    .help(block_is_cores(plugin, start, end))
+    .with_help(block_is_cores(plugin, start, end))
 }
 
 /// The help of a plugin's id inside core's block `start..=end`.
@@ -734,7 +695,7 @@ pub(crate) fn plugin_id_shared(plugin: &str, id: &Id, other: &str, other_path: &
             "plugin `{plugin}` declares id {id}, which plugin `{other}` also declares ({other_path})"
         ),
     )
-    .help("two workers on one id skip each other's cycles; give each plugin its own id")
+    .with_help("two workers on one id skip each other's cycles; give each plugin its own id")
 }
 
 /// The label at another plugin's declaration of a shared id.
@@ -750,7 +711,7 @@ pub(crate) fn unused_handover(id: &Id, plugin: &str) -> Said {
             "id {id} is handed over to plugin `{plugin}`, but no manifest of `{plugin}` declares it"
         ),
     )
-    .help(format!(
+    .with_help(format!(
         "add {id} to `{plugin}`'s advisory_lock_ids, or retire the id"
     ))
 }
@@ -765,7 +726,7 @@ pub(crate) fn shared_project_name(path: &str, project: &str) -> Said {
             "the shared registry {path} is project `{project}` too: two projects of one name on one database cannot be told apart"
         ),
     )
-    .help("give one of the projects another `[project] name`")
+    .with_help("give one of the projects another `[project] name`")
 }
 
 /// One registry's entry that owns a key another registry's entry owns too, as [`shared_key`]
@@ -831,7 +792,7 @@ pub(crate) fn shared_key(
     } else {
         "a retired id is never taken again here; a worker still running the old code would collide with the other project's".to_owned()
     };
-    said(Code::SharedKey, severity, message).help(help)
+    said(Code::SharedKey, severity, message).with_help(help)
 }
 
 /// The label at the other registry's entry for a shared key.
@@ -850,7 +811,7 @@ pub(crate) fn well_known_key(id: &Id, holder: &str, key: i64, source: &str) -> S
             "id {id} is the advisory lock key of {holder} ({key}, from {source}): while it holds it, this worker skips its cycles, and the other way round"
         ),
     )
-    .help("give the worker another id (`lockward take` never hands out a well-known key)")
+    .with_help("give the worker another id (`lockward take` never hands out a well-known key)")
 }
 
 /// The project uses Que (named in `gemfile`), whose job ids, counting up from `start` (as found
@@ -862,7 +823,7 @@ pub(crate) fn que_job_ids(gemfile: &str, start: i64, source: &str, id: &Id) -> S
             "{gemfile} uses Que, which locks each job by its id (pg_try_advisory_lock(job id), ids counting up from {start}; {source}): once Que has made {id} jobs, one of them and this worker share a key"
         ),
     )
-    .help(
+    .with_help(
         "use an id Que's job ids will not reach (2_147_483_648 or above) or a family (`key = \"family\"`: Que takes one-int keys only)",
     )
 }

@@ -23,6 +23,7 @@ pub mod page;
 mod parse;
 pub mod plugin;
 mod registry;
+mod said;
 pub mod share;
 pub mod source;
 mod toml_text;
@@ -40,4 +41,5 @@ pub use registry::{
     Block, Core, FindError, Kind, Lock, LockView, PluginSettings, Project, Registry, Reservation,
     ScanSettings, Share, Source, Wrapper,
 };
+pub use said::Said;
 pub use source::{Position, SourceFile};

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use toml_edit::{Item, TableLike, Value};
 
-use crate::diags::{self, Said};
+use crate::diags;
 use crate::finding::Finding;
 use crate::id::{Id, KeyShape};
 use crate::near_miss::edit_distance;
@@ -15,6 +15,7 @@ use crate::registry::{
     Block, Core, Kind, Lock, PluginSettings, Project, Registry, ScanSettings, Share, Source,
     Wrapper,
 };
+use crate::said::Said;
 use crate::source::SourceFile;
 
 pub use lockward_lang::is_identifier;

@@ -8,10 +8,11 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Range;
 
-use crate::diags::{self, Said};
+use crate::diags;
 use crate::finding::Finding;
 use crate::id::{Id, KeyShape};
 use crate::registry::{Kind, Lock, Registry, Source};
+use crate::said::Said;
 use crate::source::SourceFile;
 
 /// A parsed plugin manifest: its name and the ids it declares, with where each is written.
@@ -165,9 +166,10 @@ mod toml {
 
 mod json {
     use super::{RawManifest, malformed};
-    use crate::diags::{self, Said};
+    use crate::diags;
     use crate::id::Id;
     use crate::json::{Kind, Value};
+    use crate::said::Said;
     use crate::source::SourceFile;
 
     pub(super) fn manifest(

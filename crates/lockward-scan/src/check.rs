@@ -5,7 +5,7 @@ use std::path::Path;
 
 use lockward_registry::{AdvisoryKey, Code, Finding, Id, KeyShape, Kind, Lock, Registry, Source};
 
-use crate::diags::{self, Absence};
+use crate::diags::{self, Absence, AtSite as _};
 use crate::sites::{FileSites, Item, ItemKind, Key, Location, Shape, last_part};
 use crate::{PluginDir, ScanReport, Site, SiteForm, SiteKey};
 
@@ -192,7 +192,7 @@ impl<'a> Checker<'a> {
                     continue;
                 }
             };
-            let finding = said.at(path, &site.at);
+            let finding = said.at_site(path, &site.at);
             let finding = match entry {
                 Some(lock) => self.about(finding, lock),
                 None => finding,
@@ -210,7 +210,7 @@ impl<'a> Checker<'a> {
             _ => None,
         });
         let said = diags::unregistered_name(named, &site.name, site.library, namesake);
-        self.emit(&site.at, said.at(path, &site.at));
+        self.emit(&site.at, said.at_site(path, &site.at));
     }
 
     /// `unresolved-constant` for each definition under a matching name whose value is still
@@ -250,7 +250,7 @@ impl<'a> Checker<'a> {
                 continue;
             }
             self.report.unresolved_constants += 1;
-            let finding = diags::unresolved_constant(name, shown).at(&file.path, &item.at);
+            let finding = diags::unresolved_constant(name, shown).at_site(&file.path, &item.at);
             self.emit(&item.at, finding);
         }
     }
@@ -266,7 +266,7 @@ impl<'a> Checker<'a> {
             let Some(code) = allow.code else {
                 let written = &allow.written;
                 let said = diags::unknown_allow_code(written, Code::closest(written));
-                self.report.findings.push(said.at(&file.path, &at));
+                self.report.findings.push(said.at_site(&file.path, &at));
                 continue;
             };
             if !whole_tree
@@ -278,7 +278,7 @@ impl<'a> Checker<'a> {
             }
             self.report
                 .findings
-                .push(diags::unused_allow(code).at(&file.path, &at));
+                .push(diags::unused_allow(code).at_site(&file.path, &at));
         }
     }
 
@@ -375,7 +375,7 @@ impl<'a> Checker<'a> {
                 self.mismatched.insert(registered.id().value());
             }
             let said = diags::constant_value_mismatch(name, value, registered.id());
-            let finding = self.about(said.at(path, at), registered);
+            let finding = self.about(said.at_site(path, at), registered);
             self.emit(at, finding);
             return;
         }
@@ -398,7 +398,7 @@ impl<'a> Checker<'a> {
                 let files: Vec<&str> = files.into_iter().collect();
                 diags::unregistered_constant(value, name, Some(&files))
             };
-            self.emit(at, said.at(path, at));
+            self.emit(at, said.at_site(path, at));
             return;
         };
         // Past `kind_findings`, a literal stands in one of its entry's own files.
@@ -408,7 +408,7 @@ impl<'a> Checker<'a> {
         match lock.constant() {
             Some(registered) if registered != name => {
                 let said = diags::defined_under_another_name(lock.id(), name, registered);
-                let finding = self.about(said.at(path, at), lock);
+                let finding = self.about(said.at_site(path, at), lock);
                 self.emit(at, finding);
             }
             _ => {
@@ -514,7 +514,7 @@ impl<'a> Checker<'a> {
         let Some(lock) = lock else {
             if written == Written::Literal {
                 let said = diags::unregistered_literal(&value, constant, path);
-                self.emit(at, said.at(path, at));
+                self.emit(at, said.at_site(path, at));
             }
             return;
         };
@@ -548,7 +548,7 @@ impl<'a> Checker<'a> {
         };
         if mismatched {
             let said = diags::key_shape_mismatch(function, lock.id(), lock.key());
-            self.emit(at, said.at(path, at));
+            self.emit(at, said.at_site(path, at));
         }
     }
 
@@ -604,7 +604,7 @@ impl<'a> Checker<'a> {
             return;
         };
         self.report.dynamic_keys += 1;
-        self.emit(at, diags::dynamic_key(function, text).at(path, at));
+        self.emit(at, diags::dynamic_key(function, text).at_site(path, at));
     }
 
     /// An id the registry does not list but a plugin's manifest declares: fine inside that
@@ -621,7 +621,7 @@ impl<'a> Checker<'a> {
         };
         if !declaring.iter().any(|plugin| inside(path, &plugin.dir)) {
             let said = diags::plugin_id_outside_its_directory(value, &first.name, &first.dir);
-            self.emit(at, said.at(path, at));
+            self.emit(at, said.at_site(path, at));
         }
         true
     }
@@ -632,7 +632,8 @@ impl<'a> Checker<'a> {
         let id = &lock.id();
         match &lock.kind() {
             Kind::Retired { reason } => {
-                let finding = self.about(diags::retired_id_in_use(id, reason).at(path, at), lock);
+                let finding =
+                    self.about(diags::retired_id_in_use(id, reason).at_site(path, at), lock);
                 self.emit(at, finding);
                 true
             }
@@ -643,7 +644,7 @@ impl<'a> Checker<'a> {
                         Source::Branch(branch) => Some(branch.as_str()),
                     };
                     let said = diags::reserved_not_registered(id, branch, reason);
-                    let finding = self.about(said.at(path, at), lock);
+                    let finding = self.about(said.at_site(path, at), lock);
                     self.emit(at, finding);
                 }
                 true
@@ -658,7 +659,7 @@ impl<'a> Checker<'a> {
                 if !dirs.iter().any(|dir| inside(path, dir)) {
                     let said =
                         diags::handover_outside_its_plugin(id, plugin, dirs.first().copied());
-                    let finding = self.about(said.at(path, at), lock);
+                    let finding = self.about(said.at_site(path, at), lock);
                     self.emit(at, finding);
                 }
                 true
@@ -669,7 +670,7 @@ impl<'a> Checker<'a> {
                 // SQL cannot import a constant: there the literal is the only way to write it.
                 let sql = crate::Language::from_path(path) == Some(crate::Language::Sql);
                 let said = diags::core_literal_outside_constants(id, name, constants, sql);
-                let finding = self.about(said.at(path, at), lock);
+                let finding = self.about(said.at_site(path, at), lock);
                 self.emit(at, finding);
                 true
             }
@@ -677,7 +678,7 @@ impl<'a> Checker<'a> {
                 if written == Written::Literal && !self.is_home(path, lock) =>
             {
                 let said = diags::external_outside_its_files(id, lock.constant(), path, defined_in);
-                let finding = self.about(said.at(path, at), lock);
+                let finding = self.about(said.at_site(path, at), lock);
                 self.emit(at, finding);
                 true
             }
@@ -723,7 +724,7 @@ impl<'a> Checker<'a> {
                     message: diags::defines_here(first_name, first_value),
                 };
                 let finding = diags::two_constants_for_one_id(value, first_name, name)
-                    .at(path, &item.at)
+                    .at_site(path, &item.at)
                     .with_label(label);
                 self.emit(&item.at, finding);
             }

@@ -4,50 +4,25 @@
 
 use std::fmt::Write as _;
 
-use lockward_registry::{AdvisoryKey, Code, Finding, Id, KeyShape, Severity};
+use lockward_registry::{AdvisoryKey, Code, Finding, Id, KeyShape, Said, Severity};
 
 use crate::sites::Location;
 
-/// What a finding says: its code, its severity, its message and its help.
-#[derive(Debug)]
-pub(crate) struct Said {
-    pub(crate) code: Code,
-    pub(crate) severity: Severity,
-    pub(crate) message: String,
-    pub(crate) help: Option<String>,
+/// Where a finding of the scan goes: at a site of a file.
+pub(crate) trait AtSite {
+    /// The finding at the site `at` of `path`.
+    fn at_site(self, path: &str, at: &Location) -> Finding;
 }
 
-impl Said {
-    fn new(code: Code, severity: Severity, message: String, help: impl Into<String>) -> Self {
-        Self {
-            code,
-            severity,
-            message,
-            help: Some(help.into()),
-        }
+impl AtSite for Said {
+    fn at_site(self, path: &str, at: &Location) -> Finding {
+        self.at_span(path, at.span.clone())
     }
+}
 
-    /// The finding at a site of `path`.
-    pub(crate) fn at(self, path: &str, at: &Location) -> Finding {
-        Finding {
-            code: self.code,
-            severity: self.severity,
-            message: self.message,
-            path: path.to_owned(),
-            span: Some(at.span.clone()),
-            labels: Vec::new(),
-            help: self.help,
-        }
-    }
-
-    /// The finding about the whole file `path`.
-    pub(crate) fn file(self, path: impl Into<String>) -> Finding {
-        let finding = Finding::file(self.code, self.severity, path, self.message);
-        match self.help {
-            Some(help) => finding.with_help(help),
-            None => finding,
-        }
-    }
+/// What a finding of `code` at `severity` says, with its help.
+fn said(code: Code, severity: Severity, message: String, help: impl Into<String>) -> Said {
+    Said::new(code, severity, message).with_help(help)
 }
 
 /// The label on the registry entry a finding is about.
@@ -71,7 +46,7 @@ pub(crate) fn name_key_collision_with_name(
     other_path: &str,
     other_line: usize,
 ) -> Said {
-    Said::new(
+    said(
         Code::NameKeyCollision,
         Severity::Error,
         format!(
@@ -84,7 +59,7 @@ pub(crate) fn name_key_collision_with_name(
 /// `name-key-collision`: a lock taken by name whose key is a registered entry's (`what`: its
 /// constant, else its kind).
 pub(crate) fn name_key_collision_with_entry(named: &str, id: &Id, what: &str) -> Said {
-    Said::new(
+    said(
         Code::NameKeyCollision,
         Severity::Error,
         format!(
@@ -120,12 +95,12 @@ pub(crate) fn unregistered_name(
             ),
         ),
     };
-    Said::new(Code::UnregisteredId, Severity::Error, message, help)
+    said(Code::UnregisteredId, Severity::Error, message, help)
 }
 
 /// `unresolved-constant`: a name that matches the patterns, with a value the scan cannot compute.
 pub(crate) fn unresolved_constant(name: &str, shown: &str) -> Said {
-    Said::new(
+    said(
         Code::UnresolvedConstant,
         Severity::Note,
         format!(
@@ -141,7 +116,7 @@ pub(crate) fn unknown_allow_code(written: &str, near: Option<Code>) -> Said {
         Some(near) => format!("did you mean `{}`?", near.as_str()),
         None => "the codes are the kebab-case names findings are shown with, e.g. `undeclared-site`, `dynamic-key`".to_owned(),
     };
-    Said::new(
+    said(
         Code::UnknownAllowCode,
         Severity::Error,
         format!("`lockward: allow({written})` names no finding code"),
@@ -152,7 +127,7 @@ pub(crate) fn unknown_allow_code(written: &str, near: Option<Code>) -> Said {
 /// `unused-allow`: an allow comment's code that suppressed nothing on its line.
 pub(crate) fn unused_allow(code: Code) -> Said {
     let code = code.as_str();
-    Said::new(
+    said(
         Code::UnusedAllow,
         Severity::Warning,
         format!("`lockward: allow({code})` allows nothing: no `{code}` finding is on this line"),
@@ -162,7 +137,7 @@ pub(crate) fn unused_allow(code: Code) -> Said {
 
 /// `constant-value-mismatch`: a registered constant defined with another value.
 pub(crate) fn constant_value_mismatch(name: &str, value: &Id, registered: &Id) -> Said {
-    Said::new(
+    said(
         Code::ConstantValueMismatch,
         Severity::Error,
         format!("`{name}` is {value} here, but the registry gives it id {registered}"),
@@ -192,7 +167,7 @@ pub(crate) fn unregistered_constant(value: &Id, name: &str, defined_in: Option<&
             )
         }
     };
-    Said::new(
+    said(
         Code::UnregisteredId,
         Severity::Error,
         format!("advisory lock id {value} (`{name}`) is not in the registry"),
@@ -202,7 +177,7 @@ pub(crate) fn unregistered_constant(value: &Id, name: &str, defined_in: Option<&
 
 /// `duplicate-definition`: a registered id defined under another name than its entry's.
 pub(crate) fn defined_under_another_name(id: &Id, name: &str, registered: &str) -> Said {
-    Said::new(
+    said(
         Code::DuplicateDefinition,
         Severity::Error,
         format!("id {id} is defined here as `{name}`, but registered as `{registered}`"),
@@ -214,7 +189,7 @@ pub(crate) fn defined_under_another_name(id: &Id, name: &str, registered: &str) 
 /// list.
 pub(crate) fn unregistered_literal(value: &Id, constant: Option<&str>, path: &str) -> Said {
     let shown = constant.map_or_else(|| value.to_string(), |name| format!("{value} (`{name}`)"));
-    Said::new(
+    said(
         Code::UnregisteredId,
         Severity::Error,
         format!("advisory lock id {shown} is not in the registry"),
@@ -245,7 +220,7 @@ pub(crate) fn key_shape_mismatch(function: &str, id: &Id, registered: KeyShape) 
             "pass a member as the second argument, or register an exact id for the one-key lock",
         ),
     };
-    Said::new(Code::KeyShapeMismatch, Severity::Error, message, help)
+    said(Code::KeyShapeMismatch, Severity::Error, message, help)
 }
 
 /// `dynamic-key`: a lock call whose key (`text` as written, empty when built at run time) cannot
@@ -258,7 +233,7 @@ pub(crate) fn dynamic_key(function: &str, text: &str) -> Said {
     } else {
         format!("the key of this `{function}` call, `{text}`, cannot be resolved to an id")
     };
-    Said::new(
+    said(
         Code::DynamicKey,
         Severity::Note,
         message,
@@ -269,7 +244,7 @@ pub(crate) fn dynamic_key(function: &str, text: &str) -> Said {
 /// `handover-in-core-code`: a plugin's own id (its manifest declares it) used outside its
 /// directory.
 pub(crate) fn plugin_id_outside_its_directory(value: &Id, plugin: &str, dir: &str) -> Said {
-    Said::new(
+    said(
         Code::HandoverInCoreCode,
         Severity::Error,
         format!(
@@ -288,7 +263,7 @@ pub(crate) fn handover_outside_its_plugin(id: &Id, plugin: &str, dir: Option<&st
         Some(dir) => format!("outside its directory `{dir}/`"),
         None => "and the plugin has no manifest in this tree".to_owned(),
     };
-    Said::new(
+    said(
         Code::HandoverInCoreCode,
         Severity::Error,
         format!("id {id} was handed over to plugin `{plugin}`, but is used here {whose}"),
@@ -300,7 +275,7 @@ pub(crate) fn handover_outside_its_plugin(id: &Id, plugin: &str, dir: Option<&st
 
 /// `retired-id-in-use`.
 pub(crate) fn retired_id_in_use(id: &Id, reason: &str) -> Said {
-    Said::new(
+    said(
         Code::RetiredIdInUse,
         Severity::Error,
         format!("id {id} is retired ({reason}) but still used here"),
@@ -312,7 +287,7 @@ pub(crate) fn retired_id_in_use(id: &Id, reason: &str) -> Said {
 /// one).
 pub(crate) fn reserved_not_registered(id: &Id, branch: Option<&str>, reason: &str) -> Said {
     let by = branch.map_or_else(String::new, |branch| format!(" on branch {branch}"));
-    Said::new(
+    said(
         Code::UnregisteredId,
         Severity::Error,
         format!("id {id} is reserved{by} ({reason}), not registered"),
@@ -335,7 +310,7 @@ pub(crate) fn core_literal_outside_constants(
     } else {
         format!("use `{name}` from `{constants}` instead of repeating its value")
     };
-    Said::new(
+    said(
         Code::UndeclaredSite,
         Severity::Error,
         format!(
@@ -367,7 +342,7 @@ pub(crate) fn external_outside_its_files(
             "add \"{path}\" to the entry's defined_in (it lists {files}), or take an id of its own for this site with `lockward take`"
         )
     };
-    Said::new(
+    said(
         Code::UndeclaredSite,
         Severity::Error,
         format!("id {id}{name} is used in `{path}`, which its registry entry does not list"),
@@ -377,7 +352,7 @@ pub(crate) fn external_outside_its_files(
 
 /// `duplicate-definition`: one id defined by two constants of different names.
 pub(crate) fn two_constants_for_one_id(value: &Id, first_name: &str, name: &str) -> Said {
-    Said::new(
+    said(
         Code::DuplicateDefinition,
         Severity::Error,
         format!("id {value} is defined by two constants, `{first_name}` and `{name}`"),
@@ -408,7 +383,7 @@ pub(crate) fn constant_missing(name: &str, id: &Id, constants: &str, why: Absenc
         Absence::NotLiteral => "where its value is not an integer literal",
         Absence::NotFound => "where no definition of it was found",
     };
-    Said::new(
+    said(
         Code::ConstantMissing,
         Severity::Error,
         format!("registered constant `{name}` ({id}) is not defined in `{constants}`, {why}"),
@@ -439,7 +414,7 @@ pub(crate) fn external_not_found(
     if !absent.is_empty() {
         let _ = write!(message, " ({} missing)", absent.join(", "));
     }
-    Said::new(
+    said(
         Code::ExternalNotFound,
         Severity::Error,
         message,
@@ -450,7 +425,7 @@ pub(crate) fn external_not_found(
 /// `unsafe-js-integer`: a JavaScript number literal beyond 2^53 - 1 (`runs`: the value the code
 /// runs with).
 pub(crate) fn unsafe_js_integer(written: &str, id: &Id, runs: i128) -> Said {
-    Said::new(
+    said(
         Code::UnsafeJsInteger,
         Severity::Error,
         format!(
@@ -467,7 +442,7 @@ pub(crate) fn unsafe_js_integer(written: &str, id: &Id, runs: i128) -> Said {
 /// `unknown-lock-helper`: a call of a name that says it takes an advisory lock, which the tree
 /// does not define and `[scan] wrappers` does not declare.
 pub(crate) fn unknown_lock_helper(name: &str) -> Said {
-    Said::new(
+    said(
         Code::UnknownLockHelper,
         Severity::Note,
         format!(
@@ -481,27 +456,25 @@ pub(crate) fn unknown_lock_helper(name: &str) -> Said {
 
 /// `invalid-glob`: one `[scan]` glob that does not parse.
 pub(crate) fn invalid_glob(glob: &str, error: &dyn std::fmt::Display) -> Said {
-    Said {
-        code: Code::InvalidGlob,
-        severity: Severity::Error,
-        message: format!("[scan] glob `{glob}` does not parse: {error}"),
-        help: None,
-    }
+    Said::new(
+        Code::InvalidGlob,
+        Severity::Error,
+        format!("[scan] glob `{glob}` does not parse: {error}"),
+    )
 }
 
 /// `invalid-glob`: the `[scan]` globs together do not parse.
 pub(crate) fn invalid_globs(error: &dyn std::fmt::Display) -> Said {
-    Said {
-        code: Code::InvalidGlob,
-        severity: Severity::Error,
-        message: format!("[scan] globs do not parse: {error}"),
-        help: None,
-    }
+    Said::new(
+        Code::InvalidGlob,
+        Severity::Error,
+        format!("[scan] globs do not parse: {error}"),
+    )
 }
 
 /// `unreadable`: a file or directory the walk could not read (`why`: the walk's error).
 pub(crate) fn unreadable(why: String) -> Said {
-    Said::new(
+    said(
         Code::Unreadable,
         Severity::Warning,
         why,
@@ -511,7 +484,7 @@ pub(crate) fn unreadable(why: String) -> Said {
 
 /// `unreadable-file`: a source file whose reading failed.
 pub(crate) fn unreadable_file(path: &str, error: &std::io::Error) -> Said {
-    Said::new(
+    said(
         Code::UnreadableFile,
         Severity::Warning,
         format!("cannot read `{path}`: {error}; its advisory locks were not checked"),
@@ -555,7 +528,7 @@ pub(crate) fn file_not_read(path: &str, skipped: Skipped) -> Said {
             "a link's target inside the tree is scanned where it lies; one outside is not: scan it where it lives, or exclude the link with `[scan] exclude`"
         }
     };
-    Said::new(
+    said(
         Code::FileNotRead,
         Severity::Note,
         format!("`{path}` was not scanned: {why}"),

@@ -9,7 +9,7 @@ use std::ops::Range;
 use lockward_registry::{Code, Excerpt, Finding, Id, Span};
 
 use crate::collections;
-use crate::diags;
+use crate::diags::{self, AtSite as _};
 use crate::fields;
 use crate::lang::Language;
 use crate::lexer::{KEYWORDS_BEFORE_EXPRESSION, Lexed, Token, TokenKind, lex};
@@ -835,7 +835,7 @@ fn unsafe_js_integers(
         if reported_elsewhere {
             continue;
         }
-        findings.push((item.at.clone(), said.at(path, &item.at)));
+        findings.push((item.at.clone(), said.at_site(path, &item.at)));
     }
     findings
 }

@@ -28,7 +28,7 @@ use std::collections::{HashMap, HashSet};
 
 use lockward_registry::{Id, ScanSettings, Wrapper};
 
-use crate::diags;
+use crate::diags::{self, AtSite as _};
 use crate::lang::Language;
 use crate::lexer::{Token, TokenKind};
 use crate::receivers::TypeTable;
@@ -804,7 +804,7 @@ fn unknown_helpers(files: &mut [FileSites], declared: &Declared) {
             {
                 continue;
             }
-            let finding = diags::unknown_lock_helper(&name).at(&file.path, &at);
+            let finding = diags::unknown_lock_helper(&name).at_site(&file.path, &at);
             file.findings.push((at, finding));
         }
     }
