@@ -1395,10 +1395,23 @@ impl Extractor<'_> {
     /// The content of a value that is one string literal.
     fn string_content(&self, value: &[Token]) -> Option<String> {
         match value {
-            [only] if only.kind == TokenKind::Str => {
+            [only] if only.kind == TokenKind::Str && !self.interpolates(only) => {
                 Some(self.text(only.content.clone()).to_owned())
             }
             _ => None,
+        }
+    }
+
+    /// Whether a string literal builds its value at run time from an interpolation: Ruby's
+    /// `"sync_#{user.id}"` (any literal but a single-quoted one), JavaScript's `` `sync-${id}` ``.
+    /// Its text is no name a library hashes into a fixed key: the lock's key is dynamic.
+    fn interpolates(&self, literal: &Token) -> bool {
+        let content = self.text(literal.content.clone());
+        let opening = self.text(literal.span.clone()).chars().next();
+        match opening {
+            Some('\'') => false,
+            Some('`') => content.contains("${"),
+            _ => content.contains("#{"),
         }
     }
 
