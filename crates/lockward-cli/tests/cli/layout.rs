@@ -526,3 +526,157 @@ fn the_use_graph_follows_re_exports_and_macro_paths() {
     );
     assert_eq!(krate.circles(), vec![vec![key("a"), key("b")]]);
 }
+
+/// Finds `Code::X` passed to a call or written into a struct literal, outside test code: a
+/// finding being built, which only a crate's `diags` module may do.
+struct FindingsBuilt {
+    at: Vec<usize>,
+}
+
+impl FindingsBuilt {
+    fn check(&mut self, expr: &syn::Expr) {
+        if let syn::Expr::Path(path) = expr {
+            let segments: Vec<String> = path
+                .path
+                .segments
+                .iter()
+                .map(|segment| segment.ident.to_string())
+                .collect();
+            if segments.len() >= 2 && segments[segments.len() - 2] == "Code" {
+                self.at
+                    .push(path.path.segments[0].ident.span().start().line);
+            }
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for FindingsBuilt {
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        let attrs = match item {
+            syn::Item::Mod(item) => &item.attrs,
+            syn::Item::Fn(item) => &item.attrs,
+            syn::Item::Impl(item) => &item.attrs,
+            _ => return syn::visit::visit_item(self, item),
+        };
+        if !is_test(attrs) {
+            syn::visit::visit_item(self, item);
+        }
+    }
+
+    fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+        call.args.iter().for_each(|arg| self.check(arg));
+        syn::visit::visit_expr_call(self, call);
+    }
+
+    fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+        call.args.iter().for_each(|arg| self.check(arg));
+        syn::visit::visit_expr_method_call(self, call);
+    }
+
+    fn visit_expr_struct(&mut self, literal: &'ast syn::ExprStruct) {
+        literal
+            .fields
+            .iter()
+            .for_each(|field| self.check(&field.expr));
+        syn::visit::visit_expr_struct(self, literal);
+    }
+}
+
+/// Issue 23, item 4: each crate that reports findings words them in one module, `diags.rs`; no
+/// other file builds a finding from a code (`Finding::file(Code::..)`, `Said::new(Code::..)`, a
+/// `Finding { code: Code::.. }`). The types themselves (`finding.rs`, `source.rs`, `said.rs`)
+/// and tests may.
+#[test]
+fn findings_are_worded_only_in_each_crates_diags_module() {
+    let mut report = Vec::new();
+    for name in [
+        "lockward-registry",
+        "lockward-scan",
+        "lockward-branches",
+        "lockward-cli",
+    ] {
+        let src = crate_src(name);
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        assert!(
+            files.iter().any(|file| file.ends_with("diags.rs")),
+            "{name} has no diags.rs"
+        );
+        for file in files {
+            let name = file.file_name().expect("a name").to_string_lossy();
+            if matches!(
+                name.as_ref(),
+                "diags.rs" | "said.rs" | "finding.rs" | "source.rs"
+            ) {
+                continue;
+            }
+            let text = std::fs::read_to_string(&file).expect("read source");
+            let parsed = syn::parse_file(&text).expect("parse source");
+            let mut built = FindingsBuilt { at: Vec::new() };
+            built.visit_file(&parsed);
+            report.extend(
+                built
+                    .at
+                    .into_iter()
+                    .map(|line| format!("  {}:{line}", file.display())),
+            );
+        }
+    }
+    assert!(
+        report.is_empty(),
+        "a finding is built outside a diags module:\n{}",
+        report.join("\n")
+    );
+}
+
+/// Issue 23, item 6: every regression test says where what it reproduces was reported (or that a
+/// session found it, or that it could not be traced) and the reproduction, in its doc comment.
+#[test]
+fn every_regression_test_cites_its_report_and_reproduction() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cli/regression.rs");
+    let text = std::fs::read_to_string(&path).expect("read regression.rs");
+    let file = syn::parse_file(&text).expect("parse regression.rs");
+    let mut tests = 0;
+    let mut uncited = Vec::new();
+    for item in &file.items {
+        let syn::Item::Fn(function) = item else {
+            continue;
+        };
+        let is_test = function.attrs.iter().any(|attr| {
+            attr.path()
+                .segments
+                .last()
+                .is_some_and(|segment| segment.ident == "test")
+        });
+        if !is_test {
+            continue;
+        }
+        tests += 1;
+        let doc: String = function
+            .attrs
+            .iter()
+            .filter(|attr| attr.path().is_ident("doc"))
+            .filter_map(|attr| match &attr.meta {
+                syn::Meta::NameValue(syn::MetaNameValue {
+                    value:
+                        syn::Expr::Lit(syn::ExprLit {
+                            lit: syn::Lit::Str(line),
+                            ..
+                        }),
+                    ..
+                }) => Some(line.value()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let cited = doc.contains("Reported") || doc.contains("Found");
+        if !cited || !doc.contains("Reproduction:") {
+            uncited.push(function.sig.ident.to_string());
+        }
+    }
+    assert!(tests >= 50, "only {tests} regression tests found");
+    assert!(
+        uncited.is_empty(),
+        "regression tests without a report and a reproduction: {uncited:?}"
+    );
+}
