@@ -7,7 +7,7 @@
 use lockward_registry::{Code, Said, Severity};
 
 /// What an error says, with its help if it has one.
-fn said(code: Code, message: String, help: Option<&str>) -> Said {
+fn an_error(code: Code, message: String, help: Option<&str>) -> Said {
     let said = Said::new(code, Severity::Error, message);
     match help {
         Some(help) => said.with_help(help),
@@ -17,7 +17,7 @@ fn said(code: Code, message: String, help: Option<&str>) -> Said {
 
 /// `path-outside-project`: `[project] page` resolves outside the project.
 pub(crate) fn page_outside_project(error: &anyhow::Error) -> Said {
-    said(
+    an_error(
         Code::PathOutsideProject,
         format!("[project] page: {error:#}"),
         None,
@@ -26,7 +26,7 @@ pub(crate) fn page_outside_project(error: &anyhow::Error) -> Said {
 
 /// `stale-page`: the page does not exist.
 pub(crate) fn page_missing(page: &str) -> Said {
-    said(
+    an_error(
         Code::StalePage,
         format!("the page {page} does not exist"),
         Some("run `lockward render` and commit the page"),
@@ -36,7 +36,7 @@ pub(crate) fn page_missing(page: &str) -> Said {
 /// `stale-page`: the page differs from what the registry renders (`wanted`: what its first
 /// differing line should read).
 pub(crate) fn page_stale(page: &str, wanted: &str) -> Said {
-    said(
+    an_error(
         Code::StalePage,
         format!("the page {page} is stale: it differs from what the registry renders"),
         None,
@@ -48,7 +48,7 @@ pub(crate) fn page_stale(page: &str, wanted: &str) -> Said {
 
 /// `unreadable`: a manifest a `[plugins] manifests` glob matched that cannot be read.
 pub(crate) fn manifest_unreadable(label: &str, error: &std::io::Error) -> Said {
-    said(
+    an_error(
         Code::Unreadable,
         format!(
             "the manifest {label} matched a `[plugins] manifests` glob but cannot be read: {error}"
@@ -60,7 +60,7 @@ pub(crate) fn manifest_unreadable(label: &str, error: &std::io::Error) -> Said {
 /// `glob-outside-project`: a manifest glob's match that resolves outside the registry's
 /// directory.
 pub(crate) fn manifest_outside_project(glob: &str, label: &str) -> Said {
-    said(
+    an_error(
         Code::GlobOutsideProject,
         format!(
             "manifest glob `{glob}` matches `{label}`, which resolves outside the registry's directory (a symlink): it is not read"
@@ -73,7 +73,7 @@ pub(crate) fn manifest_outside_project(glob: &str, label: &str) -> Said {
 
 /// `shared-registry-unreadable`: a shared registry that cannot be read.
 pub(crate) fn shared_registry_unread(label: &str, error: &std::io::Error) -> Said {
-    said(
+    an_error(
         Code::SharedRegistryUnreadable,
         format!("cannot read the shared registry {label}: {error}; its keys were not compared"),
         Some("fix the path in `[[share]] registry` or `--with`"),
@@ -82,7 +82,7 @@ pub(crate) fn shared_registry_unread(label: &str, error: &std::io::Error) -> Sai
 
 /// `shared-registry-unreadable`: a shared registry that breaks its rules (`errors` of them).
 pub(crate) fn shared_registry_invalid(label: &str, errors: usize) -> Said {
-    said(
+    an_error(
         Code::SharedRegistryUnreadable,
         format!(
             "the shared registry {label} breaks its rules ({}); its keys were not compared",

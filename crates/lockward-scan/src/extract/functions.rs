@@ -1402,17 +1402,13 @@ impl Extractor<'_> {
         }
     }
 
-    /// Whether a string literal builds its value at run time from an interpolation: Ruby's
-    /// `"sync_#{user.id}"` (any literal but a single-quoted one), JavaScript's `` `sync-${id}` ``.
-    /// Its text is no name a library hashes into a fixed key: the lock's key is dynamic.
+    /// Whether a string literal builds its value at run time from an interpolation, as Ruby's
+    /// `"sync_#{user.id}"` does (any literal but a single-quoted one; the name-hashing libraries
+    /// the scan knows of other languages take no template). Its text is no name a library hashes
+    /// into a fixed key: the lock's key is dynamic.
     fn interpolates(&self, literal: &Token) -> bool {
-        let content = self.text(literal.content.clone());
-        let opening = self.text(literal.span.clone()).chars().next();
-        match opening {
-            Some('\'') => false,
-            Some('`') => content.contains("${"),
-            _ => content.contains("#{"),
-        }
+        !self.text(literal.span.clone()).starts_with('\'')
+            && self.text(literal.content.clone()).contains("#{")
     }
 
     /// The field of the receiver that a value is (`self._lock_key`, `this.lockKey`, `@lock_key`).
