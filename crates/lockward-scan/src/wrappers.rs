@@ -263,6 +263,12 @@ struct Known<'a> {
     /// (`def locked(name): with advisory_lock(name)`), with the library: a caller's string is
     /// a name whose key lockward computes.
     libraries: Vec<(usize, &'static str)>,
+    /// Whether a call is of it only where it surely runs it ([`Self::binds_strictly`]): a
+    /// helper whose name says nothing of locking (`Migrate`, `_begin_transaction`) and that
+    /// locks only through the helpers it calls. Its name is most often a common one (`run`,
+    /// `start`), called on receivers of every type: followed as loosely as a helper named
+    /// for locking, graph-node's calls of such names made 176,744 sites.
+    strict: bool,
 }
 
 /// Whether a call's arguments switch `option` on: a keyword (`lock=True`, `use_lock: true`,
@@ -372,6 +378,50 @@ impl Known<'_> {
         .filter(|m| !m.is_empty())
     }
 
+    /// Whether its name says it locks (`lock_copying`, `TryLockGeneratorWorker`), or it is a SQL
+    /// function.
+    fn named(&self) -> bool {
+        self.language == Language::Sql || says_lock(&self.definition.name)
+    }
+
+    /// Whether a call from `path` with `qualifier`, in a file with `file`'s definitions and
+    /// words, surely runs this, when `defined` definitions of its name in its languages are
+    /// known: the only one, called from its own file (bare, or on `self`), or, a function,
+    /// through its module (`postgres.Migrate(ctx, pool)`, `operations.begin()`), bare from a
+    /// file of its Go package, or bare from a file that names its module (an import).
+    fn binds_strictly(
+        &self,
+        path: &str,
+        qualifier: Option<&str>,
+        file: &FileWrappers,
+        defined: usize,
+    ) -> bool {
+        if defined != 1 {
+            return false;
+        }
+        let on_self = qualifier.is_none_or(|q| matches!(q, "self" | "this" | "@" | "cls" | ""));
+        if path == self.path {
+            return on_self;
+        }
+        if self.definition.method || file.defined.contains(&self.definition.name) {
+            return false;
+        }
+        let stem = stem(self.path);
+        let module = if matches!(stem, "__init__" | "index" | "mod" | "lib" | "main")
+            || self.language == Language::Go
+        {
+            directory(self.path).rsplit('/').next().unwrap_or_default()
+        } else {
+            stem
+        };
+        let module = squash(module);
+        match qualifier {
+            Some(q) => !module.is_empty() && squash(q) == module,
+            None if self.language == Language::Go => directory(path) == directory(self.path),
+            None => !module.is_empty() && file.words.contains(&module),
+        }
+    }
+
     /// Whether a call from `path` in `language` with `qualifier`, in a file with `file`'s
     /// definitions and words, may be a call of this.
     fn callable_from(
@@ -447,6 +497,7 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
                 switched: definition.switched.clone(),
                 lookups: definition.lookups.clone(),
                 libraries: Vec::new(),
+                strict: false,
             });
         }
     }
@@ -666,19 +717,13 @@ fn fixed_through_calls(
         // The helper, the option the call runs under (none: always), the key.
         let mut added: Vec<(usize, Option<String>, Id, Shape)> = Vec::new();
         for (k, caller) in known.iter().enumerate() {
-            // Only a helper named for locking (`lock_copying`, `TryLockGeneratorWorker`), or a
-            // SQL function, is followed so to its callers: every function that calls a wrapper
-            // with a literal would otherwise be a helper whose callers a pass over the tree
-            // looks for. A call under an option of the helper is followed whatever its name:
-            // only its callers that switch the option on are its sites.
-            if !caller.keys.is_empty() {
-                continue;
-            }
-            let named = caller.language == Language::Sql || says_lock(&caller.definition.name);
-            let inside = caller.file.calls.iter().filter(|call| {
-                call.within == Some(caller.definition.body_start)
-                    && (named || call.switch.is_some())
-            });
+            // Every call inside it counts; a call of a helper whose name says nothing of locking
+            // only where it surely runs that helper ([`Known::binds_strictly`]).
+            let inside = caller
+                .file
+                .calls
+                .iter()
+                .filter(|call| call.within == Some(caller.definition.body_start));
             for call in inside {
                 for &t in by_name.get(call.callee.as_str()).into_iter().flatten() {
                     let target = &known[t];
@@ -690,6 +735,20 @@ fn fixed_through_calls(
                             call.qualifier.as_deref(),
                             caller.file,
                         )
+                        || (target.keys.is_empty()
+                            && target.strict
+                            && !target.binds_strictly(
+                                caller.path,
+                                call.qualifier.as_deref(),
+                                caller.file,
+                                by_name.get(call.callee.as_str()).map_or(0, |all| {
+                                    all.iter()
+                                        .filter(|&&o| {
+                                            family(known[o].language) == family(target.language)
+                                        })
+                                        .count()
+                                }),
+                            ))
                     {
                         continue;
                     }
@@ -748,6 +807,18 @@ fn fixed_through_calls(
             return;
         }
         for (k, option, value, shape) in added {
+            // A helper whose name says nothing of locking, known to lock only through the
+            // helpers it calls whatever its callers pass: its own calls count only where they
+            // surely run it. (One that locks under an option is followed whatever its name:
+            // only its calls that switch the option on are sites.)
+            let helper = &mut known[k];
+            if option.is_none()
+                && !helper.named()
+                && helper.fixed.is_empty()
+                && helper.switched.is_empty()
+            {
+                helper.strict = true;
+            }
             match option {
                 None => known[k].fixed.push((value, shape)),
                 Some(option) => known[k].switched.push((option, value, shape)),
@@ -896,6 +967,21 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                     // A helper that takes no key: the call is a site of the keys it locks,
                     // and of those it locks under the options the call switches on.
                     if target.keys.is_empty() {
+                        let defined = by_name.get(call.callee.as_str()).map_or(0, |all| {
+                            all.iter()
+                                .filter(|o| family(o.language) == family(target.language))
+                                .count()
+                        });
+                        if target.strict
+                            && !target.binds_strictly(
+                                &file.path,
+                                qualifier,
+                                &file.wrappers,
+                                defined,
+                            )
+                        {
+                            continue;
+                        }
                         let switched: Vec<(Id, Shape)> = target.switched_on(&call.args).collect();
                         items.extend(target.fixed.iter().chain(&switched).map(|(value, shape)| {
                             Item {

@@ -32,10 +32,24 @@ impl Extractor<'_> {
             let content = token.content.clone();
             let bytes = &self.file.as_bytes()[content.clone()];
             // A lock function whose name the code builds (Sequel's `"pg_advisory#{x}_lock"`):
-            // its calls and keys are out of sight, which is said, never passed over.
+            // its calls and keys are out of sight, which is said, never passed over; but for
+            // Python's template whose keys are placeholders bound as usual.
             if language != Language::Sql
                 && let Some(name) = built_lock_function(&self.file[content.clone()])
             {
+                if language == Language::Python
+                    && let Some(key) = self.assembled_key(tokens, index)
+                {
+                    self.raw.push((
+                        token.span.clone(),
+                        ItemKind::Call {
+                            function: name,
+                            shape: Shape::Bigint,
+                            key,
+                        },
+                    ));
+                    continue;
+                }
                 self.raw.push((
                     token.span.clone(),
                     ItemKind::Call {
@@ -127,9 +141,62 @@ impl Extractor<'_> {
         }
     }
 
-    /// Where the string at `first` is passed as an argument, when it is the value of a name
-    /// (`NAME = "..."`, `const NAME string = \`...\``) that the file then passes to a call with
-    /// arguments after it.
+    /// The key of a Python template that builds its lock function's name and writes one
+    /// placeholder per key (learningequality's
+    /// `"SELECT pg{_try}_advisory_{xact_}{lock}{_shared}({keys}) AS lock;".format(..)` with
+    /// a `%s` per key joined by `", "`), run with the list of keys
+    /// (`cursor.execute(query, keys)`): the list's first element (`keys = [key1]`). Its form is
+    /// read as one bigint, as a wrapper's is, whether a second key is appended or not.
+    pub(super) fn assembled_key(&self, tokens: &[Token], index: usize) -> Option<Key> {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        let content = &self.file[tokens[index].content.clone()];
+        let field = content
+            .split_once("({")
+            .and_then(|(_, rest)| rest.split_once("})"))
+            .map(|(field, _)| field)?;
+        if (text(index + 1), text(index + 2), text(index + 3)) != (".", "format", "(") {
+            return None;
+        }
+        // `field=", ".join(["%s"] * len(list))` among the format's arguments.
+        let list = (index + 4..tokens.len().min(index + 4 + MAX_CALL_TOKENS)).find_map(|k| {
+            let joined = text(k) == field
+                && (
+                    text(k + 1),
+                    text(k + 3),
+                    text(k + 4),
+                    text(k + 5),
+                    text(k + 6),
+                ) == ("=", ".", "join", "(", "[")
+                && tokens
+                    .get(k + 7)
+                    .is_some_and(|t| self.text(t.content.clone()) == "%s")
+                && (
+                    text(k + 8),
+                    text(k + 9),
+                    text(k + 10),
+                    text(k + 11),
+                    text(k + 13),
+                ) == ("]", "*", "len", "(", ")");
+            joined.then(|| text(k + 12))
+        })?;
+        // Run with that list: `cursor.execute(query, keys)`.
+        let run = self.named_use(tokens, index)?;
+        if text(run + 1) != "," || text(run + 2) != list || text(run + 3) != ")" {
+            return None;
+        }
+        // `list = [first, ..]`, the nearest before the template.
+        let first = (0..index).rev().find(|&k| {
+            text(k) == list
+                && text(k + 1) == "="
+                && text(k + 2) == "["
+                && tokens
+                    .get(k + 3)
+                    .is_some_and(|t| t.kind == TokenKind::Ident)
+                && matches!(text(k + 4), "]" | ",")
+        })?;
+        Some(self.key(&tokens[first + 3..first + 4], Language::Python))
+    }
+
     /// Whether the string at `index` is the pattern of a SQL `LIKE`, `ILIKE` or `SIMILAR TO`
     /// (`pg_get_functiondef(p.oid) LIKE '%pg_try_advisory_lock(42)%'`): text matched against,
     /// not SQL that runs.
@@ -148,9 +215,26 @@ impl Extractor<'_> {
     }
 
     /// The name the string at `first` is the value of (`NAME = "..."`, `const NAME string =
-    /// \`...\``), and where that name is.
+    /// \`...\``, `query = sa.text("...")`), and where that name is.
     pub(super) fn holder_at(&self, tokens: &[Token], first: usize) -> Option<usize> {
         let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        // The string wrapped in the call that makes it a statement (SQLAlchemy's
+        // `query = sa.text("...")`, `stmt = conn.prepare("...")`): the name holds the SQL.
+        let mut first = first;
+        if text(first.wrapping_sub(1)) == "(" {
+            let (_, last) = self.string_run(tokens, first);
+            if text(last + 1) != ")" {
+                return None;
+            }
+            let mut at = first.checked_sub(2)?;
+            while tokens[at].kind == TokenKind::Ident && text(at.wrapping_sub(1)) == "." {
+                at = at.checked_sub(2)?;
+            }
+            if tokens[at].kind != TokenKind::Ident {
+                return None;
+            }
+            first = at;
+        }
         if !matches!(text(first.checked_sub(1)?), "=" | ":=") {
             return None;
         }
@@ -167,6 +251,9 @@ impl Extractor<'_> {
             .map(|at| self.text(tokens[at].span.clone()))
     }
 
+    /// Where the string at `first` is passed as an argument, when it is the value of a name
+    /// (`NAME = "..."`, `const NAME string = \`...\``) that the file then passes to a call with
+    /// arguments after it.
     pub(super) fn named_use(&self, tokens: &[Token], first: usize) -> Option<usize> {
         let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
         let at = self.holder_at(tokens, first)?;
@@ -710,9 +797,23 @@ fn reads_as_sql(text: &[u8]) -> bool {
 /// followed by its parenthesis (`pg_advisory_lock(${KEY})`) is a call, read as SQL.
 fn built_lock_function(content: &str) -> Option<String> {
     let lower = content.to_ascii_lowercase();
-    let start = lower
+    let start = if let Some(start) = lower
         .find("pg_advisory")
-        .or_else(|| lower.find("pg_try_advisory"))?;
+        .or_else(|| lower.find("pg_try_advisory"))
+    {
+        start
+    } else {
+        // `pg{_try}_advisory_{xact_}{lock}`: the name's start is before `advisory`.
+        let advisory = lower.find("_advisory")?;
+        let before = &content[..advisory];
+        let start = before
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '{' | '}')))
+            .map_or(0, |at| at + 1);
+        if !before[start..].starts_with("pg{") {
+            return None;
+        }
+        start
+    };
     let rest = &content[start..];
     let end = rest
         .find(|c: char| c == '(' || c.is_whitespace() || c == '\'' || c == '"')

@@ -539,29 +539,41 @@ fn rust_a_helper_returning_nested_type_arguments_is_a_wrapper() {
 }
 
 #[test]
-fn a_helper_calling_a_wrapper_with_a_literal_is_followed_when_named_for_locking() {
+fn a_helper_calling_a_wrapper_with_a_literal_is_followed_where_its_calls_surely_run_it() {
+    // A helper that takes no key and locks a fixed one through another (squat-collective/rat's
+    // `postgres.Migrate(ctx, pool)` over `acquireMigrationLock`, learningequality/morango's
+    // `_begin_transaction`): each call of it is a site. Named for locking, it is followed as
+    // any helper is; named otherwise (`nightly`, `run`), only where the call surely runs it.
     let report = project(&[
         (
             "services/jobs/locking.py",
-            "def with_lock(cur, key):\n    cur.execute(\"SELECT pg_advisory_lock(%s)\", (key,))\n\n\ndef nightly(cur):\n    with_lock(cur, 7_065_801)\n\n\ndef lock_reports(cur):\n    with_lock(cur, 7_065_802)\n",
+            "def with_lock(cur, key):\n    cur.execute(\"SELECT pg_advisory_lock(%s)\", (key,))\n\n\ndef nightly(cur):\n    with_lock(cur, 7_065_801)\n\n\ndef lock_reports(cur):\n    with_lock(cur, 7_065_802)\n\n\ndef weekly(cur):\n    nightly(cur)\n\n\nclass Job:\n    def rebuild(self, cur):\n        with_lock(cur, 7_065_803)\n\n    def again(self, cur):\n        self.rebuild(cur)\n",
         ),
         (
             "services/jobs/run.py",
-            "from services.jobs.locking import nightly, lock_reports\n\n\ndef main(cur):\n    nightly(cur)\n    lock_reports(cur)\n",
+            "from services.jobs.locking import nightly, lock_reports\n\n\ndef main(cur, job):\n    nightly(cur)\n    lock_reports(cur)\n    job.rebuild(cur)\n",
+        ),
+        (
+            "services/other/tasks.py",
+            "def start(cur, pool):\n    pool.nightly(cur)\n    nightly(cur)\n",
         ),
     ]);
     let sites: Vec<String> = wrapper_sites(&report)
         .into_iter()
-        .filter(|s| s.starts_with("services/jobs/"))
+        .filter(|s| s.starts_with("services/"))
         .collect();
     assert_eq!(
         sites,
         [
             "services/jobs/locking.py:6:5 with_lock 7065801",
             "services/jobs/locking.py:10:5 with_lock 7065802",
+            "services/jobs/locking.py:14:5 nightly 7065801",
+            "services/jobs/locking.py:19:9 with_lock 7065803",
+            "services/jobs/locking.py:22:14 rebuild 7065803",
+            "services/jobs/run.py:5:5 nightly 7065801",
             "services/jobs/run.py:6:5 lock_reports 7065802",
         ],
-        "each call of a helper named for locking is a site; another function's (`nightly`) is not looked for"
+        "a helper named for locking is followed to every call; `nightly` to its own file's and an importer's calls, a method `rebuild` to `self.rebuild` only; not `job.rebuild` on a receiver of unknown type, not `pool.nightly` nor a bare `nightly` of a file that does not import it"
     );
 }
 
