@@ -193,17 +193,30 @@ fn follow_wrappers(
     let names = walk::names(registry);
     let mut searched: HashSet<(String, Language)> = HashSet::new();
     for _ in 0..MAX_WRAPPER_PASSES {
-        let new: HashSet<(String, Language)> = wrappers::inferred_names(&walked.files, declared)
+        let new: Vec<(String, Language, bool)> = wrappers::inferred_names(&walked.files, declared)
             .into_iter()
-            .filter(|found| !searched.contains(found) && !declared.contains(&found.0))
+            .filter(|(name, language, _)| {
+                !searched.contains(&(name.clone(), *language)) && !declared.contains(name)
+            })
             .collect();
         if new.is_empty() {
             break;
         }
-        searched.extend(new.iter().cloned());
-        let languages: HashSet<Language> = new.iter().map(|(_, language)| *language).collect();
-        let new: HashSet<String> = new.into_iter().map(|(name, _)| name).collect();
-        let only = walk::covered(&names, &new).then_some(walked.lexed.as_slice());
+        searched.extend(
+            new.iter()
+                .map(|(name, language, _)| (name.clone(), *language)),
+        );
+        let languages: HashSet<Language> = new.iter().map(|(_, language, _)| *language).collect();
+        // A helper followed only where a call surely runs it (`Migrate`, `_begin_transaction`)
+        // is looked for in the files the first walk lexed, never over the whole tree again: its
+        // name is most often a common word, and such a pass cost the worst case a tenth.
+        let loose: HashSet<String> = new
+            .iter()
+            .filter(|(_, _, strict)| !strict)
+            .map(|(name, _, _)| name.clone())
+            .collect();
+        let only = walk::covered(&names, &loose).then_some(walked.lexed.as_slice());
+        let new: HashSet<String> = new.into_iter().map(|(name, _, _)| name).collect();
         for found in walk::calls(registry, root, options, &new, &languages, only) {
             match walked
                 .files
@@ -232,7 +245,7 @@ pub fn scan_source(registry: &Registry, path: &str, text: &str) -> ScanReport {
     if !inferred.is_empty() {
         let wanted = inferred
             .into_iter()
-            .map(|(name, _)| name)
+            .map(|(name, _, _)| name)
             .chain(declared.names().map(str::to_owned))
             .collect();
         files = [extract::extract_calls(

@@ -828,11 +828,12 @@ fn fixed_through_calls(
 }
 
 /// The names of the wrappers inferred from `files` so far, with the languages (Java and Kotlin
-/// as one, see [`family`]) whose files may call them.
+/// as one, see [`family`]) whose files may call them, and whether their calls count only where
+/// they surely run them ([`Known::strict`]).
 pub(crate) fn inferred_names(
     files: &[FileSites],
     declared: &Declared,
-) -> HashSet<(String, Language)> {
+) -> HashSet<(String, Language, bool)> {
     infer(files, declared)
         .into_iter()
         // A method known only for its receiver's field is called on what a constructor built
@@ -844,7 +845,7 @@ pub(crate) fn inferred_names(
                 || !k.switched.is_empty()
                 || k.language == Language::Rust
         })
-        .map(|k| (k.definition.name.clone(), family(k.language)))
+        .map(|k| (k.definition.name.clone(), family(k.language), k.strict))
         .collect()
 }
 
