@@ -118,6 +118,7 @@ codes! {
     GlobOutsideProject = "glob-outside-project": "A `[plugins] manifests` glob reaches outside the registry's directory.",
     // What the scan cannot see, said out loud (issue 9, item 4).
     UnresolvedConstant = "unresolved-constant": "A name matching the lock constant patterns whose value the scan cannot compute.",
+    NotALockKey = "not-a-lock-key": "A constant named like a lock id that the code passes to a lock only as something else (a hash's seed, the second int of a pair): not checked as an id.",
     FileNotRead = "file-not-read": "A source file the scan skipped: binary, too large, or a symbolic link it does not follow.",
     UnreadableFile = "unreadable-file": "A source file the scan could not read (an I/O error), so its locks were not checked.",
     UnusedAllow = "unused-allow": "A `lockward: allow(CODE)` comment that suppresses no finding.",

@@ -6,7 +6,7 @@ use std::path::Path;
 use lockward_registry::{AdvisoryKey, Code, Finding, Id, KeyShape, Kind, Lock, Registry, Source};
 
 use crate::diags::{self, Absence, AtSite as _};
-use crate::sites::{FileSites, Item, ItemKind, Key, Location, Shape, last_part};
+use crate::sites::{FileSites, Item, ItemKind, Key, Location, NotKey, Role, Shape, last_part};
 use crate::{PluginDir, ScanReport, Site, SiteForm, SiteKey};
 
 /// How a site wrote its key: as a literal (which must stand where the entry says) or by name
@@ -29,6 +29,9 @@ struct Checker<'a> {
     mismatched: HashSet<i64>,
     /// The allow comments that suppressed a finding: path, line, code.
     used_allows: HashSet<(String, usize, Code)>,
+    /// Names passed to a lock only in a role that is not its key, by name, with the first such
+    /// use: a constant of such a name is no id (`not-a-lock-key`).
+    not_keys: HashMap<&'a str, (&'a NotKey, &'a str)>,
 }
 
 /// Checks the sites of `files` against `registry`. With `root`, the files are the whole tree under
@@ -62,6 +65,7 @@ pub(crate) fn check(
         found: HashSet::new(),
         mismatched: HashSet::new(),
         used_allows: HashSet::new(),
+        not_keys: not_keys(files),
     };
     for file in files {
         for item in &file.items {
@@ -89,6 +93,59 @@ pub(crate) fn check(
         .sites
         .sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
     report
+}
+
+/// The names the code passes to a lock only in a role that is not its key (a hash's seed, a
+/// pair's second int: [`NotKey`]) and never as a key anywhere: no key names them, and no key
+/// has the value of a definition of them (a helper's fixed key keeps no name). By name alone,
+/// across the tree: what a name is used as anywhere the scan sees speaks for its constants.
+fn not_keys(files: &[FileSites]) -> HashMap<&str, (&NotKey, &str)> {
+    let mut keyed: HashSet<&str> = HashSet::new();
+    let mut values: HashSet<i64> = HashSet::new();
+    for file in files {
+        for item in &file.items {
+            let (ItemKind::Call { key, .. }
+            | ItemKind::Keyword { key, .. }
+            | ItemKind::Wrapper { key, .. }) = &item.kind
+            else {
+                continue;
+            };
+            match key {
+                Key::Name(name) => {
+                    keyed.insert(last_part(name));
+                }
+                Key::Member { members, name, .. } => {
+                    keyed.extend(members.iter().chain(name).map(|m| last_part(m)));
+                }
+                Key::Local { name, value } => {
+                    keyed.insert(last_part(name));
+                    values.insert(value.value());
+                }
+                Key::Literal(value) | Key::Fixed(value) => {
+                    values.insert(value.value());
+                }
+                Key::Dynamic(_) => {}
+            }
+        }
+    }
+    let defined_as_key = |name: &str| {
+        files.iter().any(|file| {
+            file.items.iter().any(|item| {
+                matches!(&item.kind, ItemKind::Definition { name: n, value: Some(v) }
+                    if last_part(n) == name && values.contains(&v.value()))
+            })
+        })
+    };
+    let mut not_keys: HashMap<&str, (&NotKey, &str)> = HashMap::new();
+    for file in files {
+        for use_ in &file.not_keys {
+            let name = last_part(&use_.name);
+            if !keyed.contains(name) && !not_keys.contains_key(name) && !defined_as_key(name) {
+                not_keys.insert(name, (use_, &file.path));
+            }
+        }
+    }
+    not_keys
 }
 
 impl<'a> Checker<'a> {
@@ -364,6 +421,24 @@ impl<'a> Checker<'a> {
     }
 
     fn definition(&mut self, path: &str, at: &Location, name: &str, value: &Id) {
+        // Named like a lock id, but passed to a lock only as something else: no id, said.
+        // Unless the registry names it: then it is checked as its entry says.
+        if let Some(&(use_, used_in)) = self.not_keys.get(last_part(name))
+            && !self
+                .registry
+                .locks()
+                .iter()
+                .any(|lock| lock.constant() == Some(last_part(name)))
+        {
+            let role = match use_.role {
+                Role::Seed => "the input of the expression that computes a key",
+                Role::SecondInt => "the second int of a two-int key",
+            };
+            let used = format!("{used_in}:{}", use_.at.span.line);
+            let said = diags::not_a_lock_key(name, value, role, &used);
+            self.emit(at, said.at_site(path, at));
+            return;
+        }
         let form = SiteForm::Definition {
             constant: name.to_owned(),
         };

@@ -110,6 +110,19 @@ pub(crate) fn unresolved_constant(name: &str, shown: &str) -> Said {
     )
 }
 
+/// `not-a-lock-key`: a constant named like a lock id whose only uses the scan sees pass it to a
+/// lock as something else than its key (`role`, at `used`).
+pub(crate) fn not_a_lock_key(name: &str, value: &Id, role: &str, used: &str) -> Said {
+    said(
+        Code::NotALockKey,
+        Severity::Note,
+        format!(
+            "`{name}` ({value}) is named like a lock id, but the code passes it only as {role} ({used}), not as a key: it is not checked as an id"
+        ),
+        "if it is a lock id taken elsewhere, register it; if not, a name ending in `_SEED` or `_SALT` says what it is (or add a trailing `lockward: allow(not-a-lock-key)` comment)",
+    )
+}
+
 /// `unknown-allow-code`: an allow comment naming no code; `near` is the code it likely meant.
 pub(crate) fn unknown_allow_code(written: &str, near: Option<Code>) -> Said {
     let help = match near {

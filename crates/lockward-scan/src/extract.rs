@@ -17,7 +17,8 @@ use crate::receivers::{self, GoTypes};
 use crate::scope::{self, Scope};
 use crate::sites::{
     ANY_MEMBER, Allow, Call, Expr, FileSites, FileWrappers, Functions, Item, ItemKind, Key,
-    Location, Names, Pending, SETTING_WORDS, Shape, Unresolved, is_member_value_field, last_part,
+    Location, Names, NotKey, Pending, Role, SETTING_WORDS, Shape, Unresolved,
+    is_member_value_field, last_part,
 };
 use crate::syntax::Syntax;
 use crate::values::{self, literal_value};
@@ -232,6 +233,7 @@ fn extract_file(
         assignments: Vec::new(),
         sql_literals: HashSet::new(),
         sql_holders: Vec::new(),
+        not_keys: Vec::new(),
     };
     extractor.collect_directives(&code);
     extractor.walk(&code.tokens, language, true);
@@ -359,6 +361,7 @@ fn extract_file(
         member_locals,
         assignments,
         sql_literals,
+        not_keys,
         ..
     } = extractor;
     let (allows, unresolved) = place_allows_and_unresolved(text, allows, unresolved);
@@ -447,7 +450,16 @@ fn extract_file(
         exports: HashMap::new(),
         assigned_names: locals.keys().cloned().collect(),
         scope: Scope::default(),
+        not_keys: Vec::new(),
     };
+    sites.not_keys = not_keys
+        .into_iter()
+        .map(|(span, name, role)| NotKey {
+            name,
+            role,
+            at: locator.locate(span),
+        })
+        .collect();
     let local_value = |name: &str| local_ids.get(name).map(Id::value);
     // A function's local assigned an expression of the file's names (`key :=
     // int64(LockKindGeneratorWorker)`) has that value in the function.
@@ -1094,6 +1106,8 @@ struct Extractor<'a> {
     assignments: Vec<Assignment>,
     /// The offsets of the calls whose key is a literal of their SQL text.
     sql_literals: HashSet<usize>,
+    /// Names passed to a lock in a role that is not the key, where ([`crate::sites::NotKey`]).
+    not_keys: Vec<(Range<usize>, String, Role)>,
     /// SQL held in a name that this file never passes (`tryLockQuery = \`select
     /// pg_try_advisory_lock($1)\``): the name, where its text starts, and each lock call's
     /// placeholder number and offset. Another file passing the name binds them
@@ -1778,6 +1792,52 @@ impl Extractor<'_> {
         None
     }
 
+    /// Records the names a lock call takes in a role that is not its key
+    /// ([`crate::sites::NotKey`]): the second argument of a pair, and in SQL whose key is an
+    /// expression, the values bound to the placeholders inside it (a hash's seed).
+    fn not_keys_of(
+        &mut self,
+        tokens: &[Token],
+        arguments: &[Range<usize>],
+        key: &Key,
+        shape: Shape,
+        language: Language,
+    ) {
+        let name_of = |key: Key| match key {
+            Key::Name(name)
+            | Key::Local { name, .. }
+            | Key::Member {
+                name: Some(name), ..
+            } => Some(name),
+            _ => None,
+        };
+        let mut found = Vec::new();
+        if shape == Shape::Pair {
+            let second = &tokens[arguments[1].clone()];
+            let key = match self.key(second, language) {
+                Key::Dynamic(text) => self.bound_key(second).unwrap_or(Key::Dynamic(text)),
+                key => key,
+            };
+            if let (Some(name), Some(first)) = (name_of(key), second.first()) {
+                found.push((first.span.clone(), name, Role::SecondInt));
+            }
+        }
+        if language == Language::Sql && matches!(key, Key::Dynamic(_)) {
+            let first = &tokens[arguments[0].clone()];
+            for at in 0..first.len() {
+                // A placeholder's tokens: `$1`, `?`, `%s`, `:name`, `%(name)s`.
+                let bound = [1, 2, 5]
+                    .iter()
+                    .filter_map(|&width| first.get(at..at + width))
+                    .find_map(|placeholder| self.bound_key(placeholder));
+                if let Some(name) = bound.and_then(name_of) {
+                    found.push((first[at].span.clone(), name, Role::Seed));
+                }
+            }
+        }
+        self.not_keys.extend(found);
+    }
+
     fn call(&mut self, tokens: &[Token], i: usize, language: Language) {
         let function = self.text(tokens[i].span.clone()).to_ascii_lowercase();
         let open = i + 1;
@@ -1834,6 +1894,7 @@ impl Extractor<'_> {
                 key => key,
             },
         };
+        self.not_keys_of(tokens, &arguments, &key, shape, language);
         // A literal of the SQL text is PostgreSQL's to parse, exactly; one in an interpolation
         // (`${-7311104411650000123}`) is the host language's value first.
         let interpolated = first

@@ -213,6 +213,30 @@ pub(crate) struct FileSites {
     /// Every name its code assigns, wherever and whatever: a key written as one of them is the
     /// file's own variable, never another file's name ([`crate::bind`]).
     pub(crate) assigned_names: HashSet<String>,
+    /// Names its code passes to a lock in a role that is not the key ([`NotKey`]).
+    pub(crate) not_keys: Vec<NotKey>,
+}
+
+/// A name passed to a lock in a role that is not the key: the seed of a hash that computes the
+/// key (`pg_try_advisory_lock(hashtextextended(.., $1))` bound to `[STATS_LOCK_ID, scope]`), or
+/// the second int of a pair (`pg_advisory_xact_lock(:key1, :key2)` bound to `{"key2": OTHER_ID}`,
+/// directly or through a helper's parameter). A constant named like a lock id whose only uses
+/// are such is no id ([`crate::check`]).
+#[derive(Debug, Clone)]
+pub(crate) struct NotKey {
+    /// As written: the last part ([`last_part`]) is the name.
+    pub(crate) name: String,
+    pub(crate) role: Role,
+    pub(crate) at: Location,
+}
+
+/// What a [`NotKey`] name is to its lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// An argument of the expression that computes the key (a hash's seed or input).
+    Seed,
+    /// The second int of a two-int key.
+    SecondInt,
 }
 
 impl FileSites {
@@ -367,6 +391,9 @@ pub(crate) struct Definition {
     pub(crate) fields: Vec<(usize, String, usize)>,
     /// The parameters that are the family of a two-int lock call (`pg_advisory_lock(kind, id)`).
     pub(crate) pairs: Vec<usize>,
+    /// The parameters that are the second int of a two-int lock call: what a caller passes
+    /// there is no key ([`NotKey`]).
+    pub(crate) seconds: Vec<usize>,
     /// The parameters looked up in a collection (`LOCK_TYPES[lock_type]`), with the collection.
     pub(crate) lookups: Vec<(usize, String)>,
     /// The defaults of parameters' fields (`{ ...defaultOptions, ...options }`): the key a call

@@ -34,7 +34,7 @@ use crate::lexer::{Token, TokenKind};
 use crate::receivers::TypeTable;
 use crate::sites::{
     Arg, Call, Definition, FileSites, FileWrappers, Item, ItemKind, Key, Location, NamedSite,
-    Param, Shape, is_member_value_field,
+    NotKey, Param, Role, Shape, is_member_value_field,
 };
 use crate::words;
 
@@ -887,6 +887,7 @@ fn unknown_helpers(files: &mut [FileSites], declared: &Declared) {
 pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
     let mut new_items: Vec<Vec<Item>> = Vec::with_capacity(files.len());
     let mut new_named: Vec<Vec<NamedSite>> = Vec::with_capacity(files.len());
+    let mut new_not_keys: Vec<Vec<NotKey>> = Vec::with_capacity(files.len());
     // Definitions that have a caller: (path, body start).
     let mut called: HashSet<(String, usize)> = HashSet::new();
     {
@@ -908,8 +909,10 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
             let Some(language) = Language::from_path(&file.path) else {
                 new_items.push(items);
                 new_named.push(named);
+                new_not_keys.push(Vec::new());
                 continue;
             };
+            let mut not_keys = Vec::new();
             for call in &file.wrappers.calls {
                 let Some(at) = &call.at else {
                     continue;
@@ -929,6 +932,22 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                         || !target.callable_from(&file.path, language, qualifier, &file.wrappers)
                     {
                         continue;
+                    }
+                    // What the call passes as its lock's second int is no key.
+                    for &p in &target.definition.seconds {
+                        if let Some(arg) = Slot::key(target, p).pick(&call.args)
+                            && let Key::Name(name)
+                            | Key::Local { name, .. }
+                            | Key::Member {
+                                name: Some(name), ..
+                            } = &arg.key
+                        {
+                            not_keys.push(NotKey {
+                                name: name.clone(),
+                                role: Role::SecondInt,
+                                at: at.clone(),
+                            });
+                        }
                     }
                     // A Go call on a value of another type that has a method of this name runs
                     // that one (a SQLite store's, a mock's).
@@ -1078,6 +1097,7 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
             }
             new_items.push(items);
             new_named.push(named);
+            new_not_keys.push(not_keys);
         }
         // A wrapper forwarded to by a called wrapper is called too.
         loop {
@@ -1109,6 +1129,9 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
     unknown_helpers(files, declared);
     for (file, named) in files.iter_mut().zip(new_named) {
         file.named = named;
+    }
+    for (file, not_keys) in files.iter_mut().zip(new_not_keys) {
+        file.not_keys.extend(not_keys);
     }
     for (file, items) in files.iter_mut().zip(new_items) {
         let silenced: HashSet<(usize, usize)> = file

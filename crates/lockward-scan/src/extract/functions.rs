@@ -14,7 +14,7 @@ use std::ops::Range;
 use super::{Extractor, ItemKind, Key, Local, Shape};
 use crate::lang::Language;
 use crate::lexer::{Token, TokenKind};
-use crate::sites::{Arg, Call, Definition, Forward, Functions, MEMBER_VALUE_FIELDS, Param};
+use crate::sites::{Arg, Call, Definition, Forward, Functions, MEMBER_VALUE_FIELDS, Param, Role};
 use crate::syntax::Syntax;
 
 /// Words that look like a call or a method header but are control flow.
@@ -261,6 +261,16 @@ impl Extractor<'_> {
                         );
                         pairs
                     },
+                    seconds: self
+                        .not_keys
+                        .iter()
+                        .filter(|(span, _, role)| {
+                            *role == Role::SecondInt && body.contains(&span.start)
+                        })
+                        .filter_map(|(_, name, _)| {
+                            header.params.iter().position(|p| &p.name == name)
+                        })
+                        .collect(),
                     lookups: lookups
                         .iter()
                         .map(|lookup| (lookup.param, lookup.collection.clone()))
@@ -598,6 +608,7 @@ impl Extractor<'_> {
                 forwards: Vec::new(),
                 fields: Vec::new(),
                 pairs: Vec::new(),
+                seconds: Vec::new(),
                 lookups: Vec::new(),
                 field_defaults: Vec::new(),
                 fixed: Vec::new(),

@@ -466,6 +466,8 @@ impl Extractor<'_> {
                 ")" | "]" | "}" => depth += 1,
                 "(" if depth == 0 => {
                     return k.checked_sub(1).is_some_and(|callee| {
+                        // A generic call: `client.query<{ locked: boolean }>(sql, [..])`.
+                        let callee = self.before_type_arguments(tokens, callee).unwrap_or(callee);
                         let before = &tokens[callee];
                         let name = self.text(before.span.clone());
                         (before.kind == TokenKind::Ident
@@ -479,6 +481,29 @@ impl Extractor<'_> {
             }
         }
         false
+    }
+
+    /// The token before the type arguments that end at `close` (`query` of `query<{ a: T }>`),
+    /// when `close` is a `>` that closes them.
+    fn before_type_arguments(&self, tokens: &[Token], close: usize) -> Option<usize> {
+        if self.text(tokens[close].span.clone()) != ">" {
+            return None;
+        }
+        let mut depth = 0usize;
+        for k in (close.saturating_sub(MAX_VALUE_TOKENS)..=close).rev() {
+            match self.text(tokens[k].span.clone()) {
+                ">" => depth += 1,
+                "<" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return k.checked_sub(1);
+                    }
+                }
+                ";" => return None,
+                _ => {}
+            }
+        }
+        None
     }
 
     /// JDBC's `statement.setLong(1, KEY)` (`setInt`, `setShort`, `setObject`) after a prepared
