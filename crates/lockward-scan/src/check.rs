@@ -194,10 +194,14 @@ impl<'a> Checker<'a> {
                 name: site.name.clone(),
             };
             self.site(path, &site.at, key, form);
+            // A call of a helper that takes the lock: the findings are the helper's own call's.
+            if site.via.is_some() {
+                continue;
+            }
             let named = diags::lock_named(&site.name, site.library, site.key);
-            let other_name = sites
-                .iter()
-                .find(|(_, other)| other.key == site.key && other.name != site.name);
+            let other_name = sites.iter().find(|(_, other)| {
+                other.key == site.key && other.name != site.name && other.via.is_none()
+            });
             // The name's own entry (`[[lock]] name = .. hash = ..`) is the lock, no collision.
             let own = |lock: &Lock| matches!(lock.kind(), Kind::Named { name, hash } if *name == site.name && hash == site.library);
             let holding = |lock: &&'a Lock| lock.keys().is_some_and(|keys| keys.contains(site.key));

@@ -208,14 +208,24 @@ fn follow_wrappers(
         );
         let languages: HashSet<Language> = new.iter().map(|(_, language, _)| *language).collect();
         // A helper followed only where a call surely runs it (`Migrate`, `_begin_transaction`)
-        // is looked for in the files the first walk lexed, never over the whole tree again: its
-        // name is most often a common word, and such a pass cost the worst case a tenth.
+        // is looked for in the files lexed so far, never over the whole tree again: its name is
+        // most often a common word, and such a pass cost the worst case a tenth.
         let loose: HashSet<String> = new
             .iter()
             .filter(|(_, _, strict)| !strict)
             .map(|(name, _, _)| name.clone())
             .collect();
-        let only = walk::covered(&names, &loose).then_some(walked.lexed.as_slice());
+        // The files lexed so far: the first walk's, and those a pass read since.
+        let read: Vec<String> = if loose.is_empty() {
+            let mut read = walked.lexed.clone();
+            read.extend(walked.files.iter().map(|file| file.path.clone()));
+            read.sort_unstable();
+            read.dedup();
+            read
+        } else {
+            walked.lexed.clone()
+        };
+        let only = walk::covered(&names, &loose).then_some(read.as_slice());
         let new: HashSet<String> = new.into_iter().map(|(name, _, _)| name).collect();
         for found in walk::calls(registry, root, options, &new, &languages, only) {
             match walked

@@ -355,6 +355,9 @@ pub(crate) struct NamedSite {
     pub(crate) name: String,
     /// The key the library takes for it.
     pub(crate) key: lockward_registry::AdvisoryKey,
+    /// The helper that takes no key whose call this is (`resend()` running
+    /// `advisory_lock("resend")`): a site of the name, whose findings are the helper's own call's.
+    pub(crate) via: Option<String>,
 }
 
 /// A parameter of a definition.

@@ -26,7 +26,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use lockward_registry::{Id, ScanSettings, Wrapper};
+use lockward_registry::{AdvisoryKey, Id, ScanSettings, Wrapper};
 
 use crate::diags::{self, AtSite as _};
 use crate::lang::Language;
@@ -269,6 +269,9 @@ struct Known<'a> {
     /// `start`), called on receivers of every type: followed as loosely as a helper named
     /// for locking, graph-node's calls of such names made 176,744 sites.
     strict: bool,
+    /// The locks it takes by name whatever its callers pass, when it takes no key
+    /// (`def resend(): with advisory_lock("resend")`): each call of it is a site of each.
+    named: Vec<(&'static str, String, AdvisoryKey)>,
 }
 
 /// Whether a call's arguments switch `option` on: a keyword (`lock=True`, `use_lock: true`,
@@ -376,6 +379,14 @@ impl Known<'_> {
         .into_iter()
         .flatten()
         .filter(|m| !m.is_empty())
+    }
+
+    /// The calls its own body makes.
+    fn calls_inside(&self) -> impl Iterator<Item = &Call> {
+        self.file
+            .calls
+            .iter()
+            .filter(|call| call.within == Some(self.definition.body_start))
     }
 
     /// Whether its name says it locks (`lock_copying`, `TryLockGeneratorWorker`), or it is a SQL
@@ -498,6 +509,7 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
                 lookups: definition.lookups.clone(),
                 libraries: Vec::new(),
                 strict: false,
+                named: Vec::new(),
             });
         }
     }
@@ -585,12 +597,14 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
             }
         }
     }
+    named_in_bodies(&mut known, &by_name, declared);
     let constants = Constants::new(files);
     fixed_through_calls(&mut known, &by_name, &constants);
     known.retain(|k| {
         !k.keys.is_empty()
             || !k.fixed.is_empty()
             || !k.switched.is_empty()
+            || !k.named.is_empty()
             || !k.definition.receiver_fields.is_empty()
     });
     known
@@ -704,6 +718,54 @@ fn instance_keys(
     keys
 }
 
+/// The locks each helper that takes no key takes by name in its own body: a string passed to
+/// a library that hashes it (`with advisory_lock("resend", wait=False)`), straight or through a
+/// wrapper that passes its parameter on to one (`locked("resend")`).
+fn named_in_bodies(
+    known: &mut [Known<'_>],
+    by_name: &HashMap<&str, Vec<usize>>,
+    declared: &Declared,
+) {
+    for k in 0..known.len() {
+        let caller = &known[k];
+        if !caller.keys.is_empty() {
+            continue;
+        }
+        let mut found: Vec<(&'static str, String, AdvisoryKey)> = Vec::new();
+        for call in caller.calls_inside() {
+            let qualifier = call.qualifier.as_deref();
+            let mut slots: Vec<(Slot, &'static str)> = declared
+                .slots(&call.callee, qualifier, caller.language)
+                .into_iter()
+                .filter_map(|slot| Some((slot.clone(), slot.library?)))
+                .collect();
+            for &t in by_name.get(call.callee.as_str()).into_iter().flatten() {
+                let target = &known[t];
+                if t == k
+                    || !target.callable_from(caller.path, caller.language, qualifier, caller.file)
+                {
+                    continue;
+                }
+                slots.extend(
+                    target
+                        .libraries
+                        .iter()
+                        .map(|&(p, library)| (Slot::key(target, p), library)),
+                );
+            }
+            for (slot, library) in slots {
+                if let Some(name) = slot.pick(&call.args).and_then(|arg| arg.string.as_ref())
+                    && let Some(key) = lockward_registry::well_known::name_key(library, name)
+                    && !found.iter().any(|(l, n, _)| *l == library && n == name)
+                {
+                    found.push((library, name.clone(), key));
+                }
+            }
+        }
+        known[k].named = found;
+    }
+}
+
 /// A helper that takes no key and calls a wrapper with a fixed one (`lock_copying(conn)` runs
 /// `COPY.lock(conn, ..)`; `purge_sessions()` runs `run_exclusive(7065101, ..)`) locks that key:
 /// each call of it is a site of it, as of one that locks a literal itself. To a fixed point:
@@ -716,15 +778,12 @@ fn fixed_through_calls(
     loop {
         // The helper, the option the call runs under (none: always), the key.
         let mut added: Vec<(usize, Option<String>, Id, Shape)> = Vec::new();
+        // The helper and a lock it takes by name through the call.
+        let mut added_named: Vec<(usize, (&'static str, String, AdvisoryKey))> = Vec::new();
         for (k, caller) in known.iter().enumerate() {
             // Every call inside it counts; a call of a helper whose name says nothing of locking
             // only where it surely runs that helper ([`Known::binds_strictly`]).
-            let inside = caller
-                .file
-                .calls
-                .iter()
-                .filter(|call| call.within == Some(caller.definition.body_start));
-            for call in inside {
+            for call in caller.calls_inside() {
                 for &t in by_name.get(call.callee.as_str()).into_iter().flatten() {
                     let target = &known[t];
                     if t == k
@@ -753,6 +812,15 @@ fn fixed_through_calls(
                         continue;
                     }
                     let mut locks: Vec<(Id, Shape)> = Vec::new();
+                    if target.keys.is_empty() && call.switch.is_none() {
+                        for lock in &target.named {
+                            let new = !caller.named.contains(lock)
+                                && !added_named.iter().any(|(a, l)| *a == k && l == lock);
+                            if new {
+                                added_named.push((k, lock.clone()));
+                            }
+                        }
+                    }
                     if target.keys.is_empty() {
                         locks.extend(target.fixed.iter().cloned());
                         locks.extend(target.switched_on(&call.args));
@@ -803,8 +871,19 @@ fn fixed_through_calls(
                 }
             }
         }
-        if added.is_empty() {
+        if added.is_empty() && added_named.is_empty() {
             return;
+        }
+        for (k, lock) in added_named {
+            let helper = &mut known[k];
+            if !helper.named()
+                && helper.fixed.is_empty()
+                && helper.switched.is_empty()
+                && helper.named.is_empty()
+            {
+                helper.strict = true;
+            }
+            helper.named.push(lock);
         }
         for (k, option, value, shape) in added {
             // A helper whose name says nothing of locking, known to lock only through the
@@ -816,6 +895,7 @@ fn fixed_through_calls(
                 && !helper.named()
                 && helper.fixed.is_empty()
                 && helper.switched.is_empty()
+                && helper.named.is_empty()
             {
                 helper.strict = true;
             }
@@ -843,6 +923,7 @@ pub(crate) fn inferred_names(
             !k.keys.is_empty()
                 || !k.fixed.is_empty()
                 || !k.switched.is_empty()
+                || !k.named.is_empty()
                 || k.language == Language::Rust
         })
         .map(|k| (k.definition.name.clone(), family(k.language), k.strict))
@@ -1002,6 +1083,13 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                         {
                             continue;
                         }
+                        named.extend(target.named.iter().map(|(library, name, key)| NamedSite {
+                            at: at.clone(),
+                            library,
+                            name: name.clone(),
+                            key: *key,
+                            via: Some(call.callee.clone()),
+                        }));
                         let switched: Vec<(Id, Shape)> = target.switched_on(&call.args).collect();
                         items.extend(target.fixed.iter().chain(&switched).map(|(value, shape)| {
                             Item {
@@ -1058,11 +1146,19 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                             && let Some(key) =
                                 lockward_registry::well_known::name_key(library, name)
                         {
+                            // Where the name is written, as a key is (`with advisory_lock(\n
+                            // 'nightly',`).
+                            let at = arg
+                                .at
+                                .as_ref()
+                                .filter(|arg_at| arg_at.span.line != at.span.line)
+                                .unwrap_or(at);
                             named.push(NamedSite {
                                 at: at.clone(),
                                 library,
                                 name: name.clone(),
                                 key,
+                                via: None,
                             });
                         }
                         continue;
