@@ -38,6 +38,18 @@ const LOCK_FUNCTIONS: &[&str] = &[
     "pg_advisory_unlock_shared",
 ];
 
+/// The SQL lock function that a name of PostgreSQL's C function is (`pg_advisory_lock_int8`,
+/// `pg_try_advisory_xact_lock_shared_int4`: the one-int and the two-int form).
+fn internal_lock_function(name: &str) -> Option<String> {
+    let function = name
+        .strip_suffix("_int8")
+        .or_else(|| name.strip_suffix("_int4"))?;
+    LOCK_FUNCTIONS
+        .iter()
+        .find(|f| f.eq_ignore_ascii_case(function))
+        .map(|f| (*f).to_owned())
+}
+
 /// Keywords that declare a function: a lock function's name after one is a wrapper being
 /// defined (`def pg_advisory_lock(conn, key):`), not a call.
 const FUNCTION_KEYWORDS: &[&str] = &["def", "fn", "func", "fun", "function"];
@@ -1260,6 +1272,18 @@ impl Extractor<'_> {
                         })
                     {
                         self.call(tokens, i, language);
+                    } else if code && let Some(function) = internal_lock_function(text) {
+                        // PostgreSQL's own C function, called from an extension
+                        // (`direct_function_call(pg_sys::pg_try_advisory_lock_shared_int8, ..)`):
+                        // a lock whose key the scan does not follow, said.
+                        self.raw.push((
+                            token.span.clone(),
+                            ItemKind::Call {
+                                function,
+                                shape: Shape::Bigint,
+                                key: Key::Dynamic(String::new()),
+                            },
+                        ));
                     } else {
                         self.binding(tokens, i, language, code, context);
                     }

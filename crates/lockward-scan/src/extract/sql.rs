@@ -60,6 +60,24 @@ impl Extractor<'_> {
                 ));
                 continue;
             }
+            // A lock function's name alone in a string (jOOQ's `DSL.function(GET_LOCK, BOOLEAN,
+            // val(key1), val(key2))` with `GET_LOCK = "pg_try_advisory_xact_lock"`): the code
+            // calls it in a way the scan does not follow, which is said, never passed over.
+            if language != Language::Sql
+                && let Some(function) = super::LOCK_FUNCTIONS
+                    .iter()
+                    .find(|f| f.eq_ignore_ascii_case(self.file[content.clone()].trim()))
+            {
+                self.raw.push((
+                    token.span.clone(),
+                    ItemKind::Call {
+                        function: (*function).to_owned(),
+                        shape: Shape::Bigint,
+                        key: Key::Dynamic(String::new()),
+                    },
+                ));
+                continue;
+            }
             if !contains_ignore_case(bytes, b"advisory")
                 || !reads_as_sql(bytes)
                 || self.is_pattern_operand(tokens, index)
