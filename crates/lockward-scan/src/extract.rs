@@ -38,6 +38,44 @@ const LOCK_FUNCTIONS: &[&str] = &[
     "pg_advisory_unlock_shared",
 ];
 
+/// The constants (upper-case names, `_` and digits allowed) assigned one string literal and
+/// nothing else on the line: `NAME = "text"`, `const NAME = 'text'`, Ruby's `NAME = "text".freeze`,
+/// a class attribute's `NAME = 'text'`.
+fn string_constants(text: &str, tokens: &[Token]) -> Vec<(String, String)> {
+    let piece = |k: usize| tokens.get(k).map_or("", |t| &text[t.span.clone()]);
+    let mut constants = Vec::new();
+    for k in 0..tokens.len() {
+        let name = piece(k);
+        let constant = tokens[k].kind == TokenKind::Ident
+            && name.chars().any(|c| c.is_ascii_uppercase())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+        if !constant || !matches!(piece(k + 1), "=" | ":=") {
+            continue;
+        }
+        let Some(value) = tokens.get(k + 2).filter(|t| t.kind == TokenKind::Str) else {
+            continue;
+        };
+        let mut end = k + 3;
+        if (piece(end), piece(end + 1)) == (".", "freeze") {
+            end += 2;
+        }
+        let ends = tokens
+            .get(end)
+            .is_none_or(|t| t.newline_before || piece(end) == ";");
+        let content = &text[value.content.clone()];
+        // Not a template: Python's `f"lock_{x}"`, Ruby's `"lock_#{x}"`, JavaScript's `${x}`.
+        let template = text[value.span.clone()].starts_with(['f', 'F'])
+            || content.contains("#{")
+            || content.contains("${");
+        if ends && !template {
+            constants.push((name.to_owned(), content.to_owned()));
+        }
+    }
+    constants
+}
+
 /// The SQL lock function that a name of PostgreSQL's C function is (`pg_advisory_lock_int8`,
 /// `pg_try_advisory_xact_lock_shared_int4`: the one-int and the two-int form).
 fn internal_lock_function(name: &str) -> Option<String> {
@@ -463,6 +501,7 @@ fn extract_file(
         assigned_names: locals.keys().cloned().collect(),
         scope: Scope::default(),
         not_keys: Vec::new(),
+        strings: string_constants(text, &code.tokens),
     };
     sites.not_keys = not_keys
         .into_iter()

@@ -215,6 +215,10 @@ pub(crate) struct FileSites {
     pub(crate) assigned_names: HashSet<String>,
     /// Names its code passes to a lock in a role that is not the key ([`NotKey`]).
     pub(crate) not_keys: Vec<NotKey>,
+    /// Its constants (upper-case names) assigned one string literal, with the text: a lock's
+    /// name held in a constant (`ANALYTICS_JOB_ID = "gather_analytics"`, then
+    /// `advisory_lock(ANALYTICS_JOB_ID)`).
+    pub(crate) strings: Vec<(String, String)>,
 }
 
 /// A name passed to a lock in a role that is not the key: the seed of a hash that computes the

@@ -464,6 +464,7 @@ impl Shared<'_> {
             || !sites.wrappers.is_empty()
             || !sites.exports.is_empty()
             || !sites.members.is_empty()
+            || !sites.strings.is_empty()
         {
             lock(&self.files).push(sites);
         }

@@ -34,7 +34,7 @@ use crate::lexer::{Token, TokenKind};
 use crate::receivers::TypeTable;
 use crate::sites::{
     Arg, Call, Definition, FileSites, FileWrappers, Item, ItemKind, Key, Location, NamedSite,
-    NotKey, Param, Role, Shape, is_member_value_field,
+    NotKey, Param, Role, Shape, is_member_value_field, last_part,
 };
 use crate::words;
 
@@ -597,7 +597,7 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
             }
         }
     }
-    named_in_bodies(&mut known, &by_name, declared);
+    named_in_bodies(&mut known, &by_name, declared, &Strings::new(files));
     let constants = Constants::new(files);
     fixed_through_calls(&mut known, &by_name, &constants);
     known.retain(|k| {
@@ -608,6 +608,58 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
             || !k.definition.receiver_fields.is_empty()
     });
     known
+}
+
+/// Where a call at `at` is a site: a call over several lines is one where its key (or the name a
+/// library hashes) is written.
+fn written_at<'a>(arg: &'a Arg, at: &'a Location) -> &'a Location {
+    arg.at
+        .as_ref()
+        .filter(|arg_at| arg_at.span.line != at.span.line)
+        .unwrap_or(at)
+}
+
+/// The string constants of the tree ([`FileSites::strings`]), by name.
+struct Strings<'a> {
+    by_name: HashMap<&'a str, Vec<(&'a str, &'a str)>>,
+}
+
+impl<'a> Strings<'a> {
+    fn new(files: &'a [FileSites]) -> Self {
+        let mut by_name: HashMap<&str, Vec<(&str, &str)>> = HashMap::new();
+        for file in files {
+            for (name, text) in &file.strings {
+                by_name
+                    .entry(name.as_str())
+                    .or_default()
+                    .push((file.path.as_str(), text.as_str()));
+            }
+        }
+        Self { by_name }
+    }
+
+    /// The text of the string constant `key` names, seen from the file at `path`: the file's
+    /// own constant of that name, or the tree's when all its constants of that name hold one
+    /// text.
+    fn text_of(&self, path: &str, key: &Key) -> Option<&'a str> {
+        let (Key::Name(name)
+        | Key::Member {
+            name: Some(name), ..
+        }) = key
+        else {
+            return None;
+        };
+        let name = last_part(name);
+        let defined = self.by_name.get(name)?;
+        if let Some(&(_, text)) = defined.iter().find(|(at, _)| *at == path) {
+            return Some(text);
+        }
+        let (_, first) = defined.first()?;
+        defined
+            .iter()
+            .all(|(_, text)| text == first)
+            .then_some(*first)
+    }
 }
 
 /// The constants of the tree defined as struct literals, by name: the fields each writes.
@@ -725,6 +777,7 @@ fn named_in_bodies(
     known: &mut [Known<'_>],
     by_name: &HashMap<&str, Vec<usize>>,
     declared: &Declared,
+    strings: &Strings<'_>,
 ) {
     for k in 0..known.len() {
         let caller = &known[k];
@@ -754,11 +807,19 @@ fn named_in_bodies(
                 );
             }
             for (slot, library) in slots {
-                if let Some(name) = slot.pick(&call.args).and_then(|arg| arg.string.as_ref())
+                let Some(arg) = slot.pick(&call.args) else {
+                    continue;
+                };
+                // A literal, or a string constant (`advisory_lock(cls.REGISTRATION_LOCK_NAME)`).
+                let name = arg
+                    .string
+                    .as_deref()
+                    .or_else(|| strings.text_of(caller.path, &arg.key));
+                if let Some(name) = name
                     && let Some(key) = lockward_registry::well_known::name_key(library, name)
                     && !found.iter().any(|(l, n, _)| *l == library && n == name)
                 {
-                    found.push((library, name.clone(), key));
+                    found.push((library, name.to_owned(), key));
                 }
             }
         }
@@ -979,6 +1040,7 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
         }
         let types = TypeTable::new(files.iter().map(|file| &file.wrappers.go_types));
         let constants = Constants::new(files);
+        let strings = Strings::new(files);
         let wrapper_at = |path: &str, body: usize| {
             known
                 .iter()
@@ -1134,35 +1196,35 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                 called.extend(targets);
                 // A string names the entry of the collection the wrapper looks it up in, or is a
                 // name the library hashes.
+                // A name the library hashes, written there or held in a constant: its key, when
+                // lockward knows the library, where the name is written, as a key is (`with
+                // advisory_lock(\n    'nightly',`).
+                let name = match (&arg.string, &slot.lookup) {
+                    (Some(name), None) => Some(name.as_str()),
+                    (None, _) => strings.text_of(&file.path, &arg.key),
+                    (Some(_), Some(_)) => None,
+                };
+                if let (Some(library), Some(name)) = (slot.library, name) {
+                    if let Some(key) = lockward_registry::well_known::name_key(library, name) {
+                        named.push(NamedSite {
+                            at: written_at(arg, at).clone(),
+                            library,
+                            name: name.to_owned(),
+                            key,
+                            via: None,
+                        });
+                    }
+                    continue;
+                }
+                // A string names the entry of the collection the wrapper looks it up in.
                 let key = match (&arg.string, &slot.lookup) {
                     (Some(entry), Some(collection)) => Key::Member {
                         members: vec![format!("{collection}[\"{entry}\"]")],
                         name: None,
                         shown: format!("{collection}[\"{entry}\"]"),
                     },
-                    (Some(name), None) => {
-                        // A name the library hashes: its key, when lockward knows the library.
-                        if let Some(library) = slot.library
-                            && let Some(key) =
-                                lockward_registry::well_known::name_key(library, name)
-                        {
-                            // Where the name is written, as a key is (`with advisory_lock(\n
-                            // 'nightly',`).
-                            let at = arg
-                                .at
-                                .as_ref()
-                                .filter(|arg_at| arg_at.span.line != at.span.line)
-                                .unwrap_or(at);
-                            named.push(NamedSite {
-                                at: at.clone(),
-                                library,
-                                name: name.clone(),
-                                key,
-                                via: None,
-                            });
-                        }
-                        continue;
-                    }
+                    // A string no library this scan knows hashes locks nothing it can name.
+                    (Some(_), None) => continue,
                     (None, _) => arg.pair.clone().unwrap_or_else(|| arg.key.clone()),
                 };
                 let shape = if arg.pair.is_some() {
@@ -1176,14 +1238,8 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                 {
                     continue;
                 }
-                // A call over several lines is a site where its key is written.
-                let at = arg
-                    .at
-                    .as_ref()
-                    .filter(|arg_at| arg_at.span.line != at.span.line)
-                    .unwrap_or(at);
                 items.push(Item {
-                    at: at.clone(),
+                    at: written_at(arg, at).clone(),
                     kind: ItemKind::Wrapper {
                         function: call.callee.clone(),
                         shape,
