@@ -1887,7 +1887,24 @@ impl Extractor<'_> {
         }
         if language == Language::Sql && matches!(key, Key::Dynamic(_)) {
             let first = &tokens[arguments[0].clone()];
+            // The open brackets before each token, and whether each is a function's call.
+            let mut open: Vec<bool> = Vec::new();
             for at in 0..first.len() {
+                match self.text(first[at].span.clone()) {
+                    "(" => open.push(
+                        at.checked_sub(1)
+                            .is_some_and(|b| first[b].kind == TokenKind::Ident),
+                    ),
+                    ")" => {
+                        open.pop();
+                    }
+                    _ => {}
+                }
+                // Only an argument of a function (`hashtextextended(.., $1)`), not an operand
+                // of the key's arithmetic (`($1 << 32) | $2`, whose `$1` is a family).
+                if !open.contains(&true) {
+                    continue;
+                }
                 // A placeholder's tokens: `$1`, `?`, `%s`, `:name`, `%(name)s`.
                 let bound = [1, 2, 5]
                     .iter()
