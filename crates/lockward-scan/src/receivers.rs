@@ -444,6 +444,13 @@ impl TypeTable {
         }
     }
 
+    /// Whether a call on `receiver`, in a file of `dir`, is surely on a value of the type
+    /// `owner` of the package in `owner_dir`.
+    pub(crate) fn is(&self, receiver: &Receiver, dir: &str, owner: &str, owner_dir: &str) -> bool {
+        self.type_of(receiver, dir)
+            .is_some_and(|of| of.name == owner && of.dir.as_deref().is_some_and(|d| d == owner_dir))
+    }
+
     /// Whether a call of the method `name` on `receiver`, in a file of `dir`, runs another
     /// type's method than that of `owner` (of the package in `owner_dir`): its receiver's type
     /// is known, is not `owner` (a type of another package may have its name: a SQLite

@@ -395,21 +395,33 @@ impl Known<'_> {
         self.language == Language::Sql || says_lock(&self.definition.name)
     }
 
-    /// Whether a call from `path` with `qualifier`, in a file with `file`'s definitions and
-    /// words, surely runs this, when `defined` definitions of its name in its languages are
-    /// known: the only one, called from its own file (bare, or on `self`), or, a function,
-    /// through its module (`postgres.Migrate(ctx, pool)`, `operations.begin()`), bare from a
-    /// file of its Go package, or bare from a file that names its module (an import).
+    /// Whether `call`, from `path`, in a file with `file`'s definitions and words, surely runs
+    /// this, when `defined` definitions of its name in its languages are known: a Go method on
+    /// a value `types` says is of its type; else the only one, called from its own file (bare,
+    /// or on `self`), or, a function, through its module (`postgres.Migrate(ctx, pool)`,
+    /// `operations.begin()`), bare from a file of its Go package, or bare from a file that
+    /// names its module (an import).
     fn binds_strictly(
         &self,
         path: &str,
-        qualifier: Option<&str>,
+        call: &Call,
         file: &FileWrappers,
         defined: usize,
+        types: &TypeTable,
     ) -> bool {
+        // A Go method called on a value of its own type (`c.updateSchemas()` in a method of
+        // `*Client`), as far as the files tell: the type says which, whatever other types have
+        // a method of its name.
+        if self.language == Language::Go
+            && let (Some(receiver), Some(owner)) = (&call.receiver, &self.definition.owner)
+            && types.is(receiver, directory(path), owner, directory(self.path))
+        {
+            return true;
+        }
         if defined != 1 {
             return false;
         }
+        let qualifier = call.qualifier.as_deref();
         let on_self = qualifier.is_none_or(|q| matches!(q, "self" | "this" | "@" | "cls" | ""));
         if path == self.path {
             return on_self;
@@ -599,7 +611,8 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
     }
     named_in_bodies(&mut known, &by_name, declared, &Strings::new(files));
     let constants = Constants::new(files);
-    fixed_through_calls(&mut known, &by_name, &constants);
+    let types = TypeTable::new(files.iter().map(|file| &file.wrappers.go_types));
+    fixed_through_calls(&mut known, &by_name, &constants, &types);
     known.retain(|k| {
         !k.keys.is_empty()
             || !k.fixed.is_empty()
@@ -835,6 +848,7 @@ fn fixed_through_calls(
     known: &mut [Known<'_>],
     by_name: &HashMap<&str, Vec<usize>>,
     constants: &Constants<'_>,
+    types: &TypeTable,
 ) {
     loop {
         // The helper, the option the call runs under (none: always), the key.
@@ -859,7 +873,7 @@ fn fixed_through_calls(
                             && target.strict
                             && !target.binds_strictly(
                                 caller.path,
-                                call.qualifier.as_deref(),
+                                call,
                                 caller.file,
                                 by_name.get(call.callee.as_str()).map_or(0, |all| {
                                     all.iter()
@@ -868,6 +882,7 @@ fn fixed_through_calls(
                                         })
                                         .count()
                                 }),
+                                types,
                             ))
                     {
                         continue;
@@ -1138,9 +1153,10 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                         if target.strict
                             && !target.binds_strictly(
                                 &file.path,
-                                qualifier,
+                                call,
                                 &file.wrappers,
                                 defined,
+                                &types,
                             )
                         {
                             continue;
