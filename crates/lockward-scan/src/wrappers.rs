@@ -24,6 +24,7 @@
 //! excepted). Declared wrappers count in every language; a string literal passed to any wrapper
 //! is a name the library hashes, not an id.
 
+use std::cell::LazyCell;
 use std::collections::{HashMap, HashSet};
 
 use lockward_registry::{AdvisoryKey, Id, ScanSettings, Wrapper};
@@ -609,10 +610,13 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
             }
         }
     }
-    named_in_bodies(&mut known, &by_name, declared, &Strings::new(files));
+    // Built only when a helper's call needs them (most trees' never do).
+    let strings = LazyCell::new(|| Strings::new(files));
+    named_in_bodies(&mut known, &by_name, declared, &strings);
     let constants = Constants::new(files);
     let types = TypeTable::new(files.iter().map(|file| &file.wrappers.go_types));
-    fixed_through_calls(&mut known, &by_name, &constants, &types);
+    let values = LazyCell::new(|| Values::new(files));
+    fixed_through_calls(&mut known, &by_name, &constants, &types, &values);
     known.retain(|k| {
         !k.keys.is_empty()
             || !k.fixed.is_empty()
@@ -630,6 +634,66 @@ fn written_at<'a>(arg: &'a Arg, at: &'a Location) -> &'a Location {
         .as_ref()
         .filter(|arg_at| arg_at.span.line != at.span.line)
         .unwrap_or(at)
+}
+
+/// The ids the tree's definitions hold (constants a pattern names, members of enums and
+/// classes of ids), by name: the full name (`LockType.TOKEN_REFRESH`) and its last part.
+struct Values<'a> {
+    by_name: HashMap<&'a str, Vec<&'a Id>>,
+}
+
+impl<'a> Values<'a> {
+    fn new(files: &'a [FileSites]) -> Self {
+        let mut by_name: HashMap<&str, Vec<&Id>> = HashMap::new();
+        for file in files {
+            // Members of enums no pattern names are definitions once a key uses them.
+            let members = file.members.iter().map(|(item, _)| item);
+            for item in file.items.iter().chain(members) {
+                if let ItemKind::Definition {
+                    name,
+                    value: Some(value),
+                } = &item.kind
+                {
+                    by_name.entry(name.as_str()).or_default().push(value);
+                    let last = last_part(name);
+                    if last != name {
+                        by_name.entry(last).or_default().push(value);
+                    }
+                }
+            }
+        }
+        Self { by_name }
+    }
+
+    /// The id a key written as a constant's name or an enum's member holds, when every
+    /// definition of that name holds one: a member by its full name first, then a name in
+    /// capitals (`MIGRATION_LOCK`) by its last part. A lower-case name is a variable.
+    fn value_of(&self, key: &Key) -> Option<&'a Id> {
+        let one = |name: &str| {
+            let defined = self.by_name.get(name)?;
+            let first = defined.first()?;
+            defined
+                .iter()
+                .all(|v| v.value() == first.value())
+                .then_some(*first)
+        };
+        let constant = |name: &str| {
+            let last = last_part(name);
+            last.chars().any(|c| c.is_ascii_uppercase())
+                && !last.chars().any(|c| c.is_ascii_lowercase())
+        };
+        match key {
+            Key::Member { members, name, .. } => {
+                members.iter().find_map(|member| one(member)).or_else(|| {
+                    name.as_deref()
+                        .filter(|n| constant(n))
+                        .and_then(|n| one(last_part(n)))
+                })
+            }
+            Key::Name(name) if constant(name) => one(name).or_else(|| one(last_part(name))),
+            _ => None,
+        }
+    }
 }
 
 /// The string constants of the tree ([`FileSites::strings`]), by name.
@@ -786,11 +850,11 @@ fn instance_keys(
 /// The locks each helper that takes no key takes by name in its own body: a string passed to
 /// a library that hashes it (`with advisory_lock("resend", wait=False)`), straight or through a
 /// wrapper that passes its parameter on to one (`locked("resend")`).
-fn named_in_bodies(
+fn named_in_bodies<'f>(
     known: &mut [Known<'_>],
     by_name: &HashMap<&str, Vec<usize>>,
     declared: &Declared,
-    strings: &Strings<'_>,
+    strings: &LazyCell<Strings<'f>, impl FnOnce() -> Strings<'f>>,
 ) {
     for k in 0..known.len() {
         let caller = &known[k];
@@ -844,11 +908,12 @@ fn named_in_bodies(
 /// `COPY.lock(conn, ..)`; `purge_sessions()` runs `run_exclusive(7065101, ..)`) locks that key:
 /// each call of it is a site of it, as of one that locks a literal itself. To a fixed point:
 /// each round adds a key to a helper or ends.
-fn fixed_through_calls(
+fn fixed_through_calls<'f>(
     known: &mut [Known<'_>],
     by_name: &HashMap<&str, Vec<usize>>,
     constants: &Constants<'_>,
     types: &TypeTable,
+    values: &LazyCell<Values<'f>, impl FnOnce() -> Values<'f>>,
 ) {
     loop {
         // The helper, the option the call runs under (none: always), the key.
@@ -916,9 +981,15 @@ fn fixed_through_calls(
                             continue;
                         };
                         let key = arg.pair.as_ref().unwrap_or(&arg.key);
-                        if let Key::Literal(value) | Key::Local { value, .. } | Key::Fixed(value) =
-                            key
-                        {
+                        let value = match key {
+                            Key::Literal(value) | Key::Local { value, .. } | Key::Fixed(value) => {
+                                Some(value)
+                            }
+                            // A constant or an enum member of another file
+                            // (`LockType.TOKEN_REFRESH` imported from `app.locks`).
+                            key => values.value_of(key),
+                        };
+                        if let Some(value) = value {
                             let shape = if arg.pair.is_some() {
                                 Shape::Pair
                             } else {
@@ -1055,7 +1126,7 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
         }
         let types = TypeTable::new(files.iter().map(|file| &file.wrappers.go_types));
         let constants = Constants::new(files);
-        let strings = Strings::new(files);
+        let strings = LazyCell::new(|| Strings::new(files));
         let wrapper_at = |path: &str, body: usize| {
             known
                 .iter()
