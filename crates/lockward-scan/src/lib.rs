@@ -96,6 +96,7 @@ mod walk;
 mod words;
 mod wrappers;
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -215,17 +216,18 @@ fn follow_wrappers(
             .filter(|(_, _, strict)| !strict)
             .map(|(name, _, _)| name.clone())
             .collect();
-        // The files lexed so far: the first walk's, and those a pass read since.
-        let read: Vec<String> = if loose.is_empty() {
+        // The files lexed so far: the first walk's, and, for helpers followed strictly only,
+        // those a pass read since.
+        let read: Cow<'_, [String]> = if loose.is_empty() {
             let mut read = walked.lexed.clone();
             read.extend(walked.files.iter().map(|file| file.path.clone()));
             read.sort_unstable();
             read.dedup();
-            read
+            Cow::Owned(read)
         } else {
-            walked.lexed.clone()
+            Cow::Borrowed(&walked.lexed)
         };
-        let only = walk::covered(&names, &loose).then_some(read.as_slice());
+        let only = walk::covered(&names, &loose).then_some(&*read);
         let new: HashSet<String> = new.into_iter().map(|(name, _, _)| name).collect();
         for found in walk::calls(registry, root, options, &new, &languages, only) {
             match walked

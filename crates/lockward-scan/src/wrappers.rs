@@ -397,17 +397,17 @@ impl Known<'_> {
     }
 
     /// Whether `call`, from `path`, in a file with `file`'s definitions and words, surely runs
-    /// this, when `defined` definitions of its name in its languages are known: a Go method on
-    /// a value `types` says is of its type; else the only one, called from its own file (bare,
-    /// or on `self`), or, a function, through its module (`postgres.Migrate(ctx, pool)`,
-    /// `operations.begin()`), bare from a file of its Go package, or bare from a file that
-    /// names its module (an import).
+    /// this, with the tree's definitions counted in `defined`: a Go method on a value `types`
+    /// says is of its type; a call from its own file (bare, or on `self`); else, when it is
+    /// the only definition of its name and a function, a call through its module
+    /// (`postgres.Migrate(ctx, pool)`, `operations.begin()`), bare from a file of its Go
+    /// package, or bare from a file that names its module (an import).
     fn binds_strictly(
         &self,
         path: &str,
         call: &Call,
         file: &FileWrappers,
-        defined: usize,
+        defined: &Defined<'_>,
         types: &TypeTable,
     ) -> bool {
         // A Go method called on a value of its own type (`c.updateSchemas()` in a method of
@@ -419,13 +419,14 @@ impl Known<'_> {
         {
             return true;
         }
-        if defined != 1 {
-            return false;
-        }
+        // Its own file's bare call, or one on `self`: a file's own definition is the one its
+        // bare calls run.
         let qualifier = call.qualifier.as_deref();
-        let on_self = qualifier.is_none_or(|q| matches!(q, "self" | "this" | "@" | "cls" | ""));
         if path == self.path {
-            return on_self;
+            return qualifier.is_none_or(|q| matches!(q, "self" | "this" | "@" | "cls" | ""));
+        }
+        if defined.get(&(self.definition.name.as_str(), family(self.language))) != Some(&1) {
+            return false;
         }
         if self.definition.method || file.defined.contains(&self.definition.name) {
             return false;
@@ -616,7 +617,8 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
     let constants = Constants::new(files);
     let types = TypeTable::new(files.iter().map(|file| &file.wrappers.go_types));
     let values = LazyCell::new(|| Values::new(files));
-    fixed_through_calls(&mut known, &by_name, &constants, &types, &values);
+    let defined = count_definitions(files);
+    fixed_through_calls(&mut known, &by_name, &constants, &types, &defined, &values);
     known.retain(|k| {
         !k.keys.is_empty()
             || !k.fixed.is_empty()
@@ -625,6 +627,25 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
             || !k.definition.receiver_fields.is_empty()
     });
     known
+}
+
+/// How many definitions of each name the scan kept from the files it read (those of files with
+/// anything to say about locks), by languages ([`family`]).
+type Defined<'a> = HashMap<(&'a str, Language), usize>;
+
+fn count_definitions(files: &[FileSites]) -> Defined<'_> {
+    let mut defined = Defined::new();
+    for file in files {
+        let Some(language) = Language::from_path(&file.path) else {
+            continue;
+        };
+        for definition in &file.wrappers.definitions {
+            *defined
+                .entry((definition.name.as_str(), family(language)))
+                .or_default() += 1;
+        }
+    }
+    defined
 }
 
 /// Where a call at `at` is a site: a call over several lines is one where its key (or the name a
@@ -913,6 +934,7 @@ fn fixed_through_calls<'f>(
     by_name: &HashMap<&str, Vec<usize>>,
     constants: &Constants<'_>,
     types: &TypeTable,
+    defined: &Defined<'_>,
     values: &LazyCell<Values<'f>, impl FnOnce() -> Values<'f>>,
 ) {
     loop {
@@ -940,13 +962,7 @@ fn fixed_through_calls<'f>(
                                 caller.path,
                                 call,
                                 caller.file,
-                                by_name.get(call.callee.as_str()).map_or(0, |all| {
-                                    all.iter()
-                                        .filter(|&&o| {
-                                            family(known[o].language) == family(target.language)
-                                        })
-                                        .count()
-                                }),
+                                defined,
                                 types,
                             ))
                     {
@@ -1127,6 +1143,7 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
         let types = TypeTable::new(files.iter().map(|file| &file.wrappers.go_types));
         let constants = Constants::new(files);
         let strings = LazyCell::new(|| Strings::new(files));
+        let defined = count_definitions(files);
         let wrapper_at = |path: &str, body: usize| {
             known
                 .iter()
@@ -1216,17 +1233,12 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                     // A helper that takes no key: the call is a site of the keys it locks,
                     // and of those it locks under the options the call switches on.
                     if target.keys.is_empty() {
-                        let defined = by_name.get(call.callee.as_str()).map_or(0, |all| {
-                            all.iter()
-                                .filter(|o| family(o.language) == family(target.language))
-                                .count()
-                        });
                         if target.strict
                             && !target.binds_strictly(
                                 &file.path,
                                 call,
                                 &file.wrappers,
-                                defined,
+                                &defined,
                                 &types,
                             )
                         {

@@ -504,13 +504,15 @@ impl Extractor<'_> {
     /// The token before the type arguments that end at `close` (`query` of `query<{ a: T }>`),
     /// when `close` is a `>` that closes them.
     fn before_type_arguments(&self, tokens: &[Token], close: usize) -> Option<usize> {
-        if self.text(tokens[close].span.clone()) != ">" {
+        if !matches!(self.text(tokens[close].span.clone()), ">" | ">>") {
             return None;
         }
+        // `skip_angles` of the functions module, read backwards.
         let mut depth = 0usize;
         for k in (close.saturating_sub(MAX_VALUE_TOKENS)..=close).rev() {
             match self.text(tokens[k].span.clone()) {
                 ">" => depth += 1,
+                ">>" => depth += 2,
                 "<" => {
                     depth -= 1;
                     if depth == 0 {

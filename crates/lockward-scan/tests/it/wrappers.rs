@@ -557,6 +557,16 @@ fn a_helper_calling_a_wrapper_with_a_literal_is_followed_where_its_calls_surely_
             "services/other/tasks.py",
             "def start(cur, pool):\n    pool.nightly(cur)\n    nightly(cur)\n",
         ),
+        // Another `weekly`, which the scan knows (it locks): `report.py`'s call of `weekly`
+        // is no longer surely `locking.py`'s.
+        (
+            "services/legacy/locking.py",
+            "def weekly(cur, key):\n    cur.execute(\"SELECT pg_advisory_lock(%s)\", (key,))\n",
+        ),
+        (
+            "services/jobs/report.py",
+            "# The weekly advisory report.\nfrom services.jobs.locking import weekly\n\n\ndef main(cur):\n    weekly(cur)\n",
+        ),
     ]);
     let sites: Vec<String> = wrapper_sites(&report)
         .into_iter()
@@ -573,7 +583,7 @@ fn a_helper_calling_a_wrapper_with_a_literal_is_followed_where_its_calls_surely_
             "services/jobs/run.py:5:5 nightly 7065801",
             "services/jobs/run.py:6:5 lock_reports 7065802",
         ],
-        "a helper named for locking is followed to every call; `nightly` to its own file's and an importer's calls, a method `rebuild` to `self.rebuild` only; not `job.rebuild` on a receiver of unknown type, not `pool.nightly` nor a bare `nightly` of a file that does not import it"
+        "a helper named for locking is followed to every call; `nightly` to its own file's and an importer's calls, a method `rebuild` to `self.rebuild` only; not `job.rebuild` on a receiver of unknown type, not `pool.nightly` nor a bare `nightly` of a file that does not import it, nor an importer's `weekly` when another file defines one"
     );
 }
 
