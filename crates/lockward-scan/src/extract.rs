@@ -282,6 +282,7 @@ fn extract_file(
         braces: innermost_braces(text, &code.tokens),
         assignments: Vec::new(),
         sql_literals: HashSet::new(),
+        called_names: HashSet::new(),
         sql_holders: Vec::new(),
         not_keys: Vec::new(),
     };
@@ -347,7 +348,14 @@ fn extract_file(
                         .rsplit_once('.')
                         .is_some_and(|(read, value)| is_member_value_field(value) && reads(read));
                     let instance_variable = written.strip_prefix('@') == Some(field.as_str());
-                    if reads(written) || through_value || instance_variable {
+                    // Java's and Kotlin's methods read their class's field by its bare name
+                    // (`stmt.setLong(1, lockKey)`), unless a parameter of theirs has it.
+                    let bare_field = matches!(language, Language::Java | Language::Kotlin)
+                        && *written == field
+                        && tree().is_some_and(|syntax| {
+                            !crate::syntax::parameter_around(syntax, language, span.start, &field)
+                        });
+                    if reads(written) || through_value || instance_variable || bare_field {
                         definition.reaches.push((param, span.start));
                     }
                 }
@@ -1157,6 +1165,9 @@ struct Extractor<'a> {
     assignments: Vec<Assignment>,
     /// The offsets of the calls whose key is a literal of their SQL text.
     sql_literals: HashSet<usize>,
+    /// The strings that name a lock function a jOOQ call takes ([`Self::jooq_function`]): no
+    /// call the scan cannot follow.
+    called_names: HashSet<usize>,
     /// Names passed to a lock in a role that is not the key, where ([`crate::sites::NotKey`]).
     not_keys: Vec<(Range<usize>, String, Role)>,
     /// SQL held in a name that this file never passes (`tryLockQuery = \`select
@@ -1311,6 +1322,18 @@ impl Extractor<'_> {
                         })
                     {
                         self.call(tokens, i, language);
+                    } else if code
+                        && matches!(language, Language::Java | Language::Kotlin)
+                        && text == "function"
+                        && i.checked_sub(2).is_some_and(|p| {
+                            self.text(tokens[p].span.clone()) == "DSL"
+                                && self.text(tokens[p + 1].span.clone()) == "."
+                        })
+                        && tokens
+                            .get(i + 1)
+                            .is_some_and(|t| self.text(t.span.clone()) == "(")
+                    {
+                        self.jooq_function(tokens, i, language);
                     } else if code && let Some(function) = internal_lock_function(text) {
                         // PostgreSQL's own C function, called from an extension
                         // (`direct_function_call(pg_sys::pg_try_advisory_lock_shared_int8, ..)`):
@@ -1918,24 +1941,27 @@ impl Extractor<'_> {
         self.not_keys.extend(found);
     }
 
-    fn call(&mut self, tokens: &[Token], i: usize, language: Language) {
-        let function = self.text(tokens[i].span.clone()).to_ascii_lowercase();
-        let open = i + 1;
+    /// The arguments of the call whose `(` is at `open`, as token ranges, and its `)`; `None`
+    /// when the `)` is not within [`MAX_CALL_TOKENS`].
+    fn call_arguments(
+        tokens: &[Token],
+        open: usize,
+        text: &str,
+    ) -> Option<(Vec<Range<usize>>, usize)> {
         let mut depth = 0usize;
         let mut arguments: Vec<Range<usize>> = Vec::new();
         let mut argument_start = open + 1;
-        let mut close = None;
         for (j, token) in tokens.iter().enumerate().skip(open).take(MAX_CALL_TOKENS) {
             if token.kind != TokenKind::Punct {
                 continue;
             }
-            match self.text(token.span.clone()) {
+            match &text[token.span.clone()] {
                 "(" | "[" | "{" => depth += 1,
                 ")" | "]" | "}" => {
-                    depth -= 1;
+                    depth = depth.checked_sub(1)?;
                     if depth == 0 {
-                        close = Some(j);
-                        break;
+                        arguments.push(argument_start..j);
+                        return Some((arguments, j));
                     }
                 }
                 "," if depth == 1 => {
@@ -1945,13 +1971,17 @@ impl Extractor<'_> {
                 _ => {}
             }
         }
-        let span = tokens[i].span.start..tokens[close.unwrap_or(i)].span.end;
-        let Some(close) = close else {
+        None
+    }
+
+    fn call(&mut self, tokens: &[Token], i: usize, language: Language) {
+        let function = self.text(tokens[i].span.clone()).to_ascii_lowercase();
+        let Some((arguments, close)) = Self::call_arguments(tokens, i + 1, self.file) else {
             // The call's arguments are not all here, as in a string that is concatenated with
             // its key: the key is built at run time.
             let key = Key::Dynamic(String::new());
             self.raw.push((
-                span,
+                tokens[i].span.clone(),
                 ItemKind::Call {
                     function,
                     shape: Shape::Bigint,
@@ -1960,7 +1990,7 @@ impl Extractor<'_> {
             ));
             return;
         };
-        arguments.push(argument_start..close);
+        let span = tokens[i].span.start..tokens[close].span.end;
         let shape = match arguments.len() {
             1 if !arguments[0].is_empty() => Shape::Bigint,
             2 => Shape::Pair,
@@ -1994,6 +2024,92 @@ impl Extractor<'_> {
         }
         self.raw.push((
             span,
+            ItemKind::Call {
+                function,
+                shape,
+                key,
+            },
+        ));
+    }
+
+    /// jOOQ's `DSL.function(GET_LOCK, SQLDataType.BOOLEAN, val(key1), val(key2))` at `i` (the
+    /// `function`): a lock call when its name is a lock function's, written there or held in a
+    /// string constant of the file (`GET_LOCK = "pg_try_advisory_xact_lock"`); its keys are the
+    /// arguments after the result type, each in jOOQ's `val(..)` (or `inline(..)`). The string
+    /// alone is then no call the scan cannot follow: its `dynamic-key` goes.
+    fn jooq_function(&mut self, tokens: &[Token], i: usize, language: Language) {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        let Some((arguments, close)) = Self::call_arguments(tokens, i + 1, self.file) else {
+            return;
+        };
+        let [name, _, keys @ ..] = &arguments[..] else {
+            return;
+        };
+        let shape = match keys.len() {
+            1 => Shape::Bigint,
+            2 => Shape::Pair,
+            _ => return,
+        };
+        let lock_function = |name: &str| {
+            LOCK_FUNCTIONS
+                .iter()
+                .find(|f| f.eq_ignore_ascii_case(name.trim()))
+                .map(|f| (*f).to_owned())
+        };
+        let (function, held) = match &tokens[name.clone()] {
+            [string] if string.kind == TokenKind::Str => {
+                let Some(function) = lock_function(self.text(string.content.clone())) else {
+                    return;
+                };
+                (function, None)
+            }
+            [constant] if constant.kind == TokenKind::Ident => {
+                let constant = self.text(constant.span.clone());
+                // The string's token, where the constant is assigned it.
+                let Some(string) = (0..tokens.len()).find(|&k| {
+                    text(k) == constant
+                        && text(k + 1) == "="
+                        && tokens.get(k + 2).is_some_and(|t| t.kind == TokenKind::Str)
+                }) else {
+                    return;
+                };
+                let string = &tokens[string + 2];
+                let Some(function) = lock_function(self.text(string.content.clone())) else {
+                    return;
+                };
+                (function, Some(string.span.start))
+            }
+            _ => return,
+        };
+        // `val(key)`, `DSL.val(key)`, `inline(key)`: the value inside.
+        let value = |range: &Range<usize>| -> Range<usize> {
+            let mut from = range.start;
+            if text(from) == "DSL" && text(from + 1) == "." {
+                from += 2;
+            }
+            if matches!(text(from), "val" | "inline")
+                && text(from + 1) == "("
+                && text(range.end.wrapping_sub(1)) == ")"
+                && range.end > from + 3
+            {
+                from + 2..range.end - 1
+            } else {
+                range.clone()
+            }
+        };
+        let first = value(&keys[0]);
+        let key = self.key(&tokens[first.clone()], language);
+        if let Some(held) = held {
+            self.called_names.insert(held);
+        }
+        let mut start = tokens[i].span.start;
+        if !matches!(key, Key::Dynamic(_))
+            && let Some(token) = tokens.get(first.start).filter(|t| t.newline_before)
+        {
+            start = token.span.start;
+        }
+        self.raw.push((
+            start..tokens[close].span.end,
             ItemKind::Call {
                 function,
                 shape,

@@ -127,6 +127,31 @@ pub(crate) fn functions_around(
         .collect()
 }
 
+/// Whether a function around the byte at `offset` has a parameter named `name` (a name read
+/// there is that parameter, not a field of the same name).
+pub(crate) fn parameter_around(
+    syntax: &Syntax<'_>,
+    language: Language,
+    offset: usize,
+    name: &str,
+) -> bool {
+    let Some(node) = syntax.node_at(offset, offset + 1) else {
+        return false;
+    };
+    std::iter::successors(Some(node), Node::parent)
+        .filter(|n| is_function(language, n.kind()))
+        .any(|function| {
+            children(function)
+                .filter(|child| child.kind().ends_with("parameters"))
+                .flat_map(|parameters| {
+                    find_all(parameters, &|n| {
+                        n.kind() == "identifier" || n.kind() == "simple_identifier"
+                    })
+                })
+                .any(|identifier| syntax.text(identifier) == name)
+        })
+}
+
 /// The option that switches on the code at `offset`: the innermost `if` around it, inside its
 /// function, whose branch taken when the condition holds contains it, tests one of the
 /// function's `params` for an option (`opts[:use_advisory_lock]`, `options["lock"]`,

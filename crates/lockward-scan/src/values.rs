@@ -321,6 +321,22 @@ impl Parser<'_> {
                 let inner = self.expression(0)?;
                 self.eat(")").then_some(inner)
             }
+            // Java's and Kotlin's `"delete_marc_indexers".hashCode()`: the JVM's string hash, an
+            // `int`, defined by the language (`s[0]*31^(n-1) + .. + s[n-1]` over UTF-16 units).
+            TokenKind::Str
+                if matches!(self.language, Language::Java | Language::Kotlin)
+                    && self.peek(1) == Some(".")
+                    && self.peek(2) == Some("hashCode")
+                    && self.peek(3) == Some("(")
+                    && self.peek(4) == Some(")") =>
+            {
+                let value = jvm_string_hash(&self.text[token.content.clone()], self.language)?;
+                self.at += 5;
+                Some(Expr::Int {
+                    value: i128::from(value),
+                    wide: false,
+                })
+            }
             TokenKind::Ident => {
                 // A conversion: Go's `int64(x)`, JavaScript's `BigInt(x)`.
                 if self.peek(1) == Some("(")
@@ -360,6 +376,18 @@ impl Parser<'_> {
             _ => None,
         }
     }
+}
+
+/// `String.hashCode()` of the JVM for the literal whose content (between its quotes) is
+/// `content`: `None` when the literal has an escape or a template (`\n`, `$name`), whose string
+/// this does not rebuild.
+pub(crate) fn jvm_string_hash(content: &str, language: Language) -> Option<i32> {
+    if content.contains('\\') || (language == Language::Kotlin && content.contains('$')) {
+        return None;
+    }
+    Some(content.encode_utf16().fold(0i32, |hash, unit| {
+        hash.wrapping_mul(31).wrapping_add(i32::from(unit))
+    }))
 }
 
 /// A value while evaluating, with what the language knows of its type.
@@ -739,6 +767,27 @@ mod tests {
             value(Language::Kotlin, "BASE.toLong() shl 8 or 1"),
             Some((7_000_000 << 8) | 1)
         );
+    }
+
+    #[test]
+    fn a_jvm_string_hash_is_the_languages_own() {
+        use Language::{Java, Kotlin, Python};
+        // The values `java H.java delete_marc_indexers test ünïcödé✓` printed (`s.hashCode()`).
+        assert_eq!(
+            value(Java, "\"delete_marc_indexers\".hashCode()"),
+            Some(627_662_842)
+        );
+        assert_eq!(
+            value(Kotlin, "\"test\".hashCode().toLong()"),
+            Some(3_556_498)
+        );
+        assert_eq!(value(Java, "\"ünïcödé✓\".hashCode()"), Some(-1_705_999_682));
+        // An `int`: wider arithmetic on it is Java's, which wraps.
+        assert_eq!(value(Java, "\"test\".hashCode() * 1000000"), None);
+        // Escapes and templates are not rebuilt; other languages have no such method.
+        assert_eq!(value(Java, "\"a\\tb\".hashCode()"), None);
+        assert_eq!(value(Kotlin, "\"lock-$name\".hashCode()"), None);
+        assert_eq!(value(Python, "\"test\".hashCode()"), None);
     }
 
     #[test]

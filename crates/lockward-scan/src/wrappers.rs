@@ -471,8 +471,12 @@ impl Known<'_> {
         {
             return false;
         }
-        // Ruby calls a mixed-in module's methods bare.
-        if self.definition.method && qualifier.is_none() && language != Language::Ruby {
+        // Ruby calls a mixed-in module's methods bare; Java a static method it imports
+        // (`import static org.acme.db.LockUtil.acquireLock;`), its class named in the file.
+        let imported = matches!(language, Language::Java | Language::Kotlin)
+            && file.words.contains(&squash(stem(self.path)));
+        if self.definition.method && qualifier.is_none() && language != Language::Ruby && !imported
+        {
             return false;
         }
         if self.modules().any(|m| file.words.contains(&squash(m))) {

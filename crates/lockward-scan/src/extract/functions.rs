@@ -162,7 +162,11 @@ const RECEIVERS: &[&str] = &["self", "cls", "this"];
 
 /// How far back a constructor looks for its class, in tokens.
 const MAX_CONSTRUCTOR_TOKENS: usize = 16_384;
-
+/// How far a helper call's closing parenthesis is looked for, in tokens: its key comes first and
+/// a callback of a hundred lines after it (`withAdvisoryLock(2007, async () => {..})`), so much
+/// further than a lock function's (`MAX_CALL_TOKENS`). Each call's walk stops at its own close:
+/// the cap only bounds a file with a bracket left open.
+const MAX_ARGUMENTS_TOKENS: usize = 16_384;
 /// How far back a call's argument looks for the local that holds it, in tokens.
 const MAX_LOCAL_TOKENS: usize = 4096;
 
@@ -1248,7 +1252,7 @@ impl Extractor<'_> {
             .iter()
             .enumerate()
             .skip(open)
-            .take(super::MAX_CALL_TOKENS)
+            .take(MAX_ARGUMENTS_TOKENS)
         {
             if token.kind != TokenKind::Punct {
                 continue;

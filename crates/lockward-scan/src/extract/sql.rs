@@ -64,6 +64,7 @@ impl Extractor<'_> {
             // val(key1), val(key2))` with `GET_LOCK = "pg_try_advisory_xact_lock"`): the code
             // calls it in a way the scan does not follow, which is said, never passed over.
             if language != Language::Sql
+                && !self.called_names.contains(&token.span.start)
                 && let Some(function) = super::LOCK_FUNCTIONS
                     .iter()
                     .find(|f| f.eq_ignore_ascii_case(self.file[content.clone()].trim()))
@@ -386,6 +387,19 @@ impl Extractor<'_> {
             (",", _, _) if !self.in_call(tokens, first) => return Vec::new(),
             ("," | "%", _, _) => index + 2,
             (")", ".", "bind") => return self.bind_chain(tokens, index + 2),
+            // Vert.x's SQL client: `preparedQuery("SELECT pg_advisory_lock($1)")`, then
+            // `.execute(Tuple.of(KEY))`, often on the next line.
+            (")", ".", "execute")
+                if (
+                    text(index + 4),
+                    text(index + 5),
+                    text(index + 6),
+                    text(index + 7),
+                ) == ("(", "Tuple", ".", "of")
+                    && text(index + 8) == "(" =>
+            {
+                index + 9
+            }
             // The SQL wrapped in a call, its values passed beside it: SQLAlchemy's
             // `session.execute(text("... :id"), {"id": KEY})`.
             (")", ",", _) if self.in_call(tokens, first) => index + 3,
