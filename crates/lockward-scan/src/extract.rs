@@ -2128,6 +2128,30 @@ impl Extractor<'_> {
         };
         // A cast outside an interpolation, `{NAME}::bigint`, or of a literal, `1001042::bigint`.
         let mut tokens = self.without_cast(tokens);
+        // A Java or Kotlin expression over literals only (`"streams_table".hashCode()`,
+        // `1L << 40`): its value, as the language computes it.
+        if tokens.len() > 1
+            && matches!(language, Language::Java | Language::Kotlin)
+            && let Some(expr) = values::parse(text, tokens, language)
+            && let Some(value) = values::evaluate(&expr, language, &mut |_| None)
+        {
+            // Shown as the number: the id to register, which the line does not write.
+            return Key::Literal(Id::new(value, value.to_string()));
+        }
+        // PostgreSQL's `hashtext('alembic')` of a literal: the key the server computes.
+        if let [function, open, string, close] = tokens
+            && language == Language::Sql
+            && token_text(function).eq_ignore_ascii_case("hashtext")
+            && token_text(open) == "("
+            && string.kind == TokenKind::Str
+            && token_text(string).starts_with('\'')
+            && token_text(close) == ")"
+        {
+            let name = text[string.content.clone()].replace("''", "'");
+            // Shown as the number: the id to register, which the line does not write.
+            let value = lockward_registry::well_known::hashtext(&name);
+            return Key::Literal(Id::new(i64::from(value), value.to_string()));
+        }
         // Interpolation: `{NAME}`, `${NAME}`, `#{NAME}`.
         if let [first, second, ..] = tokens
             && matches!(token_text(first), "$" | "#")

@@ -172,7 +172,14 @@ impl Slot {
             .fields
             .iter()
             .find(|(f, _, _)| *f == p)
-            .map(|(_, field, _)| field.clone());
+            .map(|(_, field, _)| field.clone())
+            .or_else(|| {
+                known
+                    .getters
+                    .iter()
+                    .find(|(f, _)| *f == p)
+                    .map(|(_, getter)| getter.clone())
+            });
         let default = match &field {
             Some(field) => definition
                 .field_defaults
@@ -264,6 +271,10 @@ struct Known<'a> {
     /// (`def locked(name): with advisory_lock(name)`), with the library: a caller's string is
     /// a name whose key lockward computes.
     libraries: Vec<(usize, &'static str)>,
+    /// The key parameters passed on to a wrapper that reads a Java getter of them
+    /// (`lock(lockNumber, jdbc)` binding `lockNumber.getLockNumber()`), with the getter: a
+    /// caller's enum member is its value there too.
+    getters: Vec<(usize, String)>,
     /// Whether a call is of it only where it surely runs it ([`Self::binds_strictly`]): a
     /// helper whose name says nothing of locking (`Migrate`, `_begin_transaction`) and that
     /// locks only through the helpers it calls. Its name is most often a common one (`run`,
@@ -526,6 +537,7 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
                 switched: definition.switched.clone(),
                 lookups: definition.lookups.clone(),
                 libraries: Vec::new(),
+                getters: Vec::new(),
                 strict: false,
                 named: Vec::new(),
             });
@@ -567,43 +579,47 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
                     )
                     .into_iter()
                     .find(|target| matches(target))
-                    .map(|target| (Shape::Bigint, None, target.library));
-                let inferred_hit = by_name
-                    .get(forward.callee.as_str())
-                    .into_iter()
-                    .flatten()
-                    .filter(|&&t| t != k)
-                    .find_map(|&t| {
-                        let target = &known[t];
-                        if forward.passed != target.definition.holds_sql
-                            || !target.callable_from(
-                                caller.path,
-                                caller.language,
-                                forward.qualifier.as_deref(),
-                                caller.file,
-                            )
-                        {
-                            return None;
-                        }
-                        target.keys.iter().find_map(|&p| {
-                            let key = Slot::key(target, p);
-                            (!key.object_only() && matches(&key)).then_some((
-                                key.shape,
-                                key.lookup,
-                                key.library,
-                            ))
-                        })
-                    });
-                if let Some((shape, lookup, library)) = inferred_hit.or(declared_hit) {
-                    added.push((k, forward.param, shape, lookup, library));
+                    .map(|target| (Shape::Bigint, None, target.library, None));
+                let inferred_hit =
+                    by_name
+                        .get(forward.callee.as_str())
+                        .into_iter()
+                        .flatten()
+                        .filter(|&&t| t != k)
+                        .find_map(|&t| {
+                            let target = &known[t];
+                            if forward.passed != target.definition.holds_sql
+                                || !target.callable_from(
+                                    caller.path,
+                                    caller.language,
+                                    forward.qualifier.as_deref(),
+                                    caller.file,
+                                )
+                            {
+                                return None;
+                            }
+                            target.keys.iter().find_map(|&p| {
+                                let key = Slot::key(target, p);
+                                // A getter of what is passed on is read there: the caller's
+                                // members are read the same way.
+                                let getter = key.field.clone().filter(|f| is_getter(f));
+                                ((!key.object_only() || getter.is_some()) && matches(&key))
+                                    .then_some((key.shape, key.lookup, key.library, getter))
+                            })
+                        });
+                if let Some((shape, lookup, library, getter)) = inferred_hit.or(declared_hit) {
+                    added.push((k, forward.param, shape, lookup, library, getter));
                 }
             }
         }
         if added.is_empty() {
             break;
         }
-        for (k, param, shape, lookup, library) in added {
+        for (k, param, shape, lookup, library, getter) in added {
             known[k].keys.insert(param);
+            if let Some(getter) = getter {
+                known[k].getters.push((param, getter));
+            }
             if shape == Shape::Pair {
                 known[k].pairs.insert(param);
             }

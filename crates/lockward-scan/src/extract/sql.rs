@@ -82,6 +82,7 @@ impl Extractor<'_> {
             if !contains_ignore_case(bytes, b"advisory")
                 || !reads_as_sql(bytes)
                 || self.is_pattern_operand(tokens, index)
+                || self.in_assertion(tokens, index, language)
                 || (language == Language::Python
                     && brackets == 0
                     && self.is_docstring(tokens, index))
@@ -120,6 +121,24 @@ impl Extractor<'_> {
             let outer = self.binds.replace(binds);
             let before = self.raw.len();
             self.walk(&inner.tokens, Language::Sql, false);
+            // The key concatenated into the text after it:
+            // `"SELECT pg_advisory_unlock(" + lockNumber.getLockNumber() + ")"`.
+            if used_at.is_none()
+                && let Some((function, key, shape)) = self.concatenated_key(tokens, index, language)
+                && let Some((
+                    _,
+                    ItemKind::Call {
+                        function: called,
+                        key: unknown,
+                        shape: form,
+                    },
+                )) = self.raw[before..].last_mut()
+                && *called == function
+                && matches!(unknown, Key::Dynamic(shown) if shown.is_empty())
+            {
+                *unknown = key;
+                *form = shape;
+            }
             if let Some(used_at) = used_at {
                 for (span, _) in &mut self.raw[before..] {
                     *span = used_at.clone();
@@ -158,6 +177,52 @@ impl Extractor<'_> {
             self.binds = outer;
             self.strings(&inner.tokens, Language::Sql, depth + 1);
         }
+    }
+
+    /// The key written between the string at `index`, which ends by opening a lock function's
+    /// call (`"SELECT pg_advisory_unlock("`), and the string that closes it (`")"`, or `", "` after
+    /// a pair's family): `+ lockNumber.getLockNumber() +`. The function (lower case), the key and
+    /// its form.
+    pub(super) fn concatenated_key(
+        &self,
+        tokens: &[Token],
+        index: usize,
+        language: Language,
+    ) -> Option<(String, Key, Shape)> {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        let opened = self.file[tokens[index].content.clone()]
+            .trim_end()
+            .strip_suffix('(')?;
+        let function = opened
+            .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .next()?
+            .to_ascii_lowercase();
+        if !super::LOCK_FUNCTIONS.contains(&function.as_str()) || text(index + 1) != "+" {
+            return None;
+        }
+        let mut depth = 0usize;
+        let end = (index + 2..tokens.len().min(index + 2 + MAX_VALUE_TOKENS)).find(|&k| {
+            match text(k) {
+                "(" | "[" => depth += 1,
+                ")" | "]" => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            depth == 0 && text(k) == "+"
+        })?;
+        let value = &tokens[index + 2..end];
+        let closing = tokens.get(end + 1).filter(|t| t.kind == TokenKind::Str)?;
+        let rest = self.file[closing.content.clone()].trim_start();
+        let shape = if rest.starts_with(')') {
+            Shape::Bigint
+        } else if rest.starts_with(',') {
+            Shape::Pair
+        } else {
+            return None;
+        };
+        if value.is_empty() || value.iter().any(|t| t.kind == TokenKind::Str) {
+            return None;
+        }
+        Some((function, self.key(value, language), shape))
     }
 
     /// The key of a Python template that builds its lock function's name and writes one
@@ -233,6 +298,42 @@ impl Extractor<'_> {
             || word(previous) == "to" && previous > 0 && word(previous - 1) == "similar"
     }
 
+    /// Whether the string at `index` is in a test's assertion about the SQL the code sends
+    /// (Mockito's `verify(jdbcTemplate).query(eq("SELECT pg_try_advisory_lock(647)"), ..)`, a
+    /// matcher's `when(..)`, Jest's `expect(client.query).toHaveBeenCalledWith("..")`): text the
+    /// code is checked against, no lock. The statement is the string's line, and the lines
+    /// above it that it continues (a line starting with `.`).
+    pub(super) fn in_assertion(&self, tokens: &[Token], index: usize, language: Language) -> bool {
+        let words: &[&str] = match language {
+            // Kotlin's own `when (x)` is no assertion: mockito-kotlin's is `whenever`.
+            Language::Java => &["verify", "when"],
+            Language::Kotlin => &["verify", "whenever"],
+            Language::JavaScript => &["expect"],
+            _ => return false,
+        };
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        let mut start = index;
+        // Back to the first token of the string's line, then over the lines it continues.
+        for _ in 0..MAX_CALL_TOKENS {
+            while start > 0 && !tokens[start].newline_before {
+                start -= 1;
+            }
+            if text(start) == "." && start > 0 {
+                start -= 1;
+                continue;
+            }
+            break;
+        }
+        // `verify(`, `Mockito.verify(`, `expect(`, `await expect(`.
+        let mut at = start;
+        while at < index
+            && (tokens[at].kind == TokenKind::Ident && text(at + 1) == "." || text(at) == "await")
+        {
+            at += if text(at) == "await" { 1 } else { 2 };
+        }
+        words.contains(&text(at)) && text(at + 1) == "("
+    }
+
     /// The name the string at `first` is the value of (`NAME = "..."`, `const NAME string =
     /// \`...\``, `query = sa.text("...")`), and where that name is.
     pub(super) fn holder_at(&self, tokens: &[Token], first: usize) -> Option<usize> {
@@ -285,7 +386,11 @@ impl Extractor<'_> {
                 && tokens[k].kind == TokenKind::Ident
                 && text(k) == name
                 && matches!(text(k.wrapping_sub(1)), "(" | ",")
-                && text(k + 1) == ","
+                && (text(k + 1) == ","
+                    // Prepared, then run with its values: Vert.x's
+                    // `preparedQuery(LOCK_SQL).execute(Tuple.of(..))`, sqlx's `.bind(..)`.
+                    || (text(k + 1), text(k + 2)) == (")", ".")
+                        && matches!(text(k + 3), "execute" | "bind"))
         };
         (first + 1..tokens.len())
             .find(passed)
@@ -412,8 +517,20 @@ impl Extractor<'_> {
         let mut depth = 0usize;
         // The depths of the open integer conversions (`int(key)`): see through them.
         let mut conversions: Vec<usize> = Vec::new();
+        // The `)` of a call without arguments inside a value (`"streams_table".hashCode()`):
+        // part of the value, as its `(`.
+        let mut empty_call = None;
         for (i, token) in tokens.iter().enumerate().skip(start).take(MAX_CALL_TOKENS) {
             let piece = text(i);
+            if empty_call == Some(i) {
+                current.push(token.clone());
+                continue;
+            }
+            if piece == "(" && text(i + 1) == ")" && !current.is_empty() {
+                current.push(token.clone());
+                empty_call = Some(i + 1);
+                continue;
+            }
             if text(i + 1) == "(" && is_integer_conversion(piece, language) {
                 continue;
             }

@@ -9,7 +9,7 @@ public final class Sync {
     private static final char QUOTE = '"';
 
     void run(Connection conn) throws SQLException {
-        conn.prepareStatement("SELECT pg_try_advisory_lock(" + BILLING_SYNC_LOCK_ID + ")"); // expect(dynamic-key)
+        conn.prepareStatement("SELECT pg_try_advisory_lock(" + BILLING_SYNC_LOCK_ID + ")"); // site(2000007)
         jdbc.update("SELECT pg_advisory_unlock(?)", BILLING_SYNC_LOCK_ID); // site(2000007)
         jdbc.update("SELECT pg_advisory_lock(?, ?)", BILLING_SYNC_LOCK_ID, shard); // expect(key-shape-mismatch) site(2000007)
         jdbc.update("SELECT pg_advisory_lock(?) " + "AS locked", BILLING_SYNC_LOCK_ID); // site(2000007)
