@@ -298,6 +298,24 @@ impl Extractor<'_> {
             || word(previous) == "to" && previous > 0 && word(previous - 1) == "similar"
     }
 
+    /// Whether `tokens`, followed by `(` or `[`, call what only holds the values inside it: a
+    /// macro (`vec!`), a conversion into a holder (`DbParams::from`, `Long.valueOf`,
+    /// `Tuple.of`, `listOf`, `arrayOf`), or a Rust variant or tuple struct (`DbValue::I32`,
+    /// `Some`).
+    fn wraps_values(&self, tokens: &[Token]) -> bool {
+        let Some(last) = tokens.last() else {
+            return false;
+        };
+        let name = self.text(last.span.clone());
+        let path = tokens.len() >= 3 && self.text(tokens[tokens.len() - 2].span.clone()) == "::";
+        name == "!"
+            || matches!(
+                name,
+                "from" | "valueOf" | "of" | "listOf" | "arrayOf" | "mutableListOf" | "Some"
+            )
+            || (path && name.starts_with(|c: char| c.is_ascii_uppercase()))
+    }
+
     /// Whether the string at `index` is in a test's assertion about the SQL the code sends
     /// (Mockito's `verify(jdbcTemplate).query(eq("SELECT pg_try_advisory_lock(647)"), ..)`, a
     /// matcher's `when(..)`, Jest's `expect(client.query).toHaveBeenCalledWith("..")`): text the
@@ -570,9 +588,13 @@ impl Extractor<'_> {
             }
             match piece {
                 "," | "(" | "[" | ")" | "]" => {
-                    if !current.is_empty() {
+                    // What wraps the values without changing them is no value of its own:
+                    // `DbParams::from(vec![DbValue::I32(KEY), ..])`, `listOf(KEY)`, `Some(KEY)`.
+                    let wrapper = matches!(piece, "(" | "[") && self.wraps_values(&current);
+                    if !current.is_empty() && !wrapper {
                         values.push(std::mem::take(&mut current));
                     }
+                    current.clear();
                     if depth == 0 && piece == "," && single_operand {
                         break;
                     }
