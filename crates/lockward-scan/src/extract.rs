@@ -1346,7 +1346,10 @@ impl Extractor<'_> {
                                 key: Key::Dynamic(String::new()),
                             },
                         ));
-                    } else {
+                    } else if !(code
+                        && language == Language::Sql
+                        && self.sql_constant_function(tokens, i))
+                    {
                         self.binding(tokens, i, language, code, context);
                     }
                 }
@@ -1631,6 +1634,86 @@ impl Extractor<'_> {
         {
             self.keyword_site(span, name, key);
         }
+    }
+
+    /// A SQL function named at `i` that takes nothing and only returns an integer literal
+    /// (`CREATE FUNCTION _catalog.get_advisory_lock_prefix_job() RETURNS INTEGER AS $func$
+    /// SELECT 12377; $func$`): a constant, defined where the literal is, which a lock call's
+    /// `_catalog.get_advisory_lock_prefix_job()` reads. Whether it is one.
+    fn sql_constant_function(&mut self, tokens: &[Token], i: usize) -> bool {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        let keyword = match i.checked_sub(1) {
+            Some(before) if text(before) == "." => before.checked_sub(2),
+            before => before,
+        };
+        // `CREATE [OR REPLACE] FUNCTION`, not `GRANT EXECUTE ON FUNCTION f() TO ..`.
+        let created = keyword.is_some_and(|k| {
+            text(k).eq_ignore_ascii_case("function")
+                && k.checked_sub(1).is_some_and(|c| {
+                    text(c).eq_ignore_ascii_case("create")
+                        || text(c).eq_ignore_ascii_case("replace")
+                })
+        });
+        if !created || (text(i + 1), text(i + 2)) != ("(", ")") {
+            return false;
+        }
+        // The dollar-quoted body after the header, whose delimiters the lexer skips.
+        let after = tokens[i + 2].span.end;
+        let mut end = self.file.len().min(after + 1024);
+        while !self.file.is_char_boundary(end) {
+            end -= 1;
+        }
+        // Its own body: no statement ends between the header and the tag.
+        let Some(tag_start) = self.file[after..end]
+            .find(['$', ';'])
+            .map(|at| after + at)
+            .filter(|&at| self.file[at..].starts_with('$'))
+        else {
+            return false;
+        };
+        let Some(tag_len) = self.file[tag_start + 1..]
+            .find(|c: char| !(c.is_ascii_alphabetic() || c == '_'))
+            .filter(|&n| self.file[tag_start + 1 + n..].starts_with('$'))
+        else {
+            return false;
+        };
+        let tag = &self.file[tag_start..tag_start + tag_len + 2];
+        let body_start = tag_start + tag.len();
+        let Some(body_end) = self.file[body_start..].find(tag).map(|n| body_start + n) else {
+            return false;
+        };
+        let first = tokens.partition_point(|t| t.span.start < body_start);
+        let last = tokens.partition_point(|t| t.span.start < body_end);
+        let body: Vec<&str> = (first..last).map(text).collect();
+        let literal = match body.as_slice() {
+            [select, _] | [select, _, ";"] if select.eq_ignore_ascii_case("select") => first + 1,
+            _ => return false,
+        };
+        let Some(value) = literal_value(self.file, &tokens[literal..=literal], Language::Sql)
+        else {
+            return false;
+        };
+        // A local of the file too: a function of the file that locks it takes a fixed key
+        // (`lock_metric_for_maintenance(metric_id)`, the family of its pair).
+        let name = text(i).to_owned();
+        self.locals.insert(
+            name.clone(),
+            Some(Local {
+                expr: Expr::Int {
+                    value: i128::from(value.value()),
+                    wide: true,
+                },
+                literal: Some(value.clone()),
+            }),
+        );
+        self.raw.push((
+            tokens[literal].span.clone(),
+            ItemKind::Definition {
+                name,
+                value: Some(value),
+            },
+        ));
+        true
     }
 
     /// A key written as a quoted decimal number (`LOCK_KEY = "12345"`): PostgreSQL casts the
@@ -2137,6 +2220,29 @@ impl Extractor<'_> {
         {
             // Shown as the number: the id to register, which the line does not write.
             return Key::Literal(Id::new(value, value.to_string()));
+        }
+        // A SQL function called without arguments (`_catalog.get_advisory_lock_prefix_job()`):
+        // a constant when it only returns a literal ([`Self::sql_constant_function`]).
+        if language == Language::Sql
+            && let [path @ .., open, close] = tokens
+            && token_text(open) == "("
+            && token_text(close) == ")"
+            && !path.is_empty()
+            && path.len() % 2 == 1
+            && path.iter().enumerate().all(|(k, t)| {
+                if k % 2 == 0 {
+                    t.kind == TokenKind::Ident
+                } else {
+                    token_text(t) == "."
+                }
+            })
+            && !path
+                .iter()
+                .any(|t| token_text(t).eq_ignore_ascii_case("hashtext"))
+        {
+            // By its own name: a schema is no part of it.
+            let last = path.last().expect("a path has a token");
+            return Key::Name(token_text(last).to_owned());
         }
         // PostgreSQL's `hashtext('alembic')` of a literal: the key the server computes.
         if let [function, open, string, close] = tokens

@@ -298,6 +298,31 @@ impl Extractor<'_> {
             || word(previous) == "to" && previous > 0 && word(previous - 1) == "similar"
     }
 
+    /// In the object literal whose `{` is at `open`, the bracket that holds the values bound to
+    /// the SQL before it: Sequelize's `bind: [..]` and `replacements: [..]` or `{..}`.
+    fn options_values(&self, tokens: &[Token], open: usize) -> Option<usize> {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        let mut depth = 0usize;
+        for k in (open..tokens.len()).take(MAX_CALL_TOKENS) {
+            match text(k) {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return None;
+                    }
+                }
+                "bind" | "replacements"
+                    if depth == 1 && text(k + 1) == ":" && matches!(text(k + 2), "[" | "{") =>
+                {
+                    return Some(k + 2);
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
     /// Whether `tokens`, followed by `(` or `[`, call what only holds the values inside it: a
     /// macro (`vec!`), a conversion into a holder (`DbParams::from`, `Long.valueOf`,
     /// `Tuple.of`, `listOf`, `arrayOf`), or a Rust variant or tuple struct (`DbValue::I32`,
@@ -501,7 +526,15 @@ impl Extractor<'_> {
         {
             index += 4;
         }
+        // Sequelize's options after the text: `{ bind: [KEY], transaction }`,
+        // `{ transaction, replacements: { a: KEY, b: 2 } }`.
+        let options = if (text(index + 1), text(index + 2)) == (",", "{") {
+            self.options_values(tokens, index + 2)
+        } else {
+            None
+        };
         let start = match (text(index + 1), text(index + 2), text(index + 3)) {
+            _ if options.is_some() => options.unwrap_or_default(),
             // `sql.format(a)`; node-postgres' query config, often with the values on the line
             // after the text: `{ text: "SELECT pg_advisory_lock($1)", values: [key] }`.
             (".", "format", "(") | (",", "values", ":") => index + 4,
