@@ -355,8 +355,23 @@ impl Extractor<'_> {
             _ => return false,
         };
         let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        // From the call the string is an argument of (`toHaveBeenCalledWith(` on the line above
+        // a string on a line of its own)...
         let mut start = index;
-        // Back to the first token of the string's line, then over the lines it continues.
+        let mut depth = 0usize;
+        for k in (index.saturating_sub(MAX_CALL_TOKENS)..index).rev() {
+            match text(k) {
+                ")" | "]" => depth += 1,
+                "(" | "[" if depth > 0 => depth -= 1,
+                "(" => {
+                    start = k;
+                    break;
+                }
+                ";" | "{" | "}" if depth == 0 => break,
+                _ => {}
+            }
+        }
+        // ...back to the first token of its line, then over the lines it continues.
         for _ in 0..MAX_CALL_TOKENS {
             while start > 0 && !tokens[start].newline_before {
                 start -= 1;
