@@ -2258,6 +2258,23 @@ impl Extractor<'_> {
             let value = lockward_registry::well_known::hashtext(&name);
             return Key::Literal(Id::new(i64::from(value), value.to_string()));
         }
+        // `hashtext($1)`, `hashtext(%s)` with a string literal bound there
+        // (`("chat:partner", partner_id)`): the same.
+        if let [function, open, placeholder @ .., close] = tokens
+            && language == Language::Sql
+            && token_text(function).eq_ignore_ascii_case("hashtext")
+            && token_text(open) == "("
+            && token_text(close) == ")"
+            && let Some([string]) = self.placeholder_value(placeholder)
+            && string.kind == TokenKind::Str
+            && !token_text(string).starts_with(['f', 'F', '`'])
+        {
+            let name = &text[string.content.clone()];
+            if !name.contains(['\\', '$', '{', '#', '%']) {
+                let value = lockward_registry::well_known::hashtext(name);
+                return Key::Literal(Id::new(i64::from(value), value.to_string()));
+            }
+        }
         // Interpolation: `{NAME}`, `${NAME}`, `#{NAME}`.
         if let [first, second, ..] = tokens
             && matches!(token_text(first), "$" | "#")

@@ -857,6 +857,28 @@ impl Extractor<'_> {
     /// The value bound to a placeholder argument, when the code around the string shows it.
     pub(super) fn bound_key(&self, argument: &[Token]) -> Option<Key> {
         let binds = self.binds.as_ref()?;
+        if let Some(name) = self.placeholder_name(argument) {
+            return self.named_bind(binds, name);
+        }
+        let value = self.placeholder_value(argument)?;
+        let key = self.key(value, binds.language);
+        (!matches!(key, Key::Dynamic(_))).then_some(key)
+    }
+
+    /// The name of a named placeholder: psycopg's `%(name)s`, `:name`.
+    fn placeholder_name(&self, argument: &[Token]) -> Option<&str> {
+        let argument = self.without_cast(argument);
+        let texts: Vec<&str> = argument.iter().map(|t| self.text(t.span.clone())).collect();
+        match texts.as_slice() {
+            ["%", "(", name, ")", "s" | "d"] | [":", name] => Some(name),
+            _ => None,
+        }
+    }
+
+    /// The value the code binds to the positional placeholder `argument` (`$1`, `?`, `%s`), as
+    /// written.
+    pub(super) fn placeholder_value(&self, argument: &[Token]) -> Option<&[Token]> {
+        let binds = self.binds.as_ref()?;
         let argument = self.without_cast(argument);
         let texts: Vec<&str> = argument.iter().map(|t| self.text(t.span.clone())).collect();
         let position = match texts.as_slice() {
@@ -868,12 +890,9 @@ impl Extractor<'_> {
                 let start = argument[0].span.start;
                 binds.offset + binds.placeholders.iter().position(|&p| p == start)?
             }
-            ["%", "(", name, ")", "s" | "d"] | [":", name] => return self.named_bind(binds, name),
             _ => return None,
         };
-        let value = binds.values.get(position)?;
-        let key = self.key(value, binds.language);
-        (!matches!(key, Key::Dynamic(_))).then_some(key)
+        binds.values.get(position).map(Vec::as_slice)
     }
 
     /// A replacement field of a Python string the code formats with keywords
