@@ -344,8 +344,9 @@ impl Extractor<'_> {
     /// Whether the string at `index` is in a test's assertion about the SQL the code sends
     /// (Mockito's `verify(jdbcTemplate).query(eq("SELECT pg_try_advisory_lock(647)"), ..)`, a
     /// matcher's `when(..)`, Jest's `expect(client.query).toHaveBeenCalledWith("..")`): text the
-    /// code is checked against, no lock. The statement is the string's line, and the lines
-    /// above it that it continues (a line starting with `.`).
+    /// code is checked against, no lock. The statement starts on the line of the call the string
+    /// is an argument of, or on a line above it that this one continues (a line starting with
+    /// `.`).
     pub(super) fn in_assertion(&self, tokens: &[Token], index: usize, language: Language) -> bool {
         let words: &[&str] = match language {
             // Kotlin's own `when (x)` is no assertion: mockito-kotlin's is `whenever`.
