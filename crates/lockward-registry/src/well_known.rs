@@ -358,6 +358,7 @@ pub const NAME_HASHES: &[&str] = &[
     "pg-advisory-lock-npm-v1",
     "good_job",
     "laravel-database-advisory-lock",
+    "postgres-hashtext",
 ];
 
 /// The key a library that locks by name takes for `name`, by the catalogue's `[[hash]]` id:
@@ -387,7 +388,9 @@ pub fn name_key(library: &str, name: &str) -> Option<AdvisoryKey> {
         }
         "pg-advisory-lock-npm-v1" => AdvisoryKey::Bigint(djb2_xor_64(name)),
         "good_job" => AdvisoryKey::Bigint(first_eight(&md5::Md5::digest(name.as_bytes()))),
-        "laravel-database-advisory-lock" => AdvisoryKey::Bigint(i64::from(hashtext(name))),
+        "laravel-database-advisory-lock" | "postgres-hashtext" => {
+            AdvisoryKey::Bigint(i64::from(hashtext(name)))
+        }
         _ => return None,
     })
 }

@@ -124,7 +124,7 @@ fn not_keys(files: &[FileSites]) -> HashMap<&str, (&NotKey, &str)> {
                 Key::Literal(value) | Key::Fixed(value) => {
                     values.insert(value.value());
                 }
-                Key::Dynamic(_) => {}
+                Key::Dynamic(_) | Key::Hashed { .. } => {}
             }
         }
     }
@@ -574,7 +574,9 @@ impl<'a> Checker<'a> {
                     None => return self.dynamic(path, at, function, shown),
                 }
             }
-            Key::Dynamic(text) => return self.dynamic(path, at, function, text),
+            Key::Dynamic(text) | Key::Hashed { shown: text, .. } => {
+                return self.dynamic(path, at, function, text);
+            }
             // The helper's own lock call carries the findings about its key.
             Key::Fixed(value) => {
                 self.site(path, at, site_key(value.value()), form(None));

@@ -2259,20 +2259,28 @@ impl Extractor<'_> {
             return Key::Literal(Id::new(i64::from(value), value.to_string()));
         }
         // `hashtext($1)`, `hashtext(%s)` with a string literal bound there
-        // (`("chat:partner", partner_id)`): the same.
+        // (`("chat:partner", partner_id)`): the same. With a name bound there (`[jobKey]`), a
+        // helper's parameter whose callers' strings are the names.
         if let [function, open, placeholder @ .., close] = tokens
             && language == Language::Sql
             && token_text(function).eq_ignore_ascii_case("hashtext")
             && token_text(open) == "("
             && token_text(close) == ")"
-            && let Some([string]) = self.placeholder_value(placeholder)
-            && string.kind == TokenKind::Str
-            && !token_text(string).starts_with(['f', 'F', '`'])
+            && let Some([value]) = self.placeholder_value(placeholder)
         {
-            let name = &text[string.content.clone()];
-            if !name.contains(['\\', '$', '{', '#', '%']) {
+            let name = &text[value.content.clone()];
+            if value.kind == TokenKind::Str
+                && !token_text(value).starts_with(['f', 'F', '`'])
+                && !name.contains(['\\', '$', '{', '#', '%'])
+            {
                 let value = lockward_registry::well_known::hashtext(name);
                 return Key::Literal(Id::new(i64::from(value), value.to_string()));
+            }
+            if value.kind == TokenKind::Ident {
+                return Key::Hashed {
+                    name: token_text(value).to_owned(),
+                    shown,
+                };
             }
         }
         // Interpolation: `{NAME}`, `${NAME}`, `#{NAME}`.

@@ -87,8 +87,33 @@ fn reached_param(
             key: Key::Member { shown, .. },
             ..
         } => param_field(shown, params, spreads).map(|(p, _)| p),
+        // `hashtext($1)` bound to the parameter: a name the server hashes.
+        ItemKind::Call {
+            key: Key::Hashed { name, .. },
+            ..
+        } => params.iter().position(|p| p.name == *name),
         _ => None,
     }
+}
+
+/// The parameters whose value a lock call in `raw` within `body` hashes with PostgreSQL's
+/// `hashtext` (`pg_try_advisory_xact_lock(hashtext($1))` bound to `[jobKey]`): a caller's string
+/// there is a name, whose key lockward computes as the server does.
+fn hashed_params(
+    raw: &[(Range<usize>, ItemKind)],
+    params: &[Param],
+    body: &Range<usize>,
+) -> Vec<usize> {
+    raw.iter()
+        .filter(|(span, _)| body.contains(&span.start))
+        .filter_map(|(_, kind)| match kind {
+            ItemKind::Call {
+                key: Key::Hashed { name, .. },
+                ..
+            } => params.iter().position(|p| p.name == *name),
+            _ => None,
+        })
+        .collect()
 }
 
 /// A local looking a parameter up in a collection ([`Extractor::lookups`]).
@@ -255,6 +280,7 @@ impl Extractor<'_> {
                         reaches
                     },
                     fields: self.reached_fields(&header.params, &spreads, body),
+                    hashed: hashed_params(&self.raw, &header.params, body),
                     pairs: {
                         let mut pairs = self.pair_families(&header.params, &lookups, body);
                         pairs.extend(
@@ -618,6 +644,7 @@ impl Extractor<'_> {
                 fixed: Vec::new(),
                 switched: Vec::new(),
                 stores: Vec::new(),
+                hashed: Vec::new(),
                 receiver_fields: Vec::new(),
                 holds_sql: true,
             });
@@ -1418,12 +1445,15 @@ impl Extractor<'_> {
     }
 
     /// Whether a string literal builds its value at run time from an interpolation, as Ruby's
-    /// `"sync_#{user.id}"` does (any literal but a single-quoted one; the name-hashing libraries
-    /// the scan knows of other languages take no template). Its text is no name a library hashes
-    /// into a fixed key: the lock's key is dynamic.
+    /// `"sync_#{user.id}"` does (any literal but a single-quoted one), a JavaScript template's
+    /// `` `sync:${kind}` `` and a Python f-string's `f"sync-{tenant}"`. Its text is no name a
+    /// library (or PostgreSQL's `hashtext`) hashes into a fixed key: the lock's key is dynamic.
     fn interpolates(&self, literal: &Token) -> bool {
-        !self.text(literal.span.clone()).starts_with('\'')
-            && self.text(literal.content.clone()).contains("#{")
+        let written = self.text(literal.span.clone());
+        let content = self.text(literal.content.clone());
+        (!written.starts_with('\'') && content.contains("#{"))
+            || (written.starts_with('`') && content.contains("${"))
+            || (written.starts_with(['f', 'F']) && content.contains('{'))
     }
 
     /// The field of the receiver that a value is (`self._lock_key`, `this.lockKey`, `@lock_key`).
