@@ -1657,31 +1657,15 @@ impl Extractor<'_> {
         if !created || (text(i + 1), text(i + 2)) != ("(", ")") {
             return false;
         }
-        // The dollar-quoted body after the header, whose delimiters the lexer skips.
+        // Its own dollar-quoted body: no statement ends between the header and the tag.
         let after = tokens[i + 2].span.end;
-        let mut end = self.file.len().min(after + 1024);
-        while !self.file.is_char_boundary(end) {
-            end -= 1;
+        let Some((tag_start, body)) = self.dollar_body(after) else {
+            return false;
+        };
+        if self.file[after..tag_start].contains(';') {
+            return false;
         }
-        // Its own body: no statement ends between the header and the tag.
-        let Some(tag_start) = self.file[after..end]
-            .find(['$', ';'])
-            .map(|at| after + at)
-            .filter(|&at| self.file[at..].starts_with('$'))
-        else {
-            return false;
-        };
-        let Some(tag_len) = self.file[tag_start + 1..]
-            .find(|c: char| !(c.is_ascii_alphabetic() || c == '_'))
-            .filter(|&n| self.file[tag_start + 1 + n..].starts_with('$'))
-        else {
-            return false;
-        };
-        let tag = &self.file[tag_start..tag_start + tag_len + 2];
-        let body_start = tag_start + tag.len();
-        let Some(body_end) = self.file[body_start..].find(tag).map(|n| body_start + n) else {
-            return false;
-        };
+        let (body_start, body_end) = (body.start, body.end);
         let first = tokens.partition_point(|t| t.span.start < body_start);
         let last = tokens.partition_point(|t| t.span.start < body_end);
         let body: Vec<&str> = (first..last).map(text).collect();
@@ -2024,17 +2008,18 @@ impl Extractor<'_> {
         self.not_keys.extend(found);
     }
 
-    /// The arguments of the call whose `(` is at `open`, as token ranges, and its `)`; `None`
-    /// when the `)` is not within [`MAX_CALL_TOKENS`].
+    /// The arguments of the call whose `(` is at `open`, as token ranges (an empty last one, as
+    /// of `f()`, left out), and its `)`; `None` when the `)` is not within `cap` tokens.
     fn call_arguments(
         tokens: &[Token],
         open: usize,
         text: &str,
+        cap: usize,
     ) -> Option<(Vec<Range<usize>>, usize)> {
         let mut depth = 0usize;
         let mut arguments: Vec<Range<usize>> = Vec::new();
         let mut argument_start = open + 1;
-        for (j, token) in tokens.iter().enumerate().skip(open).take(MAX_CALL_TOKENS) {
+        for (j, token) in tokens.iter().enumerate().skip(open).take(cap) {
             if token.kind != TokenKind::Punct {
                 continue;
             }
@@ -2043,7 +2028,9 @@ impl Extractor<'_> {
                 ")" | "]" | "}" => {
                     depth = depth.checked_sub(1)?;
                     if depth == 0 {
-                        arguments.push(argument_start..j);
+                        if argument_start < j {
+                            arguments.push(argument_start..j);
+                        }
                         return Some((arguments, j));
                     }
                 }
@@ -2059,7 +2046,9 @@ impl Extractor<'_> {
 
     fn call(&mut self, tokens: &[Token], i: usize, language: Language) {
         let function = self.text(tokens[i].span.clone()).to_ascii_lowercase();
-        let Some((arguments, close)) = Self::call_arguments(tokens, i + 1, self.file) else {
+        let Some((arguments, close)) =
+            Self::call_arguments(tokens, i + 1, self.file, MAX_CALL_TOKENS)
+        else {
             // The call's arguments are not all here, as in a string that is concatenated with
             // its key: the key is built at run time.
             let key = Key::Dynamic(String::new());
@@ -2122,7 +2111,9 @@ impl Extractor<'_> {
     /// alone is then no call the scan cannot follow: its `dynamic-key` goes.
     fn jooq_function(&mut self, tokens: &[Token], i: usize, language: Language) {
         let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
-        let Some((arguments, close)) = Self::call_arguments(tokens, i + 1, self.file) else {
+        let Some((arguments, close)) =
+            Self::call_arguments(tokens, i + 1, self.file, MAX_CALL_TOKENS)
+        else {
             return;
         };
         let [name, _, keys @ ..] = &arguments[..] else {
@@ -2244,43 +2235,49 @@ impl Extractor<'_> {
             let last = path.last().expect("a path has a token");
             return Key::Name(token_text(last).to_owned());
         }
-        // PostgreSQL's `hashtext('alembic')` of a literal: the key the server computes.
-        if let [function, open, string, close] = tokens
-            && language == Language::Sql
-            && token_text(function).eq_ignore_ascii_case("hashtext")
-            && token_text(open) == "("
-            && string.kind == TokenKind::Str
-            && token_text(string).starts_with('\'')
-            && token_text(close) == ")"
-        {
-            let name = text[string.content.clone()].replace("''", "'");
-            // Shown as the number: the id to register, which the line does not write.
-            let value = lockward_registry::well_known::hashtext(&name);
-            return Key::Literal(Id::new(i64::from(value), value.to_string()));
-        }
-        // `hashtext($1)`, `hashtext(%s)` with a string literal bound there
-        // (`("chat:partner", partner_id)`): the same. With a name bound there (`[jobKey]`), a
-        // helper's parameter whose callers' strings are the names.
-        if let [function, open, placeholder @ .., close] = tokens
+        // PostgreSQL's `hashtext` of a literal, written there (`hashtext('alembic')`) or bound to
+        // its placeholder (`hashtext(%s)` with `("chat:partner", partner_id)`): the key the server
+        // computes, shown as the number (the id to register, which the line does not write). With
+        // a name bound there (`[jobKey]`), a helper's parameter whose callers' strings are names.
+        if let [function, open, inner @ .., close] = tokens
             && language == Language::Sql
             && token_text(function).eq_ignore_ascii_case("hashtext")
             && token_text(open) == "("
             && token_text(close) == ")"
-            && let Some([value]) = self.placeholder_value(placeholder)
         {
-            let name = &text[value.content.clone()];
-            if value.kind == TokenKind::Str
-                && !token_text(value).starts_with(['f', 'F', '`'])
-                && !name.contains(['\\', '$', '{', '#', '%'])
-            {
-                let value = lockward_registry::well_known::hashtext(name);
-                return Key::Literal(Id::new(i64::from(value), value.to_string()));
-            }
-            if value.kind == TokenKind::Ident {
-                return Key::Hashed {
-                    name: token_text(value).to_owned(),
-                    shown,
+            let (value, host) = match inner {
+                [string] if token_text(string).starts_with('\'') => (Some(string), false),
+                placeholder => (
+                    self.placeholder_value(placeholder)
+                        .and_then(|v| v.first().filter(|_| v.len() == 1)),
+                    true,
+                ),
+            };
+            if let Some(value) = value {
+                let name = &text[value.content.clone()];
+                let literal = if host {
+                    value.kind == TokenKind::Str
+                        && !token_text(value).starts_with(['f', 'F', '`'])
+                        && !name.contains(['\\', '$', '{', '#', '%'])
+                } else {
+                    true
                 };
+                if literal {
+                    // SQL doubles a quote inside its literal; a host language's string does not.
+                    let name = if host {
+                        name.to_owned()
+                    } else {
+                        name.replace("''", "'")
+                    };
+                    let value = lockward_registry::well_known::hashtext(&name);
+                    return Key::Literal(Id::new(i64::from(value), value.to_string()));
+                }
+                if value.kind == TokenKind::Ident {
+                    return Key::Hashed {
+                        name: token_text(value).to_owned(),
+                        shown,
+                    };
+                }
             }
         }
         // Interpolation: `{NAME}`, `${NAME}`, `#{NAME}`.

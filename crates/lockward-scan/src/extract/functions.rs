@@ -1272,37 +1272,7 @@ impl Extractor<'_> {
 
     /// The arguments of the call whose `(` is at `open`, as token ranges, and its `)`.
     fn arguments(&self, tokens: &[Token], open: usize) -> Option<(Vec<Range<usize>>, usize)> {
-        let mut depth = 0usize;
-        let mut arguments = Vec::new();
-        let mut start = open + 1;
-        for (j, token) in tokens
-            .iter()
-            .enumerate()
-            .skip(open)
-            .take(MAX_ARGUMENTS_TOKENS)
-        {
-            if token.kind != TokenKind::Punct {
-                continue;
-            }
-            match self.text(token.span.clone()) {
-                "(" | "[" | "{" => depth += 1,
-                ")" | "]" | "}" => {
-                    depth = depth.checked_sub(1)?;
-                    if depth == 0 {
-                        if start < j {
-                            arguments.push(start..j);
-                        }
-                        return Some((arguments, j));
-                    }
-                }
-                "," if depth == 1 => {
-                    arguments.push(start..j);
-                    start = j + 1;
-                }
-                _ => {}
-            }
-        }
-        None
+        Self::call_arguments(tokens, open, self.file, MAX_ARGUMENTS_TOKENS)
     }
 
     /// `name=value` (Python, Kotlin), `name: value` (Ruby, Swift-like), else a positional value.
@@ -1661,7 +1631,25 @@ impl Extractor<'_> {
         let params = self.params(tokens, &arguments, Language::Sql);
         // The body: the dollar-quoted text after the header (`AS $$`, `AS $fn$`), whose
         // delimiters the lexer skips.
-        let after = tokens[close].span.end;
+        let (_, body) = self.dollar_body(tokens[close].span.end)?;
+        let (body_start, body_end) = (body.start, body.end);
+        let first = tokens.partition_point(|t| t.span.start < body_start);
+        let last = tokens.partition_point(|t| t.span.start < body_end);
+        Some(Header {
+            name_at: i,
+            method: false,
+            owner: None,
+            params,
+            body: first..last,
+            declaration: false,
+            constructs: None,
+        })
+    }
+
+    /// The dollar-quoted text of a SQL function's body after its header, which ends at `after`
+    /// (`AS $$`, `AS $fn$`, within [`MAX_SQL_HEADER_BYTES`]; the lexer skips the delimiters):
+    /// where its opening tag starts, and the body's bytes.
+    pub(super) fn dollar_body(&self, after: usize) -> Option<(usize, Range<usize>)> {
         let mut end = self.file.len().min(after + MAX_SQL_HEADER_BYTES);
         while !self.file.is_char_boundary(end) {
             end -= 1;
@@ -1675,17 +1663,7 @@ impl Extractor<'_> {
         let tag = &self.file[tag_start..tag_start + tag_len + 2];
         let body_start = tag_start + tag.len();
         let body_end = body_start + self.file[body_start..].find(tag)?;
-        let first = tokens.partition_point(|t| t.span.start < body_start);
-        let last = tokens.partition_point(|t| t.span.start < body_end);
-        Some(Header {
-            name_at: i,
-            method: false,
-            owner: None,
-            params,
-            body: first..last,
-            declaration: false,
-            constructs: None,
-        })
+        Some((tag_start, body_start..body_end))
     }
 
     /// The class that the definition named at `i` constructs, if it is a constructor: the
