@@ -771,10 +771,7 @@ pub(crate) fn rewrite(index: &Index, names: &Names, files: &mut [FileSites]) {
         let mut binder = Binder::new(index, files);
         for (f, file) in files.iter().enumerate() {
             for (i, item) in file.items.iter().enumerate() {
-                let (ItemKind::Call { key, .. }
-                | ItemKind::Keyword { key, .. }
-                | ItemKind::Wrapper { key, .. }) = &item.kind
-                else {
+                let Some(key) = &item.kind.key() else {
                     continue;
                 };
                 if let Some(bound) = bound_key(&mut binder, file, key, names) {
@@ -784,10 +781,7 @@ pub(crate) fn rewrite(index: &Index, names: &Names, files: &mut [FileSites]) {
         }
     }
     for (f, i, bound) in keys {
-        if let ItemKind::Call { key, .. }
-        | ItemKind::Keyword { key, .. }
-        | ItemKind::Wrapper { key, .. } = &mut files[f].items[i].kind
-        {
+        if let Some(key) = files[f].items[i].kind.key_mut() {
             *key = bound;
         }
     }

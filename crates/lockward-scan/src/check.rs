@@ -104,10 +104,7 @@ fn not_keys(files: &[FileSites]) -> HashMap<&str, (&NotKey, &str)> {
     let mut values: HashSet<i64> = HashSet::new();
     for file in files {
         for item in &file.items {
-            let (ItemKind::Call { key, .. }
-            | ItemKind::Keyword { key, .. }
-            | ItemKind::Wrapper { key, .. }) = &item.kind
-            else {
+            let Some(key) = &item.kind.key() else {
                 continue;
             };
             match key {

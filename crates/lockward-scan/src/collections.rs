@@ -68,6 +68,21 @@ pub(crate) struct Found {
     /// Go constants of a `const (...)` block, by the byte offset of their name: their value
     /// with `iota` counted and the previous expression list repeated where none is written.
     pub(crate) go_constants: HashMap<usize, Option<GoConstant>>,
+    /// Go's `const (...)` blocks at the outermost scope, each its constants in order.
+    pub(crate) go_blocks: Vec<Vec<BlockConstant>>,
+}
+
+/// A constant of a Go `const (...)` block, as [`crate::values::block_siblings`] compares it with
+/// the others of its block.
+#[derive(Debug, Clone)]
+pub(crate) struct BlockConstant {
+    /// Where its name is written.
+    pub(crate) span: Range<usize>,
+    /// Its type as written (`int64`, `lockKind`), or empty.
+    pub(crate) type_name: String,
+    /// The index of the spec whose `iota` expression it repeats or writes, if it counts with
+    /// one: the constants of one run of `iota` are one enumeration.
+    pub(crate) iota_run: Option<usize>,
 }
 
 /// Finds the members and Go constants in a file's code tokens.
@@ -707,6 +722,9 @@ impl Finder<'_> {
         specs.push(start..close);
         specs.retain(|spec| !spec.is_empty());
         let mut previous: Option<Vec<Range<usize>>> = None;
+        let mut previous_type = String::new();
+        let mut run: Option<usize> = None;
+        let mut block = Vec::new();
         for (iota, spec) in specs.into_iter().enumerate() {
             let eq = spec.clone().find(|&j| self.text(j) == "=");
             // The names: identifiers separated by commas; what follows up to `=` is the type.
@@ -721,7 +739,15 @@ impl Finder<'_> {
                 }
             }
             if let Some(eq) = eq {
-                previous = Some(self.split(eq + 1, spec.end, ","));
+                let list = self.split(eq + 1, spec.end, ",");
+                run = list
+                    .iter()
+                    .any(|tokens| tokens.clone().any(|j| self.text(j) == "iota"))
+                    .then_some(iota);
+                previous = Some(list);
+                previous_type = names.last().map_or_else(String::new, |&last| {
+                    (last + 1..eq).map(|j| self.text(j)).collect::<String>()
+                });
             } else if !constants {
                 // A `var` without a value is its type's zero value, not the line before's.
                 continue;
@@ -747,7 +773,15 @@ impl Finder<'_> {
                 self.found
                     .go_constants
                     .insert(self.tokens[name_at].span.start, value);
+                block.push(BlockConstant {
+                    span: self.tokens[name_at].span.clone(),
+                    type_name: previous_type.clone(),
+                    iota_run: run,
+                });
             }
+        }
+        if constants && self.depth_between(0, open) == 0 {
+            self.found.go_blocks.push(block);
         }
     }
 }

@@ -16,8 +16,8 @@ use crate::lexer::{KEYWORDS_BEFORE_EXPRESSION, Lexed, Token, TokenKind, lex};
 use crate::receivers::{self, GoTypes};
 use crate::scope::{self, Scope};
 use crate::sites::{
-    ANY_MEMBER, Allow, Call, Expr, FileSites, FileWrappers, Functions, Item, ItemKind, Key,
-    Location, Names, NotKey, Pending, Role, SETTING_WORDS, Shape, Unresolved,
+    ANY_MEMBER, Allow, BlockMember, Call, Expr, FileSites, FileWrappers, Functions, Item, ItemKind,
+    Key, Location, Names, NotKey, Pending, Role, SETTING_WORDS, Shape, Unresolved,
     is_member_value_field, last_part,
 };
 use crate::syntax::Syntax;
@@ -510,6 +510,7 @@ fn extract_file(
         scope: Scope::default(),
         not_keys: Vec::new(),
         strings: string_constants(text, &code.tokens),
+        go_blocks: Vec::new(),
     };
     sites.not_keys = not_keys
         .into_iter()
@@ -716,6 +717,26 @@ fn extract_file(
                 .collect();
         }
     }
+    sites.go_blocks = found
+        .go_blocks
+        .iter()
+        .map(|block| {
+            block
+                .iter()
+                .filter_map(|constant| {
+                    let name = &text[constant.span.clone()];
+                    Some(BlockMember {
+                        name: name.to_owned(),
+                        value: local_ids.get(name)?.clone(),
+                        at: locator.locate(constant.span.clone()),
+                        type_name: constant.type_name.clone(),
+                        iota_run: constant.iota_run,
+                    })
+                })
+                .collect::<Vec<_>>()
+        })
+        .filter(|block| block.len() > 1)
+        .collect();
     sites.assigned = local_ids.into_values().map(|id| id.value()).collect();
     sites
 }
@@ -963,10 +984,7 @@ fn resolve_local(
     aliases: &HashMap<String, String>,
     members: &HashSet<&str>,
 ) {
-    let (ItemKind::Call { key, .. }
-    | ItemKind::Keyword { key, .. }
-    | ItemKind::Wrapper { key, .. }) = kind
-    else {
+    let Some(key) = kind.key_mut() else {
         return;
     };
     resolve_key(key, locals, in_function, aliases, members);

@@ -162,6 +162,7 @@ pub fn scan(registry: &Registry, root: &Path, options: &ScanOptions) -> ScanRepo
     );
     wrappers::resolve(&mut walked.files, &declared);
     bind::rewrite(&index, &names, &mut walked.files);
+    values::block_siblings(&mut walked.files);
     values::resolve_tree(&mut walked.files, registry);
     let plugins = options
         .plugins

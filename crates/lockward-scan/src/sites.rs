@@ -176,6 +176,28 @@ pub(crate) enum ItemKind {
     },
 }
 
+impl ItemKind {
+    /// The key a call, a keyword or a wrapper call takes (a definition has none).
+    pub(crate) fn key(&self) -> Option<&Key> {
+        match self {
+            Self::Call { key, .. } | Self::Keyword { key, .. } | Self::Wrapper { key, .. } => {
+                Some(key)
+            }
+            Self::Definition { .. } => None,
+        }
+    }
+
+    /// [`ItemKind::key`], to change.
+    pub(crate) fn key_mut(&mut self) -> Option<&mut Key> {
+        match self {
+            Self::Call { key, .. } | Self::Keyword { key, .. } | Self::Wrapper { key, .. } => {
+                Some(key)
+            }
+            Self::Definition { .. } => None,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct Item {
     pub(crate) at: Location,
@@ -224,6 +246,21 @@ pub(crate) struct FileSites {
     /// name held in a constant (`ANALYTICS_JOB_ID = "gather_analytics"`, then
     /// `advisory_lock(ANALYTICS_JOB_ID)`).
     pub(crate) strings: Vec<(String, String)>,
+    /// Its Go `const (...)` blocks of the outermost scope, with the integer constants they hold
+    /// ([`crate::values::block_siblings`]).
+    pub(crate) go_blocks: Vec<Vec<BlockMember>>,
+}
+
+/// An integer constant of a Go `const (...)` block.
+#[derive(Debug, Clone)]
+pub(crate) struct BlockMember {
+    pub(crate) name: String,
+    pub(crate) at: Location,
+    pub(crate) value: Id,
+    /// Its type as written, or empty.
+    pub(crate) type_name: String,
+    /// The spec of the `iota` run it belongs to, if any.
+    pub(crate) iota_run: Option<usize>,
 }
 
 /// A name passed to a lock in a role that is not the key: the seed of a hash that computes the

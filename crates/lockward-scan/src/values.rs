@@ -17,7 +17,7 @@ use lockward_registry::{Id, Registry};
 
 use crate::lang::Language;
 use crate::lexer::{Token, TokenKind};
-use crate::sites::{Expr, FileSites, ItemKind, Key, Op, Pending};
+use crate::sites::{BlockMember, Expr, FileSites, Item, ItemKind, Key, Op, Pending};
 
 /// The largest integer a JavaScript number holds exactly, and its negation.
 pub(crate) const MAX_SAFE_INTEGER: i128 = (1 << 53) - 1;
@@ -691,6 +691,79 @@ pub(crate) fn resolve_tree(files: &mut [FileSites], registry: &Registry) {
             break;
         }
     }
+}
+
+/// Go's integer types: a block's constants of one of these share nothing but their width.
+const GO_INTEGER_TYPES: &[&str] = &[
+    "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64",
+    "uintptr",
+];
+
+/// Makes ids of the constants a Go `const (...)` block holds beside one a lock takes: the block
+/// is one enumeration of ids, and a constant of it that nothing passes yet (a placeholder below
+/// the first, a job not written yet) is an id all the same, reported at its definition. A
+/// sibling is one of them when it counts in the same run of `iota`, or shares a type of its own
+/// (`lockKind`), or shares a built-in integer type and a word of its name (`LockReap`,
+/// `LockVacuum`); a block of unrelated settings (`maxRetries int = 5`) is left alone.
+pub(crate) fn block_siblings(files: &mut [FileSites]) {
+    let mut used: HashSet<(&str, Option<i64>)> = HashSet::new();
+    for file in files.iter().filter(|file| file.language == Language::Go) {
+        for item in &file.items {
+            let Some(key) = &item.kind.key() else {
+                continue;
+            };
+            match key {
+                Key::Local { name, value } => {
+                    used.insert((crate::sites::last_part(name), Some(value.value())));
+                }
+                Key::Name(name) => {
+                    used.insert((crate::sites::last_part(name), None));
+                }
+                _ => {}
+            }
+        }
+    }
+    let is_used = |member: &BlockMember| {
+        used.contains(&(member.name.as_str(), Some(member.value.value())))
+            || used.contains(&(member.name.as_str(), None))
+    };
+    let mut definitions: Vec<(usize, Item)> = Vec::new();
+    for (f, file) in files.iter().enumerate() {
+        for block in &file.go_blocks {
+            let (taken, rest): (Vec<&BlockMember>, Vec<&BlockMember>) =
+                block.iter().partition(|member| is_used(member));
+            for sibling in rest {
+                let kin = taken.iter().any(|member| {
+                    (sibling.iota_run.is_some() && sibling.iota_run == member.iota_run)
+                        || (!sibling.type_name.is_empty()
+                            && sibling.type_name == member.type_name
+                            && (!GO_INTEGER_TYPES.contains(&sibling.type_name.as_str())
+                                || shares_a_word(&sibling.name, &member.name)))
+                });
+                if kin {
+                    definitions.push((
+                        f,
+                        Item {
+                            at: sibling.at.clone(),
+                            kind: ItemKind::Definition {
+                                name: sibling.name.clone(),
+                                value: Some(sibling.value.clone()),
+                            },
+                        },
+                    ));
+                }
+            }
+        }
+    }
+    for (f, item) in definitions {
+        files[f].items.push(item);
+    }
+}
+
+/// Whether two names have a word in common (`LockReap`, `LockVacuum`).
+fn shares_a_word(a: &str, b: &str) -> bool {
+    let a = crate::words::split(a);
+    crate::words::split(b).iter().any(|word| a.contains(word))
 }
 
 /// The collection or enum of a member name (`LOCKS` of `LOCKS["reindex"]`, `Locks::Reindex`).
