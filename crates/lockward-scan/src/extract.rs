@@ -870,6 +870,11 @@ fn bind_across_files(
     }
 }
 
+/// Whether two tokens touch (`??` is one operator, `? ?` is not).
+fn next_to(a: &Token, b: &Token) -> bool {
+    a.span.end == b.span.start
+}
+
 /// `unsafe-js-integer` for every id written as a JavaScript number literal beyond 2^53 - 1. The
 /// site's id becomes the number the code runs with: that is the lock it takes. A literal of SQL
 /// text (the calls at `sql_exact`, by line and column) is no JavaScript number: PostgreSQL parses
@@ -1509,8 +1514,12 @@ impl Extractor<'_> {
             let Some((binding, value, typed)) = self.bound_value(tokens, i) else {
                 return;
             };
-            let literal = literal_value(self.file, &tokens[value.clone()], language)
-                .or_else(|| self.numeric_string(&tokens[value.clone()]));
+            let written = self
+                .env_default(&tokens[value.clone()])
+                .unwrap_or(&tokens[value.clone()]);
+            let written = self.newtype_value(written, language).unwrap_or(written);
+            let literal = literal_value(self.file, written, language)
+                .or_else(|| self.numeric_string(written));
             let expr = match &literal {
                 Some(_) => None,
                 None => values::parse(self.file, &tokens[value.clone()], language),
@@ -1708,18 +1717,199 @@ impl Extractor<'_> {
                 literal: Some(value.clone()),
             }),
         );
-        self.raw.push((
-            tokens[literal].span.clone(),
-            ItemKind::Definition {
-                name,
-                value: Some(value),
-            },
-        ));
+        // A definition of an id when its name says it is a lock's (a constant's pattern, or a
+        // lock word: `get_advisory_lock_prefix_job`); `h3_version()` returning 108 is no id
+        // unless a lock takes it: then the lock call is the site, through the local.
+        if self.names.is_constant(&words::split(&name)) || crate::wrappers::says_lock(&name) {
+            self.raw.push((
+                tokens[literal].span.clone(),
+                ItemKind::Definition {
+                    name,
+                    value: Some(value),
+                },
+            ));
+        }
         true
     }
 
     /// A key written as a quoted decimal number (`LOCK_KEY = "12345"`): PostgreSQL casts the
     /// text to the bigint, so it is the id.
+    /// The default of a value read from the environment: the id the code runs with unless it
+    /// is configured otherwise. Python's `os.getenv("K", 7)`, `os.environ.get("K", "7")`,
+    /// `env.int("K", default=7)`, python-decouple's `config("K", default=7, cast=int)`,
+    /// `os.getenv("K") or 7`;
+    /// Ruby's `ENV.fetch("K", 7)`, `ENV.fetch("K") { 7 }`, `ENV["K"] || 7`; JavaScript's
+    /// `process.env.K ?? 7`, `process.env.K || "7"`; Kotlin's `System.getenv("K")?.toLong() ?: 7`;
+    /// each perhaps converted (`int(..)`, `Number(..)`, `parseInt(.., 10)`, `.to_i`).
+    fn env_default<'t>(&self, tokens: &'t [Token]) -> Option<&'t [Token]> {
+        let word = |t: &Token| self.text(t.span.clone());
+        let reads_env = |part: &[Token]| {
+            part.iter().any(|t| {
+                t.kind == TokenKind::Ident
+                    && matches!(word(t), "getenv" | "environ" | "ENV" | "env" | "Getenv")
+            })
+        };
+        let tokens = self.without_conversion(tokens);
+        // `A ?? B`, `A || B`, `A ?: B`, `A or B` at the outermost depth.
+        let mut depth = 0usize;
+        for (k, token) in tokens.iter().enumerate() {
+            match word(token) {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => depth = depth.saturating_sub(1),
+                _ if depth > 0 || k == 0 => {}
+                "||" | "or" => {
+                    return (reads_env(&tokens[..k]) && k + 1 < tokens.len())
+                        .then(|| self.without_conversion(&tokens[k + 1..]));
+                }
+                "?" if tokens
+                    .get(k + 1)
+                    .is_some_and(|next| matches!(word(next), "?" | ":"))
+                    && next_to(token, &tokens[k + 1]) =>
+                {
+                    return (reads_env(&tokens[..k]) && k + 2 < tokens.len())
+                        .then(|| self.without_conversion(&tokens[k + 2..]));
+                }
+                _ => {}
+            }
+        }
+        // `ENV.fetch("K") { 7 }`.
+        if let [.., close] = tokens
+            && word(close) == "}"
+            && let Some(open) = tokens.iter().rposition(|t| word(t) == "{")
+            && open > 0
+            && word(&tokens[open - 1]) == ")"
+            && reads_env(&tokens[..open])
+            && open + 2 < tokens.len()
+        {
+            return Some(self.without_conversion(&tokens[open + 1..tokens.len() - 1]));
+        }
+        // `getenv("K", 7)`: the call's second argument, or its `default`.
+        let [head @ .., close] = tokens else {
+            return None;
+        };
+        if word(close) != ")" {
+            return None;
+        }
+        let open = head.iter().position(|t| word(t) == "(")?;
+        let config = head[..open].last().is_some_and(|t| word(t) == "config");
+        if !reads_env(&head[..open]) && !config {
+            return None;
+        }
+        let arguments = self.split_commas(&head[open + 1..]);
+        if !matches!(arguments.first(), Some([only]) if only.kind == TokenKind::Str) {
+            return None;
+        }
+        let default = arguments
+            .iter()
+            .skip(1)
+            .find_map(|argument| match argument {
+                [name, binding, value @ ..]
+                    if word(name) == "default" && matches!(word(binding), "=" | ":") =>
+                {
+                    Some(value)
+                }
+                _ => None,
+            });
+        let default = default.or_else(|| {
+            arguments
+                .get(1)
+                .copied()
+                .filter(|a| !matches!(a, [_, binding, ..] if word(binding) == "="))
+        })?;
+        (!default.is_empty()).then(|| self.without_conversion(default))
+    }
+
+    /// `tokens` without a conversion to an integer around them: `int(..)`, `Number(..)`,
+    /// `BigInt(..)`, `parseInt(.., 10)`, `(..)`, `...to_i`, `...toLong()`, `...?.toLong()`.
+    fn without_conversion<'t>(&self, mut tokens: &'t [Token]) -> &'t [Token] {
+        let word = |t: &Token| self.text(t.span.clone());
+        loop {
+            match tokens {
+                [conversion, open, inner @ .., close]
+                    if matches!(
+                        word(conversion),
+                        "int" | "Number" | "BigInt" | "parseInt" | "Integer" | "Long"
+                    ) && word(open) == "("
+                        && word(close) == ")"
+                        && !inner.is_empty() =>
+                {
+                    tokens = self.split_commas(inner)[0];
+                }
+                [open, inner @ .., close]
+                    if word(open) == "(" && word(close) == ")" && !inner.is_empty() =>
+                {
+                    tokens = inner;
+                }
+                [head @ .., dot, method]
+                    if word(dot) == "." && matches!(word(method), "to_i") && !head.is_empty() =>
+                {
+                    tokens = head;
+                }
+                [head @ .., dot, method, open, close]
+                    if word(dot) == "."
+                        && matches!(word(method), "toLong" | "toInt" | "toLongOrNull")
+                        && word(open) == "("
+                        && word(close) == ")"
+                        && !head.is_empty() =>
+                {
+                    tokens = head;
+                    if let [rest @ .., question] = tokens
+                        && word(question) == "?"
+                    {
+                        tokens = rest;
+                    }
+                }
+                _ => return tokens,
+            }
+        }
+    }
+
+    /// The value a one-field type is built of (a Kotlin `value class JobId(val value: Long)`, a
+    /// Rust newtype `LockKey(7)`, a Python class taking the id, Java's `new JobId(7L)`):
+    /// `JobId(7)` holds 7, and a key read through its field (`jobId.value`) is 7. Only a
+    /// CamelCase name with one argument; not in Go, whose `ComputeKey(7)` is a function.
+    fn newtype_value<'t>(&self, tokens: &'t [Token], language: Language) -> Option<&'t [Token]> {
+        let word = |t: &Token| self.text(t.span.clone());
+        let tokens = match (language, tokens) {
+            (Language::Java | Language::JavaScript, [new, rest @ ..]) if word(new) == "new" => rest,
+            (Language::Kotlin | Language::Python | Language::Rust, _) => tokens,
+            _ => return None,
+        };
+        let [ty, open, inner @ .., close] = tokens else {
+            return None;
+        };
+        let name = word(ty);
+        let camel = ty.kind == TokenKind::Ident
+            && name.starts_with(|c: char| c.is_ascii_uppercase())
+            && name.contains(|c: char| c.is_ascii_lowercase());
+        (camel
+            && word(open) == "("
+            && word(close) == ")"
+            && !inner.is_empty()
+            && self.split_commas(inner).len() == 1)
+            .then_some(inner)
+    }
+
+    /// `tokens` split at each comma outside brackets.
+    fn split_commas<'t>(&self, tokens: &'t [Token]) -> Vec<&'t [Token]> {
+        let mut parts = Vec::new();
+        let mut start = 0;
+        let mut depth = 0usize;
+        for (k, token) in tokens.iter().enumerate() {
+            match self.text(token.span.clone()) {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => depth = depth.saturating_sub(1),
+                "," if depth == 0 => {
+                    parts.push(&tokens[start..k]);
+                    start = k + 1;
+                }
+                _ => {}
+            }
+        }
+        parts.push(&tokens[start..]);
+        parts
+    }
+
     fn numeric_string(&self, tokens: &[Token]) -> Option<Id> {
         let [string] = tokens else {
             return None;
@@ -1955,7 +2145,7 @@ impl Extractor<'_> {
                 TokenKind::Punct
                     if matches!(
                         text,
-                        ":" | "::" | "<" | ">" | "[" | "]" | "?" | "&" | "." | "'" | "*"
+                        ":" | "::" | "<" | ">" | "[" | "]" | "?" | "&" | "|" | "." | "'" | "*"
                     ) => {}
                 _ => return None,
             }
@@ -2220,6 +2410,28 @@ impl Extractor<'_> {
         };
         // A cast outside an interpolation, `{NAME}::bigint`, or of a literal, `1001042::bigint`.
         let mut tokens = self.without_cast(tokens);
+        // TypeScript's assertions leave the value as it is: `KEY as any`, `KEY as unknown as
+        // number`, `KEY!`.
+        if language == Language::JavaScript {
+            loop {
+                match tokens {
+                    [head @ .., r#as, kind]
+                        if token_text(r#as) == "as"
+                            && kind.kind == TokenKind::Ident
+                            && !head.is_empty() =>
+                    {
+                        tokens = head;
+                    }
+                    [head @ .., bang] if token_text(bang) == "!" && !head.is_empty() => {
+                        tokens = head;
+                    }
+                    _ => break,
+                }
+            }
+        }
+        if let Some(inner) = self.newtype_value(tokens, language) {
+            tokens = inner;
+        }
         // A Java or Kotlin expression over literals only (`"streams_table".hashCode()`,
         // `1L << 40`): its value, as the language computes it.
         if tokens.len() > 1
@@ -2399,7 +2611,12 @@ impl Extractor<'_> {
         let is_path = !tokens.is_empty()
             && tokens.iter().enumerate().all(|(k, t)| {
                 if k % 2 == 0 {
+                    // A Rust tuple struct's field: `key.0`.
                     t.kind == TokenKind::Ident
+                        || (k > 0
+                            && language == Language::Rust
+                            && t.kind == TokenKind::Number
+                            && token_text(t).bytes().all(|b| b.is_ascii_digit()))
                 } else {
                     matches!(token_text(t), "." | "::" | "->")
                 }

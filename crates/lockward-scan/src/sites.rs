@@ -87,6 +87,8 @@ impl Names {
 /// `id` is not among them: `lock(job.id)` locks a row, and its callers pass no fixed key.
 pub(crate) const MEMBER_VALUE_FIELDS: &[&str] = &[
     "value", "key", "code", "lockId", "lock_id", "lockKey", "lock_key", "family",
+    // A Rust newtype's one field: `LockKey(7)` read as `key.0`.
+    "0",
 ];
 
 /// Whether `field` is one through which an enum's member gives its id ([`MEMBER_VALUE_FIELDS`]),

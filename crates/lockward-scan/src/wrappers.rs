@@ -470,6 +470,25 @@ impl Known<'_> {
         if family(language) != family(self.language) {
             return false;
         }
+        // Rust's `Type::f(..)` runs `Type`'s `f`, not another type's of the same name
+        // (`Backoff::with_config(100, ..)` is no call of `AdvisoryLock::with_config`); `Self::f`
+        // in another file is the type of that file's `impl`.
+        if language == Language::Rust
+            && let (Some(owner), Some(qualifier)) = (&self.definition.owner, qualifier)
+        {
+            let named = qualifier.rsplit("::").next().unwrap_or(qualifier);
+            let other_type = if named == "Self" {
+                path != self.path
+            } else {
+                // A type is CamelCase; `COMPACT.lock(..)` is a constant's method.
+                named.starts_with(|c: char| c.is_ascii_uppercase())
+                    && named.contains(|c: char| c.is_ascii_lowercase())
+                    && named != owner
+            };
+            if other_type {
+                return false;
+            }
+        }
         // A SQL function is the database's: any SQL of the tree may call it.
         if path == self.path || self.language == Language::Sql {
             return true;

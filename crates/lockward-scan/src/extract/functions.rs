@@ -1962,6 +1962,17 @@ impl Extractor<'_> {
         let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
         let angle = match (text(i + 1), language) {
             ("(", _) => return Some(i + 1),
+            // TypeScript's cast of the function itself: `(withLock as any)(db, KEY)`.
+            ("as", Language::JavaScript)
+                if i.checked_sub(1).is_some_and(|p| text(p) == "(")
+                    && tokens
+                        .get(i + 2)
+                        .is_some_and(|t| t.kind == TokenKind::Ident)
+                    && text(i + 3) == ")"
+                    && text(i + 4) == "(" =>
+            {
+                return Some(i + 4);
+            }
             ("<", Language::Kotlin | Language::JavaScript) => i + 1,
             _ => return None,
         };
