@@ -400,12 +400,21 @@ impl Extractor<'_> {
         // The string wrapped in the call that makes it a statement (SQLAlchemy's
         // `query = sa.text("...")`, `stmt = conn.prepare("...")`): the name holds the SQL.
         let mut first = first;
-        if text(first.wrapping_sub(1)) == "(" {
+        // After a context: Go's `db.PrepareContext(ctx, "...")`.
+        let open = if text(first.wrapping_sub(1)) == ","
+            && text(first.wrapping_sub(2)) == "ctx"
+            && text(first.wrapping_sub(3)) == "("
+        {
+            first - 3
+        } else {
+            first.wrapping_sub(1)
+        };
+        if text(open) == "(" {
             let (_, last) = self.string_run(tokens, first);
             if text(last + 1) != ")" {
                 return None;
             }
-            let mut at = first.checked_sub(2)?;
+            let mut at = open.checked_sub(1)?;
             while tokens[at].kind == TokenKind::Ident && text(at.wrapping_sub(1)) == "." {
                 at = at.checked_sub(2)?;
             }
@@ -414,12 +423,23 @@ impl Extractor<'_> {
             }
             first = at;
         }
-        if !matches!(text(first.checked_sub(1)?), "=" | ":=") {
-            return None;
-        }
         let mut at = first.checked_sub(2)?;
+        match text(first.checked_sub(1)?) {
+            "=" | ":=" => {}
+            // A Go struct literal's field: `&DB{tryLock: p.Add(`...`)}`.
+            ":" if matches!(text(at.wrapping_sub(1)), "{" | ",")
+                && tokens[at].kind == TokenKind::Ident =>
+            {
+                return Some(at);
+            }
+            _ => return None,
+        }
         if matches!(text(at), "string" | "str" | "String") && at > 0 {
             at -= 1;
+        }
+        // Go's `s.tryLock, err = db.Prepare(..)`: the statement is the first name.
+        if text(at) == "err" && text(at.wrapping_sub(1)) == "," && at >= 2 {
+            at -= 2;
         }
         (tokens[at].kind == TokenKind::Ident).then_some(at)
     }
@@ -450,10 +470,47 @@ impl Extractor<'_> {
                     // `preparedQuery(LOCK_SQL).execute(Tuple.of(..))`, sqlx's `.bind(..)`.
                     || (text(k + 1), text(k + 2)) == (")", ".")
                         && matches!(text(k + 3), "execute" | "bind"))
+                // A Go statement prepared into a field, run with its values where the field is
+                // read: `tx.StmtContext(ctx, s.tryLock).QueryRowContext(ctx, KEY)`.
+                || (tokens[k].kind == TokenKind::Ident
+                    && text(k) == name
+                    && k != at
+                    && text(k.wrapping_sub(1)) == "."
+                    && self.go_statement_run(tokens, k).is_some())
         };
         (first + 1..tokens.len())
             .find(passed)
             .or_else(|| (0..first).find(passed))
+    }
+
+    /// Where the values start of a Go prepared statement run at `index` (the statement's field):
+    /// `s.tryLock).QueryRowContext(ctx, KEY)` and `s.tryLock.QueryRow(KEY)`, after the context
+    /// a `...Context` method takes first.
+    fn go_statement_run(&self, tokens: &[Token], index: usize) -> Option<usize> {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        let method = match (text(index + 1), text(index + 2), text(index + 3)) {
+            (")", ".", _) if text(index + 4) == "(" => index + 3,
+            (".", method, "(") if !method.is_empty() => index + 2,
+            _ => return None,
+        };
+        if !GO_STATEMENT_RUNS.contains(&text(method)) {
+            return None;
+        }
+        let open = method + 1;
+        if !text(method).ends_with("Context") {
+            return Some(open + 1);
+        }
+        let mut depth = 0usize;
+        for k in open + 1..tokens.len().min(open + MAX_CALL_TOKENS) {
+            match text(k) {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" if depth == 0 => return None,
+                ")" | "]" | "}" => depth -= 1,
+                "," if depth == 0 => return Some(k + 1),
+                _ => {}
+            }
+        }
+        None
     }
 
     /// The first and last token of the string literals that the code joins into one text with
@@ -559,6 +616,11 @@ impl Extractor<'_> {
             (",", _, _) if !self.in_call(tokens, first) => return Vec::new(),
             ("," | "%", _, _) => index + 2,
             (")", ".", "bind") => return self.bind_chain(tokens, index + 2),
+            // A Go statement run with its values (see [`Self::named_use`]): after the context
+            // of a `...Context` method.
+            (")" | ".", _, _) if self.go_statement_run(tokens, index).is_some() => {
+                self.go_statement_run(tokens, index).unwrap_or_default()
+            }
             // Vert.x's SQL client: `preparedQuery("SELECT pg_advisory_lock($1)")`, then
             // `.execute(Tuple.of(KEY))`, often on the next line.
             (")", ".", "execute")
@@ -574,7 +636,13 @@ impl Extractor<'_> {
             }
             // The SQL wrapped in a call, its values passed beside it: SQLAlchemy's
             // `session.execute(text("... :id"), {"id": KEY})`.
-            (")", ",", _) if self.in_call(tokens, first) => index + 3,
+            // Not a struct literal's next field (`tryLock: p.Add("..."), markSent: ..`).
+            (")", ",", _)
+                if self.in_call(tokens, first)
+                    && (text(first.wrapping_sub(1)) != "(" || self.in_call(tokens, first - 1)) =>
+            {
+                index + 3
+            }
             _ => return self.jdbc_sets(tokens, index + 1),
         };
         let single_operand = text(index + 1) == "%" && text(start) != "(";
@@ -980,6 +1048,16 @@ impl Extractor<'_> {
         }
     }
 }
+
+/// The methods of Go's `*sql.Stmt` (and pgx's) that run a prepared statement with its values.
+const GO_STATEMENT_RUNS: &[&str] = &[
+    "QueryRowContext",
+    "QueryRow",
+    "QueryContext",
+    "Query",
+    "ExecContext",
+    "Exec",
+];
 
 /// Words that only SQL puts around a lock call: a string with one of them is SQL the code runs.
 const SQL_WORDS: &[&str] = &[
