@@ -671,6 +671,8 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
             || !k.switched.is_empty()
             || !k.named.is_empty()
             || !k.definition.receiver_fields.is_empty()
+            // Its calls tell what is no key: the second int they pass.
+            || !k.definition.seconds.is_empty()
     });
     known
 }
@@ -1133,6 +1135,8 @@ pub(crate) fn inferred_names(
                 || !k.fixed.is_empty()
                 || !k.switched.is_empty()
                 || !k.named.is_empty()
+                // Its calls tell what is no key: the second int they pass.
+                || !k.definition.seconds.is_empty()
                 || k.language == Language::Rust
         })
         .map(|k| (k.definition.name.clone(), family(k.language), k.strict))
@@ -1228,11 +1232,16 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                     // What the call passes as its lock's second int is no key.
                     for &p in &target.definition.seconds {
                         if let Some(arg) = Slot::key(target, p).pick(&call.args)
-                            && let Key::Name(name)
-                            | Key::Local { name, .. }
-                            | Key::Member {
-                                name: Some(name), ..
-                            } = &arg.key
+                            && let Some(name) = match &arg.key {
+                                Key::Name(name)
+                                | Key::Local { name, .. }
+                                | Key::Member {
+                                    name: Some(name), ..
+                                } => Some(name),
+                                // An enum's member: `AdvisoryLock.CATEGORY_TREE`.
+                                Key::Member { members, .. } => members.first(),
+                                _ => None,
+                            }
                         {
                             not_keys.push(NotKey {
                                 name: name.clone(),

@@ -298,7 +298,14 @@ impl Extractor<'_> {
                             *role == Role::SecondInt && body.contains(&span.start)
                         })
                         .filter_map(|(_, name, _)| {
-                            header.params.iter().position(|p| &p.name == name)
+                            // The parameter itself, or its member's value (`lock.value`).
+                            header.params.iter().position(|p| {
+                                *name == p.name
+                                    || name
+                                        .strip_prefix(p.name.as_str())
+                                        .and_then(|rest| rest.strip_prefix('.'))
+                                        .is_some_and(|field| MEMBER_VALUE_FIELDS.contains(&field))
+                            })
                         })
                         .collect(),
                     lookups: lookups
@@ -659,6 +666,7 @@ impl Extractor<'_> {
                 || !d.fixed.is_empty()
                 || !d.switched.is_empty()
                 || !d.receiver_fields.is_empty()
+                || !d.seconds.is_empty()
                 || calls
                     .iter()
                     .any(|(_, call)| call.within == Some(d.body_start))

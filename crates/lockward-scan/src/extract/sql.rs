@@ -83,6 +83,7 @@ impl Extractor<'_> {
                 || !reads_as_sql(bytes)
                 || self.is_pattern_operand(tokens, index)
                 || self.in_assertion(tokens, index, language)
+                || self.measured(tokens, index)
                 || (language == Language::Python
                     && brackets == 0
                     && self.is_docstring(tokens, index))
@@ -352,8 +353,11 @@ impl Extractor<'_> {
             // Kotlin's own `when (x)` is no assertion: mockito-kotlin's is `whenever`.
             Language::Java => &["verify", "when"],
             Language::Kotlin => &["verify", "whenever"],
-            Language::JavaScript => &["expect"],
-            _ => return false,
+            Language::JavaScript | Language::Ruby => &["expect"],
+            // go-sqlmock's expectations.
+            Language::Go => &["ExpectExec", "ExpectQuery", "ExpectPrepare"],
+            Language::Python | Language::Rust => &[],
+            Language::Sql => return false,
         };
         let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
         // From the call the string is an argument of (`toHaveBeenCalledWith(` on the line above
@@ -383,14 +387,52 @@ impl Extractor<'_> {
             }
             break;
         }
-        // `verify(`, `Mockito.verify(`, `expect(`, `await expect(`.
+        // Python's `assert` statement; Go's testify (`require.Contains(t, sql, "..")`,
+        // `assert.Equal(..)`) and JavaScript's `assert.equal(..)`.
+        let first = text(start);
+        match language {
+            Language::Python if first == "assert" => return true,
+            Language::Go | Language::JavaScript
+                if matches!(first, "require" | "assert") && text(start + 1) == "." =>
+            {
+                return true;
+            }
+            _ => {}
+        }
+        // `verify(`, `Mockito.verify(`, `expect(`, `await expect(`, `mock.ExpectQuery(`.
         let mut at = start;
         while at < index
             && (tokens[at].kind == TokenKind::Ident && text(at + 1) == "." || text(at) == "await")
         {
             at += if text(at) == "await" { 1 } else { 2 };
         }
-        words.contains(&text(at)) && text(at + 1) == "("
+        let head = text(at);
+        // xUnit's and Rust's assertions: `assertEquals(`, `assertThat(`, `self.assertIn(`,
+        // `execute.assert_called_once_with(`, `assert_eq!(`.
+        let asserts = head.starts_with("assert")
+            && match language {
+                Language::Rust => text(at + 1) == "!",
+                _ => text(at + 1) == "(",
+            };
+        asserts || (words.contains(&head) && text(at + 1) == "(")
+    }
+
+    /// Whether the string at `index` is an argument of a call that measures or searches a text
+    /// (`len("SELECT pg_advisory_xact_lock(1);")`, `strings.Contains(sql, "..")`): no statement
+    /// the code runs.
+    fn measured(&self, tokens: &[Token], index: usize) -> bool {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        let mut depth = 0usize;
+        for k in (index.saturating_sub(MAX_CALL_TOKENS)..index).rev() {
+            match text(k) {
+                ")" | "]" | "}" => depth += 1,
+                "(" | "[" | "{" if depth > 0 => depth -= 1,
+                "(" => return k > 0 && MEASURES.contains(&text(k - 1)),
+                "[" | "{" | ";" => return false,
+                _ => {}
+            }
+        }
+        false
     }
 
     /// The name the string at `first` is the value of (`NAME = "..."`, `const NAME string =
@@ -1048,6 +1090,19 @@ impl Extractor<'_> {
         }
     }
 }
+
+/// Calls that measure or search a text: a string passed to one is no statement to hold.
+const MEASURES: &[&str] = &[
+    "len",
+    "Contains",
+    "HasPrefix",
+    "HasSuffix",
+    "Index",
+    "indexOf",
+    "includes",
+    "startsWith",
+    "endsWith",
+];
 
 /// The methods of Go's `*sql.Stmt` (and pgx's) that run a prepared statement with its values.
 const GO_STATEMENT_RUNS: &[&str] = &[
