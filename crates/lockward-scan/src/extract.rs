@@ -1518,11 +1518,15 @@ impl Extractor<'_> {
                 .env_default(&tokens[value.clone()])
                 .unwrap_or(&tokens[value.clone()]);
             let written = self.newtype_value(written, language).unwrap_or(written);
-            let literal = literal_value(self.file, written, language)
+            // A literal as written first: `BigInt('3853314791062309107')` is exact.
+            let literal = literal_value(self.file, written, language);
+            let written = self.without_conversion(written);
+            let literal = literal
+                .or_else(|| literal_value(self.file, written, language))
                 .or_else(|| self.numeric_string(written));
             let expr = match &literal {
                 Some(_) => None,
-                None => values::parse(self.file, &tokens[value.clone()], language),
+                None => values::parse(self.file, written, language),
             };
             (binding, literal, expr, Some(value), typed)
         };
@@ -1820,7 +1824,8 @@ impl Extractor<'_> {
     }
 
     /// `tokens` without a conversion to an integer around them: `int(..)`, `Number(..)`,
-    /// `BigInt(..)`, `parseInt(.., 10)`, `(..)`, `...to_i`, `...toLong()`, `...?.toLong()`.
+    /// `parseInt(.., 10)`, `(..)`, `...to_i`, `...toLong()`, `...?.toLong()`,
+    /// `connection.quote(..)`.
     fn without_conversion<'t>(&self, mut tokens: &'t [Token]) -> &'t [Token] {
         let word = |t: &Token| self.text(t.span.clone());
         loop {
@@ -1828,7 +1833,7 @@ impl Extractor<'_> {
                 [conversion, open, inner @ .., close]
                     if matches!(
                         word(conversion),
-                        "int" | "Number" | "BigInt" | "parseInt" | "Integer" | "Long"
+                        "int" | "Number" | "parseInt" | "Integer" | "Long"
                     ) && word(open) == "("
                         && word(close) == ")"
                         && !inner.is_empty() =>
@@ -1839,6 +1844,22 @@ impl Extractor<'_> {
                     if word(open) == "(" && word(close) == ")" && !inner.is_empty() =>
                 {
                     tokens = inner;
+                }
+                // Rails' `connection.quote(ID)`: an integer's SQL literal is the integer.
+                _ if let Some(quote) = tokens.iter().position(|t| word(t) == "quote")
+                    && tokens.get(quote + 1).is_some_and(|t| word(t) == "(")
+                    && tokens.last().is_some_and(|t| word(t) == ")")
+                    && tokens[..quote].iter().enumerate().all(|(k, t)| {
+                        (k % 2 == 0 && t.kind == TokenKind::Ident) || (k % 2 == 1 && word(t) == ".")
+                    })
+                    && quote % 2 == 0
+                    && quote + 3 < tokens.len()
+                    && self
+                        .split_commas(&tokens[quote + 2..tokens.len() - 1])
+                        .len()
+                        == 1 =>
+                {
+                    tokens = &tokens[quote + 2..tokens.len() - 1];
                 }
                 [head @ .., dot, method]
                     if word(dot) == "." && matches!(word(method), "to_i") && !head.is_empty() =>

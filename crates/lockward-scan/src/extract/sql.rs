@@ -106,8 +106,11 @@ impl Extractor<'_> {
             let mut values = self.bound_arguments(tokens, first, last, language);
             // SQL held in a name (`const lockSQL = \`..\``, `LOCK_SQL = "..."`) is bound where the
             // name is passed: `db.QueryRow(ctx, lockSQL, id)`. Its calls are sites there.
+            // Only SQL with a placeholder takes values there: a key written into the text itself
+            // (Kotlin's `"SELECT pg_try_advisory_lock($lockId)"`) is sited where it is written.
             let mut used_at = None;
             if values.is_empty()
+                && self.has_placeholder(&inner.tokens)
                 && let Some(at) = self.named_use(tokens, first)
             {
                 values = self.bound_arguments(tokens, at, at, language);
@@ -597,6 +600,28 @@ impl Extractor<'_> {
             || (token.newline_before && self.text(tokens[index - 1].span.clone()) == ":");
         let alone = tokens.get(index + 1).is_none_or(|next| next.newline_before);
         opens_body && alone
+    }
+
+    /// Whether SQL text has a placeholder for a value: positional (`%s`, `?`, `{}`), numbered
+    /// (`$1`) or named (`:key`, `%(key)s`).
+    fn has_placeholder(&self, tokens: &[Token]) -> bool {
+        !self.placeholders(tokens).is_empty()
+            || tokens.iter().enumerate().any(|(i, token)| {
+                let word = self.text(token.span.clone());
+                let next = tokens.get(i + 1);
+                let touching = next.is_some_and(|n| n.span.start == token.span.end);
+                (word.len() > 1
+                    && word.starts_with('$')
+                    && word[1..].bytes().all(|b| b.is_ascii_digit()))
+                    || (word == "$"
+                        && touching
+                        && next.is_some_and(|n| n.kind == TokenKind::Number))
+                    || (matches!(word, ":" | "%")
+                        && touching
+                        && next.is_some_and(|n| {
+                            n.kind == TokenKind::Ident || self.text(n.span.clone()) == "("
+                        }))
+            })
     }
 
     /// The byte offsets where each positional placeholder (`%s`, `%d`, Go's `%v`, `?`, `{}`)
