@@ -775,6 +775,7 @@ impl<'a> Checker<'a> {
                     name,
                     value: Some(value),
                 } = &item.kind
+                    && !file.aliases.contains(name)
                 {
                     let named_entry = self
                         .entry(SiteKey::Bigint(value.value()))

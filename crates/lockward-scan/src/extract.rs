@@ -511,6 +511,7 @@ fn extract_file(
         not_keys: Vec::new(),
         strings: string_constants(text, &code.tokens),
         go_blocks: Vec::new(),
+        aliases: aliases.keys().cloned().collect(),
     };
     sites.not_keys = not_keys
         .into_iter()

@@ -251,6 +251,9 @@ pub(crate) struct FileSites {
     /// Its Go `const (...)` blocks of the outermost scope, with the integer constants they hold
     /// ([`crate::values::block_siblings`]).
     pub(crate) go_blocks: Vec<Vec<BlockMember>>,
+    /// Its constants defined as another name (`_DB_SYNC_LOCK_KEY = _DINGTALK_SYNC_LOCK_KEY`): a
+    /// second name of that one's id, not a second definition of it.
+    pub(crate) aliases: HashSet<String>,
 }
 
 /// An integer constant of a Go `const (...)` block.

@@ -14,8 +14,13 @@ use std::ops::Range;
 use super::{Extractor, ItemKind, Key, Local, Shape};
 use crate::lang::Language;
 use crate::lexer::{Token, TokenKind};
-use crate::sites::{Arg, Call, Definition, Forward, Functions, MEMBER_VALUE_FIELDS, Param, Role};
+use crate::sites::{
+    Arg, Call, Definition, Expr, Forward, Functions, MEMBER_VALUE_FIELDS, Param, Role,
+};
 use crate::syntax::Syntax;
+
+/// How many names defined as another name a fixed key is followed through.
+const MAX_ALIASES: usize = 4;
 
 /// Words that look like a call or a method header but are control flow.
 const CONTROL: &[&str] = &[
@@ -887,13 +892,29 @@ impl Extractor<'_> {
     pub(super) fn fixed_value<'k>(&'k self, key: &'k Key) -> Option<&'k lockward_registry::Id> {
         match key {
             Key::Literal(value) | Key::Local { value, .. } => Some(value),
-            Key::Name(name) => match self.locals.get(name.as_str()) {
-                Some(Some(Local {
-                    literal: Some(value),
-                    ..
-                })) => Some(value),
-                _ => None,
-            },
+            Key::Name(name) => {
+                // A class's constant read through its instance (`self._DB_SYNC_LOCK_KEY`,
+                // `this.lockId`), and one defined as another's name (`_DB_SYNC_LOCK_KEY =
+                // _DINGTALK_SYNC_LOCK_KEY`): the literal at the end of the chain.
+                let mut name = ["self.", "this.", "cls.", "@"]
+                    .iter()
+                    .find_map(|receiver| name.strip_prefix(receiver))
+                    .unwrap_or(name);
+                for _ in 0..MAX_ALIASES {
+                    match self.locals.get(name) {
+                        Some(Some(Local {
+                            literal: Some(value),
+                            ..
+                        })) => return Some(value),
+                        Some(Some(Local {
+                            expr: Expr::Name(other),
+                            ..
+                        })) => name = other,
+                        _ => return None,
+                    }
+                }
+                None
+            }
             _ => None,
         }
     }
