@@ -285,8 +285,10 @@ fn extract_file(
         called_names: HashSet::new(),
         sql_holders: Vec::new(),
         not_keys: Vec::new(),
+        constant_functions: HashSet::new(),
     };
     extractor.collect_directives(&code);
+    extractor.constant_functions(&code.tokens, language);
     extractor.walk(&code.tokens, language, true);
     extractor.strings(&code.tokens, language, 0);
     extractor.raw.sort_by_key(|(span, _)| span.start);
@@ -1199,6 +1201,8 @@ struct Extractor<'a> {
     /// placeholder number and offset. Another file passing the name binds them
     /// ([`functions`]: a wrapper named after the name).
     sql_holders: Vec<SqlHolder>,
+    /// Functions that take nothing and return a constant ([`Self::constant_functions`]).
+    constant_functions: HashSet<String>,
 }
 
 /// SQL held in a name ([`Extractor`]'s `sql_holders`): the name, where its text starts, and each
@@ -1665,6 +1669,145 @@ impl Extractor<'_> {
             && let Some(key) = site_key(self)
         {
             self.keyword_site(span, name, key);
+        }
+    }
+
+    /// Functions that take nothing and end by returning one constant or literal (Python's `def
+    /// lock_namespace() -> int: .. return _NAMESPACE`, after an `if` that returns a configured
+    /// override; `function lockId() { return 7; }`, Go's `func lockID() int64 { return
+    /// reapLock }`, Kotlin's `fun lockId() = 7L`, Rust's `fn lock_id() -> i64 { LOCK }`, Java's
+    /// `static long lockId() { return LOCK; }`): the value it returns unless configured
+    /// otherwise, as a local of the file under the function's name, so that a key written as
+    /// its call (`lock_namespace()`) is that constant.
+    fn constant_functions(&mut self, tokens: &[Token], language: Language) {
+        let file = self.file;
+        let text = |k: usize| tokens.get(k).map_or("", |t| &file[t.span.clone()]);
+        let column = |k: usize| {
+            let start = tokens[k].span.start;
+            start - file[..start].rfind('\n').map_or(0, |n| n + 1)
+        };
+        let mut found = Vec::new();
+        for i in 0..tokens.len() {
+            let keyword = match language {
+                Language::Python => text(i) == "def",
+                Language::JavaScript => text(i) == "function",
+                Language::Go => text(i) == "func",
+                Language::Kotlin => text(i) == "fun",
+                Language::Rust => text(i) == "fn",
+                Language::Java => {
+                    matches!(text(i), "long" | "int" | "Long" | "Integer")
+                        && i.checked_sub(1).is_some_and(|p| {
+                            matches!(
+                                text(p),
+                                "static" | "final" | "public" | "private" | "protected"
+                            )
+                        })
+                }
+                Language::Ruby | Language::Sql => false,
+            };
+            let name = i + 1;
+            if !keyword
+                || tokens.get(name).is_none_or(|t| t.kind != TokenKind::Ident)
+                || (text(name + 1), text(name + 2)) != ("(", ")")
+            {
+                continue;
+            }
+            // The header's end: Python's `:`, Kotlin's `=` of an expression body, or `{`.
+            let Some(open) = (name + 3..tokens.len().min(name + 12)).find(|&k| {
+                matches!(text(k), "{" | "=")
+                    || (language == Language::Python
+                        && text(k) == ":"
+                        && tokens.get(k + 1).is_some_and(|t| t.newline_before))
+            }) else {
+                continue;
+            };
+            let returned: Option<Range<usize>> = match text(open) {
+                "=" if language == Language::Kotlin => {
+                    let end = (open + 1..tokens.len())
+                        .find(|&k| tokens[k].newline_before)
+                        .unwrap_or(tokens.len());
+                    Some(open + 1..end)
+                }
+                ":" => {
+                    let body = column(open + 1);
+                    if body <= column(i) {
+                        continue;
+                    }
+                    let mut last = None;
+                    let mut k = open + 1;
+                    while k < tokens.len() && !(tokens[k].newline_before && column(k) < body) {
+                        if tokens[k].newline_before && column(k) == body && text(k) == "return" {
+                            let end = (k + 1..tokens.len())
+                                .find(|&e| tokens[e].newline_before)
+                                .unwrap_or(tokens.len());
+                            last = Some(k + 1..end);
+                        }
+                        k += 1;
+                    }
+                    last
+                }
+                "{" => {
+                    let mut depth = 0usize;
+                    let mut last = None;
+                    let mut close = None;
+                    for k in open..tokens.len() {
+                        match text(k) {
+                            "{" | "(" | "[" => depth += 1,
+                            "}" | ")" | "]" => {
+                                depth -= 1;
+                                if depth == 0 {
+                                    close = Some(k);
+                                    break;
+                                }
+                            }
+                            "return" if depth == 1 => {
+                                let end = (k + 1..tokens.len())
+                                    .find(|&e| {
+                                        matches!(text(e), ";" | "}") || tokens[e].newline_before
+                                    })
+                                    .unwrap_or(tokens.len());
+                                last = Some(k + 1..end);
+                            }
+                            _ => {}
+                        }
+                    }
+                    // Rust's tail expression: `{ LOCK }`.
+                    match (language, close) {
+                        (Language::Rust, Some(close))
+                            if last.is_none()
+                                && close >= 2
+                                && tokens[close - 1].kind != TokenKind::Punct
+                                && text(close - 2) == "{" =>
+                        {
+                            Some(close - 1..close)
+                        }
+                        _ => last,
+                    }
+                }
+                _ => None,
+            };
+            let Some(returned) = returned else {
+                continue;
+            };
+            let returned = &tokens[returned];
+            let expr = match returned {
+                [only] if only.kind == TokenKind::Ident => {
+                    Expr::Name(file[only.span.clone()].to_owned())
+                }
+                _ => match literal_value(file, returned, language) {
+                    Some(id) => Expr::Int {
+                        value: i128::from(id.value()),
+                        wide: true,
+                    },
+                    None => continue,
+                },
+            };
+            let literal = literal_value(file, returned, language);
+            found.push((text(name).to_owned(), Local { expr, literal }));
+        }
+        for (name, local) in found {
+            self.constant_functions.insert(name.clone());
+            self.locals.entry(name).or_insert(Some(local));
         }
     }
 
@@ -2463,6 +2606,15 @@ impl Extractor<'_> {
         {
             // Shown as the number: the id to register, which the line does not write.
             return Key::Literal(Id::new(value, value.to_string()));
+        }
+        // A function of the file that takes nothing and returns a constant
+        // ([`Self::constant_functions`]): `lock_namespace()`, `self.lock_id()`.
+        if let [.., name, open, close] = tokens
+            && token_text(open) == "("
+            && token_text(close) == ")"
+            && self.constant_functions.contains(token_text(name))
+        {
+            return Key::Name(token_text(name).to_owned());
         }
         // A SQL function called without arguments (`_catalog.get_advisory_lock_prefix_job()`):
         // a constant when it only returns a literal ([`Self::sql_constant_function`]).
