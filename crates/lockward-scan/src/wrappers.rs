@@ -1377,6 +1377,18 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                         name: None,
                         shown: format!("{collection}[\"{entry}\"]"),
                     },
+                    // A Ruby symbol names its entry too: `with_lock(:audit)` reading `KEYS.fetch(scope)`.
+                    (None, Some(collection))
+                        if let Key::Dynamic(shown) = &arg.key
+                            && let Some(symbol) = shown.strip_prefix(':')
+                            && lockward_registry::is_identifier(symbol) =>
+                    {
+                        Key::Member {
+                            members: vec![format!("{collection}[:{symbol}]")],
+                            name: None,
+                            shown: shown.clone(),
+                        }
+                    }
                     // A string no library this scan knows hashes locks nothing it can name.
                     (Some(_), None) => continue,
                     (None, _) => arg.pair.clone().unwrap_or_else(|| arg.key.clone()),

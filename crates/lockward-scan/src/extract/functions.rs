@@ -741,18 +741,22 @@ impl Extractor<'_> {
         let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
         let mut lookups = Vec::new();
         for k in header.body.clone() {
-            // `local = COLLECTION[param]`, the statement ending there.
+            // `local = COLLECTION[param]`, or looked up by a method (Ruby's `KEYS.fetch(scope)`,
+            // `dict.get`, Kotlin's `getValue`), the statement ending there.
+            let (at, end) = match (text(k + 3), text(k + 4), text(k + 5)) {
+                ("[", _, "]") => (k + 4, k + 6),
+                (".", "fetch" | "get" | "getValue", "(") if text(k + 7) == ")" => (k + 6, k + 8),
+                _ => continue,
+            };
             if tokens[k].kind == TokenKind::Ident
                 && text(k + 1) == "="
                 && tokens
                     .get(k + 2)
                     .is_some_and(|t| t.kind == TokenKind::Ident)
-                && text(k + 3) == "["
-                && text(k + 5) == "]"
                 && tokens
-                    .get(k + 6)
-                    .is_none_or(|t| t.newline_before || matches!(text(k + 6), ";" | "}"))
-                && let Some(param) = header.params.iter().position(|p| p.name == text(k + 4))
+                    .get(end)
+                    .is_none_or(|t| t.newline_before || matches!(text(end), ";" | "}"))
+                && let Some(param) = header.params.iter().position(|p| p.name == text(at))
             {
                 lookups.push(Lookup {
                     local: text(k).to_owned(),
