@@ -1880,8 +1880,6 @@ impl Extractor<'_> {
         true
     }
 
-    /// A key written as a quoted decimal number (`LOCK_KEY = "12345"`): PostgreSQL casts the
-    /// text to the bigint, so it is the id.
     /// The default of a value read from the environment: the id the code runs with unless it
     /// is configured otherwise. Python's `os.getenv("K", 7)`, `os.environ.get("K", "7")`,
     /// `env.int("K", default=7)`, python-decouple's `config("K", default=7, cast=int)`,
@@ -1939,6 +1937,9 @@ impl Extractor<'_> {
             return None;
         }
         let open = head.iter().position(|t| word(t) == "(")?;
+        if !self.encloses(tokens, open) {
+            return None;
+        }
         let config = head[..open].last().is_some_and(|t| word(t) == "config");
         if !reads_env(&head[..open]) && !config {
             return None;
@@ -1980,12 +1981,16 @@ impl Extractor<'_> {
                         "int" | "Number" | "parseInt" | "Integer" | "Long"
                     ) && word(open) == "("
                         && word(close) == ")"
-                        && !inner.is_empty() =>
+                        && !inner.is_empty()
+                        && self.encloses(tokens, 1) =>
                 {
                     tokens = self.split_commas(inner)[0];
                 }
                 [open, inner @ .., close]
-                    if word(open) == "(" && word(close) == ")" && !inner.is_empty() =>
+                    if word(open) == "("
+                        && word(close) == ")"
+                        && !inner.is_empty()
+                        && self.encloses(tokens, 0) =>
                 {
                     tokens = inner;
                 }
@@ -1998,6 +2003,7 @@ impl Extractor<'_> {
                     })
                     && quote % 2 == 0
                     && quote + 3 < tokens.len()
+                    && self.encloses(tokens, quote + 1)
                     && self
                         .split_commas(&tokens[quote + 2..tokens.len() - 1])
                         .len()
@@ -2051,6 +2057,7 @@ impl Extractor<'_> {
             && word(open) == "("
             && word(close) == ")"
             && !inner.is_empty()
+            && self.encloses(tokens, 1)
             && self.split_commas(inner).len() == 1)
             .then_some(inner)
     }
@@ -2075,6 +2082,27 @@ impl Extractor<'_> {
         parts
     }
 
+    /// Whether the bracket at `open` closes at the last of `tokens` (`int(a)`, not `int(a) +
+    /// int(b)`).
+    fn encloses(&self, tokens: &[Token], open: usize) -> bool {
+        let mut depth = 0usize;
+        for (k, token) in tokens.iter().enumerate().skip(open) {
+            match self.text(token.span.clone()) {
+                "(" | "[" | "{" => depth += 1,
+                ")" | "]" | "}" => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return k == tokens.len() - 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+        false
+    }
+
+    /// A key written as a quoted decimal number (`LOCK_KEY = "12345"`): PostgreSQL casts the
+    /// text to the bigint, so it is the id.
     fn numeric_string(&self, tokens: &[Token]) -> Option<Id> {
         let [string] = tokens else {
             return None;
@@ -2609,10 +2637,18 @@ impl Extractor<'_> {
         }
         // A function of the file that takes nothing and returns a constant
         // ([`Self::constant_functions`]): `lock_namespace()`, `self.lock_id()`.
-        if let [.., name, open, close] = tokens
+        if let [path @ .., name, open, close] = tokens
             && token_text(open) == "("
             && token_text(close) == ")"
             && self.constant_functions.contains(token_text(name))
+            && path.len() % 2 == 0
+            && path.iter().enumerate().all(|(k, t)| {
+                if k % 2 == 0 {
+                    t.kind == TokenKind::Ident
+                } else {
+                    matches!(token_text(t), "." | "::")
+                }
+            })
         {
             return Key::Name(token_text(name).to_owned());
         }
