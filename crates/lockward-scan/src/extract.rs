@@ -2085,20 +2085,7 @@ impl Extractor<'_> {
     /// Whether the bracket at `open` closes at the last of `tokens` (`int(a)`, not `int(a) +
     /// int(b)`).
     fn encloses(&self, tokens: &[Token], open: usize) -> bool {
-        let mut depth = 0usize;
-        for (k, token) in tokens.iter().enumerate().skip(open) {
-            match self.text(token.span.clone()) {
-                "(" | "[" | "{" => depth += 1,
-                ")" | "]" | "}" => {
-                    depth = depth.saturating_sub(1);
-                    if depth == 0 {
-                        return k == tokens.len() - 1;
-                    }
-                }
-                _ => {}
-            }
-        }
-        false
+        !tokens.is_empty() && self.matching(tokens, open) == Some(tokens.len() - 1)
     }
 
     /// A key written as a quoted decimal number (`LOCK_KEY = "12345"`): PostgreSQL casts the

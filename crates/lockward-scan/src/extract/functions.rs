@@ -1359,21 +1359,7 @@ impl Extractor<'_> {
         {
             return Vec::new();
         }
-        let mut properties = Vec::new();
-        let mut depth = 0usize;
-        let mut start = 0;
-        for (k, token) in inner.iter().enumerate() {
-            match self.text(token.span.clone()) {
-                "(" | "[" | "{" => depth += 1,
-                ")" | "]" | "}" => depth = depth.saturating_sub(1),
-                "," if depth == 0 => {
-                    properties.push(&inner[start..k]);
-                    start = k + 1;
-                }
-                _ => {}
-            }
-        }
-        properties.push(&inner[start..]);
+        let properties = self.split_commas(inner);
         let mut fields = Vec::new();
         for property in properties {
             match property {

@@ -365,20 +365,7 @@ impl Extractor<'_> {
         let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
         // From the call the string is an argument of (`toHaveBeenCalledWith(` on the line above
         // a string on a line of its own)...
-        let mut start = index;
-        let mut depth = 0usize;
-        for k in (index.saturating_sub(MAX_CALL_TOKENS)..index).rev() {
-            match text(k) {
-                ")" | "]" => depth += 1,
-                "(" | "[" if depth > 0 => depth -= 1,
-                "(" => {
-                    start = k;
-                    break;
-                }
-                ";" | "{" | "}" if depth == 0 => break,
-                _ => {}
-            }
-        }
+        let mut start = self.enclosing_paren(tokens, index).unwrap_or(index);
         // ...back to the first token of its line, then over the lines it continues.
         for _ in 0..MAX_CALL_TOKENS {
             while start > 0 && !tokens[start].newline_before {
@@ -424,18 +411,25 @@ impl Extractor<'_> {
     /// (`len("SELECT pg_advisory_xact_lock(1);")`, `strings.Contains(sql, "..")`): no statement
     /// the code runs.
     fn measured(&self, tokens: &[Token], index: usize) -> bool {
-        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        self.enclosing_paren(tokens, index)
+            .and_then(|open| open.checked_sub(1))
+            .is_some_and(|callee| MEASURES.contains(&self.text(tokens[callee].span.clone())))
+    }
+
+    /// The `(` of the call whose argument the token at `index` is, through an array it is an
+    /// element of (`toEqual(["SELECT .."])`), if no `{` or `;` of its own comes first.
+    fn enclosing_paren(&self, tokens: &[Token], index: usize) -> Option<usize> {
         let mut depth = 0usize;
         for k in (index.saturating_sub(MAX_CALL_TOKENS)..index).rev() {
-            match text(k) {
+            match self.text(tokens[k].span.clone()) {
                 ")" | "]" | "}" => depth += 1,
                 "(" | "[" | "{" if depth > 0 => depth -= 1,
-                "(" => return k > 0 && MEASURES.contains(&text(k - 1)),
-                "[" | "{" | ";" => return false,
+                "(" => return Some(k),
+                "{" | ";" => return None,
                 _ => {}
             }
         }
-        false
+        None
     }
 
     /// The name the string at `first` is the value of (`NAME = "..."`, `const NAME string =
@@ -545,17 +539,8 @@ impl Extractor<'_> {
         if !text(method).ends_with("Context") {
             return Some(open + 1);
         }
-        let mut depth = 0usize;
-        for k in open + 1..tokens.len().min(open + MAX_CALL_TOKENS) {
-            match text(k) {
-                "(" | "[" | "{" => depth += 1,
-                ")" | "]" | "}" if depth == 0 => return None,
-                ")" | "]" | "}" => depth -= 1,
-                "," if depth == 0 => return Some(k + 1),
-                _ => {}
-            }
-        }
-        None
+        let (arguments, _) = Self::call_arguments(tokens, open, self.file, MAX_CALL_TOKENS)?;
+        arguments.get(1).map(|second| second.start)
     }
 
     /// The first and last token of the string literals that the code joins into one text with
