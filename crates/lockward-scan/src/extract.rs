@@ -259,9 +259,11 @@ fn extract_file(
     let code = lex(text, 0..text.len(), language.syntax());
     let found = collections::find(text, &code.tokens, language);
     let matching = |container: &str| names.is_constant(&words::split(container));
+    let hash_functions = crate::hashes::functions(text, &code.tokens, language);
     let mut extractor = Extractor {
         file: text,
         names,
+        hash_functions: &hash_functions,
         raw: Vec::new(),
         locals: HashMap::new(),
         directives: Vec::new(),
@@ -425,6 +427,8 @@ fn extract_file(
         ..
     } = extractor;
     let (allows, unresolved) = place_allows_and_unresolved(text, allows, unresolved);
+    let own_hash =
+        |function: &str, argument: &str| crate::hashes::value(&hash_functions, function, argument);
     // Most files assign only literals: then there is nothing to evaluate.
     let expressions_assigned = locals
         .values()
@@ -432,7 +436,12 @@ fn extract_file(
     let local_ids: HashMap<String, Id> = if expressions_assigned {
         let exprs: HashMap<String, Option<Expr>> = locals
             .iter()
-            .map(|(name, local)| (name.clone(), local.as_ref().map(|l| l.expr.clone())))
+            .map(|(name, local)| {
+                let expr = local
+                    .as_ref()
+                    .map(|l| values::substitute_hashes(l.expr.clone(), &own_hash));
+                (name.clone(), expr)
+            })
             .collect();
         let evaluated = values::evaluate_locals(&exprs, language);
         locals
@@ -449,6 +458,17 @@ fn extract_file(
             .filter_map(|(name, local)| Some((name.clone(), local.as_ref()?.literal.clone()?)))
             .collect()
     };
+    // A name assigned a call of a function that may be another file's hash.
+    let hash_locals: Vec<(String, String, String)> = locals
+        .iter()
+        .filter(|(name, _)| !local_ids.contains_key(*name))
+        .filter_map(|(name, local)| match &local.as_ref()?.expr {
+            Expr::Hash { function, argument } => {
+                Some((name.clone(), function.clone(), argument.clone()))
+            }
+            _ => None,
+        })
+        .collect();
     let aliases: HashMap<String, String> = locals
         .iter()
         .filter_map(|(name, local)| match local.as_ref().map(|l| &l.expr) {
@@ -514,6 +534,8 @@ fn extract_file(
         strings: string_constants(text, &code.tokens),
         go_blocks: Vec::new(),
         aliases: aliases.keys().cloned().collect(),
+        hash_functions: hash_functions.clone(),
+        hash_locals,
     };
     sites.not_keys = not_keys
         .into_iter()
@@ -593,6 +615,7 @@ fn extract_file(
             let ItemKind::Definition { value, .. } = kind else {
                 return None;
             };
+            let expr = values::substitute_hashes(expr, &own_hash);
             match values::evaluate(&expr, language, &mut |n| local_value(n)) {
                 Some(result) => {
                     *value = Some(Id::plain(result));
@@ -747,6 +770,19 @@ fn extract_file(
 /// Keys read from a struct field through a receiver (`w.lockID`, `self.id`), in a lock call or
 /// a wrapper call: when struct literals of the receiver's type in the file write the field, each
 /// write is where a key is written, and takes the read's place (see [`fields`]).
+/// Whether `path` is what qualifies a called name: names, each followed by `.` or `::`
+/// (`self.`, `LockIds::`), or nothing.
+fn is_qualifier(text: &str, path: &[Token]) -> bool {
+    path.len().is_multiple_of(2)
+        && path.iter().enumerate().all(|(k, t)| {
+            if k % 2 == 0 {
+                t.kind == TokenKind::Ident
+            } else {
+                matches!(&text[t.span.clone()], "." | "::")
+            }
+        })
+}
+
 fn carried_in_fields<'s>(
     language: Language,
     text: &str,
@@ -1154,6 +1190,8 @@ impl Lines {
 struct Extractor<'a> {
     file: &'a str,
     names: &'a Names,
+    /// The file's functions that hash a string into a key ([`crate::hashes`]).
+    hash_functions: &'a [(String, crate::hashes::HashFunction)],
     raw: Vec<(Range<usize>, ItemKind)>,
     /// Names assigned in code: the one integer literal a name is always assigned, or `None`
     /// when it is also assigned something else (then it is a variable, not a constant).
@@ -2628,16 +2666,28 @@ impl Extractor<'_> {
             && token_text(open) == "("
             && token_text(close) == ")"
             && self.constant_functions.contains(token_text(name))
-            && path.len() % 2 == 0
-            && path.iter().enumerate().all(|(k, t)| {
-                if k % 2 == 0 {
-                    t.kind == TokenKind::Ident
-                } else {
-                    matches!(token_text(t), "." | "::")
-                }
-            })
+            && is_qualifier(text, path)
         {
             return Key::Name(token_text(name).to_owned());
+        }
+        // A function called with a fixed string (`createTableLockID("endorser")`): the file's
+        // hash's value, or, by what is written, another file's ([`values::resolve_tree`]).
+        if let [path @ .., name, open, string, close] = tokens
+            && token_text(open) == "("
+            && token_text(close) == ")"
+            && name.kind == TokenKind::Ident
+            && let Some(argument) = values::plain_string(text, string)
+            && is_qualifier(text, path)
+            && language != Language::Sql
+        {
+            let written = &text[tokens[0].span.start..close.span.end];
+            return match crate::hashes::value(self.hash_functions, token_text(name), argument) {
+                Some(value) => Key::Local {
+                    name: written.to_owned(),
+                    value: Id::plain(value),
+                },
+                None => Key::Name(written.to_owned()),
+            };
         }
         // A SQL function called without arguments (`_catalog.get_advisory_lock_prefix_job()`):
         // a constant when it only returns a literal ([`Self::sql_constant_function`]).

@@ -299,14 +299,22 @@ fn plain_value(node: Node<'_>) -> bool {
             children(node).all(|n| plain_value(n) || n.kind() == "field_identifier")
         }
         "unary_expression" | "parenthesized_expression" => children(node).all(plain_value),
-        // Go's `int64(7)`, Rust's `7 as i64`.
+        // Go's `int64(7)`, Rust's `7 as i64`; a function of a fixed string, which may be a hash
+        // the program computes (`createTableLockID("endorser")`, [`crate::hashes`]).
         "call_expression" => {
             let mut parts = children(node);
             parts
                 .next()
                 .is_some_and(|f| matches!(f.kind(), "identifier" | "type_identifier"))
                 && parts.next().is_some_and(|args| {
-                    children(args).count() == 1 && children(args).all(plain_value)
+                    children(args).count() == 1
+                        && children(args).all(|n| {
+                            plain_value(n)
+                                || matches!(
+                                    n.kind(),
+                                    "interpreted_string_literal" | "string_literal"
+                                )
+                        })
                 })
         }
         "type_cast_expression" => node.child_by_field_name("value").is_some_and(plain_value),
@@ -380,7 +388,8 @@ mod tests {
             func New() *Worker { return &Worker{name: \"r\", lockID: locks.Replicator} }\n\
             var tasks = []task{\n\t{key: locks.Scrub, step: scrub},\n\t{key: 7, name: f()},\n}\n\
             var byName = map[string]task{\"a\": {key: int64(8)}}\n\
-            var skip = Worker{lockID: next()}\n";
+            var skip = Worker{lockID: next()}\n\
+            var hashed = Worker{lockID: createTableLockID(\"endorser\")}\n";
         let syntax = Syntax::parse("w.go", Language::Go, source).expect("a tree");
         assert_eq!(
             written(&syntax, &writes(&syntax, Language::Go)),
@@ -390,6 +399,7 @@ mod tests {
                 ("task", "step", "scrub"),
                 ("task", "key", "7"),
                 ("task", "key", "int64(8)"),
+                ("Worker", "lockID", "createTableLockID(\"endorser\")"),
             ]
             .map(|(a, b, c)| (a.to_owned(), b.to_owned(), c.to_owned()))
         );

@@ -83,6 +83,7 @@ mod collections;
 mod diags;
 mod extract;
 mod fields;
+mod hashes;
 mod options;
 mod plugins;
 mod prefilter;

@@ -53,6 +53,13 @@ impl Names {
     pub(crate) fn trigger_runs(&self) -> Option<Vec<Vec<String>>> {
         // `lockward` too: a file whose allow comments allow nothing is read for them.
         let mut runs = vec![vec!["advisory".to_owned()], vec!["lockward".to_owned()]];
+        // A file that digests a name may define a function that hashes it into a key
+        // ([`crate::hashes`]), called from files that hold a trigger word.
+        runs.extend(
+            crate::hashes::DIGEST_WORDS
+                .iter()
+                .map(|&word| words::split(word)),
+        );
         for pattern in self.patterns.iter().chain(&self.keywords) {
             let literal = pattern.literal_runs();
             runs.push(
@@ -254,6 +261,12 @@ pub(crate) struct FileSites {
     /// Its constants defined as another name (`_DB_SYNC_LOCK_KEY = _DINGTALK_SYNC_LOCK_KEY`): a
     /// second name of that one's id, not a second definition of it.
     pub(crate) aliases: HashSet<String>,
+    /// Its functions that hash a string into a key, by name ([`crate::hashes`]): a call of one
+    /// with a fixed string, here or in another file, is that key.
+    pub(crate) hash_functions: Vec<(String, crate::hashes::HashFunction)>,
+    /// Its names assigned such a call (`REPORT_LOCK = lock_key("daily_report")`), with the
+    /// function and the string, for a function of another file.
+    pub(crate) hash_locals: Vec<(String, String, String)>,
 }
 
 /// An integer constant of a Go `const (...)` block.
@@ -383,6 +396,13 @@ pub(crate) enum Expr {
     Binary(Op, Box<Expr>, Box<Expr>),
     /// A cast to a 64-bit type: `x as i64`, `int64(x)`, `(long) x`, `x.toLong()`.
     Wide(Box<Expr>),
+    /// A function of the program called with a fixed string (`createTableLockID("endorser")`):
+    /// a key when the tree defines the function as a hash ([`crate::hashes`]), replaced by its
+    /// value with [`crate::values::substitute_hashes`]; unknown until then.
+    Hash {
+        function: String,
+        argument: String,
+    },
 }
 
 /// A definition whose value names constants the file does not assign: evaluated by

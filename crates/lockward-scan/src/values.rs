@@ -367,15 +367,36 @@ impl Parser<'_> {
                     name = &text[self.tokens[self.at + 1].span.clone()];
                     self.at += 2;
                 }
-                // A call is never a constant.
+                // A call is never a constant, but of a fixed string it may be a hash the program
+                // computes (`createTableLockID("endorser")`), known once the tree's functions are.
                 if self.peek(0) == Some("(") {
-                    return None;
+                    let argument = plain_string(text, self.tokens.get(self.at + 1)?)?;
+                    if self.peek(2) != Some(")") {
+                        return None;
+                    }
+                    self.at += 3;
+                    return Some(Expr::Hash {
+                        function: name.to_owned(),
+                        argument: argument.to_owned(),
+                    });
                 }
                 Some(Expr::Name(name.to_owned()))
             }
             _ => None,
         }
     }
+}
+
+/// The content of a string literal that is only text: no escape, interpolation or template
+/// that would make the program's string another than the one written.
+pub(crate) fn plain_string<'t>(text: &'t str, token: &Token) -> Option<&'t str> {
+    if token.kind != TokenKind::Str {
+        return None;
+    }
+    let content = &text[token.content.clone()];
+    let written = &text[token.span.clone()];
+    (!content.contains(['\\', '$', '{', '#', '%']) && !written.starts_with(['f', 'F', '`', 'r']))
+        .then_some(content)
 }
 
 /// `String.hashCode()` of the JVM for the literal whose content (between its quotes) is
@@ -458,6 +479,7 @@ fn eval(
             let right = eval(right, language, lookup)?;
             binary(*op, left, right, language)?
         }
+        Expr::Hash { .. } => return None,
     };
     // Beyond i64 nothing is a lock key; beyond `int` without a `long` operand, Java and Kotlin
     // wrap; beyond 2^53 a JavaScript number rounds.
@@ -569,7 +591,30 @@ pub(crate) fn substitute(expr: Expr, lookup: &mut dyn FnMut(&str) -> Option<i64>
             Box::new(substitute(*left, lookup)),
             Box::new(substitute(*right, lookup)),
         ),
-        int @ Expr::Int { .. } => int,
+        other @ (Expr::Int { .. } | Expr::Hash { .. }) => other,
+    }
+}
+
+/// `expr` with the hash calls `hash` knows (`createTableLockID("endorser")`, by the function's
+/// name and the string) replaced by their values.
+pub(crate) fn substitute_hashes(expr: Expr, hash: &dyn Fn(&str, &str) -> Option<i64>) -> Expr {
+    match expr {
+        Expr::Hash { function, argument } => match hash(&function, &argument) {
+            Some(value) => Expr::Int {
+                value: i128::from(value),
+                wide: true,
+            },
+            None => Expr::Hash { function, argument },
+        },
+        Expr::Neg(inner) => Expr::Neg(Box::new(substitute_hashes(*inner, hash))),
+        Expr::Not(inner) => Expr::Not(Box::new(substitute_hashes(*inner, hash))),
+        Expr::Wide(inner) => Expr::Wide(Box::new(substitute_hashes(*inner, hash))),
+        Expr::Binary(op, left, right) => Expr::Binary(
+            op,
+            Box::new(substitute_hashes(*left, hash)),
+            Box::new(substitute_hashes(*right, hash)),
+        ),
+        other @ (Expr::Int { .. } | Expr::Name(_)) => other,
     }
 }
 
@@ -666,6 +711,47 @@ pub(crate) fn resolve_tree(files: &mut [FileSites], registry: &Registry) {
                     });
                 }
                 file.items.push(item);
+            }
+        }
+    }
+    // A hash the program computes of a fixed string, by a function of another file
+    // (`createTableLockID("endorser")`, defined in the package's `driver.go`).
+    let hash_functions: Vec<(String, crate::hashes::HashFunction)> = files
+        .iter()
+        .flat_map(|file| file.hash_functions.iter().cloned())
+        .collect();
+    if !hash_functions.is_empty() {
+        let hash = |function: &str, argument: &str| {
+            crate::hashes::value(&hash_functions, function, argument)
+        };
+        for file in files.iter_mut() {
+            for pending in &mut file.pending {
+                let expr = std::mem::replace(&mut pending.expr, Expr::Name(String::new()));
+                pending.expr = substitute_hashes(expr, &hash);
+            }
+            // A key written as the call (`createTableLockID("endorser")`, carried in a field
+            // too) or as a name the file assigns it (`REPORT_LOCK`).
+            let hash_locals = std::mem::take(&mut file.hash_locals);
+            for item in &mut file.items {
+                let Some(key) = item.kind.key_mut() else {
+                    continue;
+                };
+                let Key::Name(written) = key else {
+                    continue;
+                };
+                let call = crate::hashes::call_text(written).or_else(|| {
+                    hash_locals
+                        .iter()
+                        .find(|(name, _, _)| name == written)
+                        .map(|(_, function, argument)| (function.as_str(), argument.as_str()))
+                });
+                if let Some(value) = call.and_then(|(function, argument)| hash(function, argument))
+                {
+                    *key = Key::Local {
+                        name: written.clone(),
+                        value: Id::plain(value),
+                    };
+                }
             }
         }
     }
