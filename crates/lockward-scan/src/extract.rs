@@ -17,7 +17,7 @@ use crate::receivers::{self, GoTypes};
 use crate::scope::{self, Scope};
 use crate::sites::{
     ANY_MEMBER, Allow, BlockMember, Call, Expr, FileSites, FileWrappers, Functions, Item, ItemKind,
-    Key, Location, Names, NotKey, Pending, Role, SETTING_WORDS, Shape, Unresolved,
+    Key, Location, Names, NotKey, Pending, Role, SETTING_WORDS, Shape, Through, Unresolved,
     is_member_value_field, last_part,
 };
 use crate::syntax::Syntax;
@@ -339,7 +339,7 @@ fn extract_file(
     // So does one whose field holds an enum's member read through its value
     // (`self.type.value`).
     for definition in &mut definitions {
-        for (field, param) in definition.stores.clone() {
+        for (field, param, through) in definition.stores.clone() {
             for (span, kind) in &extractor.raw {
                 if let ItemKind::Call {
                     shape: Shape::Bigint,
@@ -361,6 +361,12 @@ fn extract_file(
                         });
                     if reads(written) || through_value || instance_variable || bare_field {
                         definition.reaches.push((param, span.start));
+                        if let Some(function) = &through {
+                            let through = Through::Function(function.clone());
+                            if !definition.lookups.contains(&(param, through.clone())) {
+                                definition.lookups.push((param, through));
+                            }
+                        }
                     }
                 }
             }

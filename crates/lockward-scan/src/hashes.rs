@@ -468,6 +468,10 @@ impl Machine<'_> {
             while k < self.tokens.len() && self.word(k) == ";" {
                 k += 1;
             }
+            // Python's `import hashlib` inside the function, and its docstring.
+            if self.language == Language::Python && self.word(range.start) == "import" {
+                continue;
+            }
             if self.word(range.start) == "return" {
                 return self.expression_of(range.start + 1..range.end);
             }

@@ -340,6 +340,17 @@ impl FileSites {
     }
 }
 
+/// What a helper's key is of its parameter, when not the parameter itself: a caller's string is
+/// the entry it names or the argument it is given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Through {
+    /// The collection it is looked up in (`LOCK_TYPES[lock_type]`, `KEYS.fetch(scope)`).
+    Entry(String),
+    /// The function of it that gives the key (`generate_lock_id(lock_name)`): a hash the
+    /// program computes, when the tree defines the function as one ([`crate::hashes`]).
+    Function(String),
+}
+
 /// A definition's value that is not an integer literal but could be an id.
 #[derive(Debug, Clone)]
 pub(crate) struct Unresolved {
@@ -471,8 +482,9 @@ pub(crate) struct Definition {
     /// The parameters that are the second int of a two-int lock call: what a caller passes
     /// there is no key ([`NotKey`]).
     pub(crate) seconds: Vec<usize>,
-    /// The parameters looked up in a collection (`LOCK_TYPES[lock_type]`), with the collection.
-    pub(crate) lookups: Vec<(usize, String)>,
+    /// The parameters looked up in a collection (`LOCK_TYPES[lock_type]`) or given to a
+    /// function whose value is the key (`lock_id = generate_lock_id(lock_name)`).
+    pub(crate) lookups: Vec<(usize, Through)>,
     /// The defaults of parameters' fields (`{ ...defaultOptions, ...options }`): the key a call
     /// leaving the field out locks.
     pub(crate) field_defaults: Vec<(usize, String, Key)>,
@@ -484,9 +496,11 @@ pub(crate) struct Definition {
     /// it that switches the option on (`run(db, dir, :use_advisory_lock => true)`) is a site of
     /// them, whatever the helper's name.
     pub(crate) switched: Vec<(String, Id, Shape)>,
-    /// Fields a parameter is stored in (`Lock{id: id}`, `self.lock_id = lock_id`): a lock call
-    /// of the same file keyed by such a field (`l.id`) makes this a wrapper, as a constructor.
-    pub(crate) stores: Vec<(String, usize)>,
+    /// Fields a parameter is stored in (`Lock{id: id}`, `self.lock_id = lock_id`), or a function
+    /// of it (`self.lock_key = job_name_to_lock_key(job_name)`, with the function's name): a
+    /// lock call of the same file keyed by such a field (`l.id`) makes this a wrapper, as a
+    /// constructor.
+    pub(crate) stores: Vec<(String, usize, Option<String>)>,
     /// A method's: the fields of `self` its lock calls take as their key (`self.id`), with the
     /// calls' form. Its call on a constant whose struct literal writes the field
     /// (`COPY.lock(conn, id)`, `const COPY: Scope = Scope { id: 1 }`) is a site of that value.

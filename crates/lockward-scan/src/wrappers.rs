@@ -35,7 +35,7 @@ use crate::lexer::{Token, TokenKind};
 use crate::receivers::TypeTable;
 use crate::sites::{
     Arg, Call, Definition, FileSites, FileWrappers, Item, ItemKind, Key, Location, NamedSite,
-    NotKey, Param, Role, Shape, is_member_value_field, last_part,
+    NotKey, Param, Role, Shape, Through, is_member_value_field, last_part,
 };
 use crate::words;
 
@@ -145,8 +145,9 @@ struct Slot {
     default: Option<Key>,
     /// The form the key is locked in: a pair's family or one key.
     shape: Shape,
-    /// The collection the wrapper looks the argument up in (`LOCK_TYPES[lock_type]`).
-    lookup: Option<String>,
+    /// The collection the wrapper looks the argument up in (`LOCK_TYPES[lock_type]`), or the
+    /// function of it that gives the key.
+    lookup: Option<Through>,
     /// For a library call that takes a lock's name, the library (its catalogue id): a string
     /// there is a name whose key lockward computes.
     library: Option<&'static str>,
@@ -264,9 +265,10 @@ struct Known<'a> {
     /// lock calls' ([`Definition::switched`]) and those it passes to the wrappers it calls
     /// under the option.
     switched: Vec<(String, Id, Shape)>,
-    /// The key parameters looked up in a collection (`LOCK_TYPES[lock_type]`), by this
-    /// definition or by the wrapper it passes them to: a caller's string is that entry.
-    lookups: Vec<(usize, String)>,
+    /// The key parameters looked up in a collection (`LOCK_TYPES[lock_type]`) or given to a
+    /// function (`generate_lock_id(lock_name)`), by this definition or by the wrapper it passes
+    /// them to: a caller's string is that entry, or that function's argument.
+    lookups: Vec<(usize, Through)>,
     /// The key parameters passed on to a library that hashes a lock's name
     /// (`def locked(name): with advisory_lock(name)`), with the library: a caller's string is
     /// a name whose key lockward computes.
@@ -893,11 +895,11 @@ fn instance_keys(
             continue;
         }
         for (field, shape) in &target.definition.receiver_fields {
-            for &(_, param) in constructor
+            for &(_, param, _) in constructor
                 .definition
                 .stores
                 .iter()
-                .filter(|(f, _)| f == field)
+                .filter(|(f, _, _)| f == field)
             {
                 // Reported where the constructor's call writes it: the method's call is a
                 // site of the value, with no finding of its own.
@@ -1370,15 +1372,28 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                     }
                     continue;
                 }
-                // A string names the entry of the collection the wrapper looks it up in.
+                // A string names the entry of the collection the wrapper looks it up in, or is
+                // the argument of the function whose value is the key, held in a constant too
+                // (`with_transaction_lock(ADVISORY_LOCK)`): its value once the tree's hash
+                // functions are known ([`crate::values::resolve_tree`]).
+                let argument = match &slot.lookup {
+                    Some(Through::Function(_)) => arg
+                        .string
+                        .as_deref()
+                        .or_else(|| strings.text_of(&file.path, &arg.key)),
+                    _ => None,
+                };
                 let key = match (&arg.string, &slot.lookup) {
-                    (Some(entry), Some(collection)) => Key::Member {
+                    (_, Some(Through::Function(function))) if let Some(argument) = argument => {
+                        Key::Name(format!("{function}(\"{argument}\")"))
+                    }
+                    (Some(entry), Some(Through::Entry(collection))) => Key::Member {
                         members: vec![format!("{collection}[\"{entry}\"]")],
                         name: None,
                         shown: format!("{collection}[\"{entry}\"]"),
                     },
                     // A Ruby symbol names its entry too: `with_lock(:audit)` reading `KEYS.fetch(scope)`.
-                    (None, Some(collection))
+                    (None, Some(Through::Entry(collection)))
                         if let Key::Dynamic(shown) = &arg.key
                             && let Some(symbol) = shown.strip_prefix(':')
                             && lockward_registry::is_identifier(symbol) =>
@@ -1390,7 +1405,7 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                         }
                     }
                     // A string no library this scan knows hashes locks nothing it can name.
-                    (Some(_), None) => continue,
+                    (Some(_), None | Some(Through::Function(_))) => continue,
                     (None, _) => arg.pair.clone().unwrap_or_else(|| arg.key.clone()),
                 };
                 let shape = if arg.pair.is_some() {

@@ -15,7 +15,7 @@ use super::{Extractor, ItemKind, Key, Local, Shape};
 use crate::lang::Language;
 use crate::lexer::{Token, TokenKind};
 use crate::sites::{
-    Arg, Call, Definition, Expr, Forward, Functions, MEMBER_VALUE_FIELDS, Param, Role,
+    Arg, Call, Definition, Expr, Forward, Functions, MEMBER_VALUE_FIELDS, Param, Role, Through,
 };
 use crate::syntax::Syntax;
 
@@ -121,11 +121,12 @@ fn hashed_params(
         .collect()
 }
 
-/// A local looking a parameter up in a collection ([`Extractor::lookups`]).
+/// A local looking a parameter up in a collection, or given a function of it
+/// ([`Extractor::lookups`]).
 struct Lookup {
     local: String,
     param: usize,
-    collection: String,
+    through: Through,
 }
 
 /// A local merging defaults under a parameter by spread ([`Extractor::spreads`]).
@@ -315,7 +316,7 @@ impl Extractor<'_> {
                         .collect(),
                     lookups: lookups
                         .iter()
-                        .map(|lookup| (lookup.param, lookup.collection.clone()))
+                        .map(|lookup| (lookup.param, lookup.through.clone()))
                         .collect(),
                     field_defaults: spreads
                         .into_iter()
@@ -462,8 +463,8 @@ impl Extractor<'_> {
                             definition
                                 .stores
                                 .iter()
-                                .find(|(f, _)| f == field)
-                                .map(|&(_, p)| (d, p))
+                                .find(|(f, _, _)| f == field)
+                                .map(|&(_, p, _)| (d, p))
                         })
                     });
                 let param = param.or(stored);
@@ -739,29 +740,52 @@ impl Extractor<'_> {
     /// (`type_id = LOCK_TYPES[lock_type]`): a caller's string there names the entry.
     fn lookups(&self, tokens: &[Token], header: &Header) -> Vec<Lookup> {
         let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        let is_ident = |k: usize| tokens.get(k).is_some_and(|t| t.kind == TokenKind::Ident);
+        let param = |k: usize| header.params.iter().position(|p| p.name == text(k));
+        let ends = |end: usize| {
+            tokens
+                .get(end)
+                .is_none_or(|t| t.newline_before || matches!(text(end), ";" | "}"))
+        };
         let mut lookups = Vec::new();
         for k in header.body.clone() {
+            if !is_ident(k) || !matches!(text(k + 1), "=" | ":=") || !is_ident(k + 2) {
+                continue;
+            }
             // `local = COLLECTION[param]`, or looked up by a method (Ruby's `KEYS.fetch(scope)`,
             // `dict.get`, Kotlin's `getValue`), the statement ending there.
             let (at, end) = match (text(k + 3), text(k + 4), text(k + 5)) {
                 ("[", _, "]") => (k + 4, k + 6),
                 (".", "fetch" | "get" | "getValue", "(") if text(k + 7) == ")" => (k + 6, k + 8),
-                _ => continue,
+                _ => (0, 0),
             };
-            if tokens[k].kind == TokenKind::Ident
+            if end > 0
                 && text(k + 1) == "="
-                && tokens
-                    .get(k + 2)
-                    .is_some_and(|t| t.kind == TokenKind::Ident)
-                && tokens
-                    .get(end)
-                    .is_none_or(|t| t.newline_before || matches!(text(end), ";" | "}"))
-                && let Some(param) = header.params.iter().position(|p| p.name == text(at))
+                && ends(end)
+                && let Some(param) = param(at)
             {
                 lookups.push(Lookup {
                     local: text(k).to_owned(),
                     param,
-                    collection: text(k + 2).to_owned(),
+                    through: Through::Entry(text(k + 2).to_owned()),
+                });
+                continue;
+            }
+            // `local = function(param)`, through a receiver or a type (`self.key_of(name)`,
+            // `Keys::of(name)`): the function's value of it.
+            let mut name = k + 2;
+            while matches!(text(name + 1), "." | "::") && is_ident(name + 2) {
+                name += 2;
+            }
+            if text(name + 1) == "("
+                && text(name + 3) == ")"
+                && ends(name + 4)
+                && let Some(param) = param(name + 2)
+            {
+                lookups.push(Lookup {
+                    local: text(k).to_owned(),
+                    param,
+                    through: Through::Function(text(name).to_owned()),
                 });
             }
         }
@@ -1175,7 +1199,7 @@ impl Extractor<'_> {
         tokens: &[Token],
         body: &Range<usize>,
         params: &[Param],
-    ) -> Vec<(String, usize)> {
+    ) -> Vec<(String, usize, Option<String>)> {
         let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
         let param = |k: usize| {
             (tokens.get(k).is_some_and(|t| t.kind == TokenKind::Ident))
@@ -1192,7 +1216,7 @@ impl Extractor<'_> {
                 && matches!(text(k + 3), "," | "}")
                 && matches!(text(k.wrapping_sub(1)), "{" | ",");
             if literal_entry && let Some(p) = param(k + 2) {
-                stores.push((field.to_owned(), p));
+                stores.push((field.to_owned(), p, None));
                 continue;
             }
             // Rust's and JavaScript's shorthand: `Self { lock_id, schema }`, `{ lockKey }`.
@@ -1200,20 +1224,45 @@ impl Extractor<'_> {
                 && matches!(text(k + 1), "," | "}")
                 && self.in_struct_literal(tokens, k);
             if shorthand && let Some(p) = param(k) {
-                stores.push((field.to_owned(), p));
+                stores.push((field.to_owned(), p, None));
                 continue;
             }
             let on_self = (matches!(text(k.wrapping_sub(2)), "self" | "this")
                 && text(k.wrapping_sub(1)) == ".")
                 || text(k.wrapping_sub(1)) == "@";
-            if on_self
-                && text(k + 1) == "="
-                && let Some(p) = param(k + 2)
-                && tokens
-                    .get(k + 3)
-                    .is_none_or(|t| t.newline_before || matches!(text(k + 3), ";" | "}"))
+            let ends = |end: usize| {
+                tokens
+                    .get(end)
+                    .is_none_or(|t| t.newline_before || matches!(text(end), ";" | "}"))
+            };
+            if !on_self || text(k + 1) != "=" {
+                continue;
+            }
+            if let Some(p) = param(k + 2)
+                && ends(k + 3)
             {
-                stores.push((field.to_owned(), p));
+                stores.push((field.to_owned(), p, None));
+                continue;
+            }
+            // A function of the parameter, through a receiver or a type too: `self.lock_key =
+            // job_name_to_lock_key(job_name)`, `@lock_id = LockIds.of(name)`.
+            let mut function = k + 2;
+            while matches!(text(function + 1), "." | "::")
+                && tokens
+                    .get(function + 2)
+                    .is_some_and(|t| t.kind == TokenKind::Ident)
+            {
+                function += 2;
+            }
+            if tokens
+                .get(function)
+                .is_some_and(|t| t.kind == TokenKind::Ident)
+                && text(function + 1) == "("
+                && text(function + 3) == ")"
+                && ends(function + 4)
+                && let Some(p) = param(function + 2)
+            {
+                stores.push((field.to_owned(), p, Some(text(function).to_owned())));
             }
         }
         stores
