@@ -684,6 +684,11 @@ impl<'a, 'r, 'f> Binder<'a, 'r, 'f> {
 pub(crate) fn wanted(file: &FileSites, names: &Names) -> Vec<String> {
     let mut wanted = Vec::new();
     let mut key = |key: &Key| match key {
+        // A call of a function with a fixed string (`createTableLockID("endorser")`): the file
+        // that defines the function, which may hash it ([`crate::hashes`]).
+        Key::Name(written) if let Some((function, _)) = crate::hashes::call_text(written) => {
+            wanted.push(function.to_owned());
+        }
         Key::Name(written) if !is_pattern_name(names, written) => wanted.push(written.clone()),
         Key::Member { shown, members, .. } => {
             if let Some(container) = members.first().map(|m| container(m)) {
@@ -710,6 +715,23 @@ pub(crate) fn wanted(file: &FileSites, names: &Names) -> Vec<String> {
     for call in &file.wrappers.calls {
         for arg in &call.args {
             key(&arg.key);
+        }
+    }
+    // So is a function a name or a definition is assigned the call of (`REPORT_LOCK =
+    // lock_key("daily_report")`), or a helper's key is of its parameter.
+    wanted.extend(
+        file.hash_locals
+            .iter()
+            .map(|(_, function, _)| function.clone()),
+    );
+    for pending in &file.pending {
+        crate::values::hash_calls(&pending.expr, &mut wanted);
+    }
+    for definition in &file.wrappers.definitions {
+        for (_, through) in &definition.lookups {
+            if let crate::sites::Through::Function(function) = through {
+                wanted.push(function.clone());
+            }
         }
     }
     wanted.sort();

@@ -41,6 +41,41 @@ const LOCK_FUNCTIONS: &[&str] = &[
 /// The constants (upper-case names, `_` and digits allowed) assigned one string literal and
 /// nothing else on the line: `NAME = "text"`, `const NAME = 'text'`, Ruby's `NAME = "text".freeze`,
 /// a class attribute's `NAME = 'text'`.
+/// The names the file assigns a plain string (`lockName := "auth_index_worker"`), whatever their
+/// case, not as a field: `None` for a name it also assigns anything else.
+fn string_locals(text: &str, tokens: &[Token]) -> HashMap<String, Option<String>> {
+    let piece = |k: usize| tokens.get(k).map_or("", |t| &text[t.span.clone()]);
+    let mut locals: HashMap<String, Option<String>> = HashMap::new();
+    for k in 0..tokens.len() {
+        if tokens[k].kind != TokenKind::Ident
+            || !matches!(piece(k + 1), "=" | ":=")
+            || k.checked_sub(1)
+                .is_some_and(|p| matches!(piece(p), "." | "@" | "->"))
+        {
+            continue;
+        }
+        let value = tokens
+            .get(k + 2)
+            .and_then(|t| values::plain_string(text, t))
+            .filter(|_| {
+                tokens
+                    .get(k + 3)
+                    .is_none_or(|t| t.newline_before || matches!(piece(k + 3), ";" | ","))
+            });
+        let name = piece(k).to_owned();
+        match (locals.get(&name), value) {
+            (None, value) => {
+                locals.insert(name, value.map(str::to_owned));
+            }
+            (Some(Some(held)), Some(value)) if held == value => {}
+            _ => {
+                locals.insert(name, None);
+            }
+        }
+    }
+    locals
+}
+
 fn string_constants(text: &str, tokens: &[Token]) -> Vec<(String, String)> {
     let piece = |k: usize| tokens.get(k).map_or("", |t| &text[t.span.clone()]);
     let mut constants = Vec::new();
@@ -264,6 +299,7 @@ fn extract_file(
         file: text,
         names,
         hash_functions: &hash_functions,
+        string_locals: string_locals(text, &code.tokens),
         raw: Vec::new(),
         locals: HashMap::new(),
         directives: Vec::new(),
@@ -1198,6 +1234,8 @@ struct Extractor<'a> {
     names: &'a Names,
     /// The file's functions that hash a string into a key ([`crate::hashes`]).
     hash_functions: &'a [(String, crate::hashes::HashFunction)],
+    /// The names the file assigns a plain string ([`string_locals`]).
+    string_locals: HashMap<String, Option<String>>,
     raw: Vec<(Range<usize>, ItemKind)>,
     /// Names assigned in code: the one integer literal a name is always assigned, or `None`
     /// when it is also assigned something else (then it is a variable, not a constant).
@@ -2729,7 +2767,38 @@ impl Extractor<'_> {
             && token_text(close) == ")"
         {
             let (value, host) = match inner {
-                [string] if token_text(string).starts_with('\'') => (Some(string), false),
+                // A format verb or an interpolation inside the literal (`hashtext('%s')` that
+                // Go's `Sprintf` fills, `'#{name}'`, `'${name}'`): what the host puts there, a
+                // string or a name the file assigns one; never the verb's own hash.
+                [string] if token_text(string).starts_with('\'') => {
+                    let content = &text[string.content.clone()];
+                    if content.contains(['%', '{', '$']) {
+                        let bound = match content {
+                            "%s" | "%v" => self
+                                .placeholder_at(string.content.start)
+                                .and_then(|v| v.first().filter(|_| v.len() == 1)),
+                            _ => None,
+                        };
+                        let held = bound
+                            .filter(|v| v.kind == TokenKind::Ident)
+                            .and_then(|v| self.string_locals.get(token_text(v)))
+                            .and_then(Option::as_deref);
+                        if let Some(name) = held {
+                            let value = lockward_registry::well_known::hashtext(name);
+                            return Key::Literal(Id::new(i64::from(value), value.to_string()));
+                        }
+                        match bound {
+                            Some(value)
+                                if matches!(value.kind, TokenKind::Str | TokenKind::Ident) =>
+                            {
+                                (Some(value), true)
+                            }
+                            _ => return Key::Dynamic(shown),
+                        }
+                    } else {
+                        (Some(string), false)
+                    }
+                }
                 placeholder => (
                     self.placeholder_value(placeholder)
                         .and_then(|v| v.first().filter(|_| v.len() == 1)),
@@ -2875,6 +2944,19 @@ impl Extractor<'_> {
                 }
             })
             && tokens.len() % 2 == 1;
+        // A name holding a SQL fragment interpolated into the SQL (`const MIGRATION_LOCK_KEY_SQL =
+        // "hashtext('drizzle_migrations')"`, then `${MIGRATION_LOCK_KEY_SQL}`): PostgreSQL's
+        // hash of that literal.
+        if let [name] = tokens
+            && let Some(Some(fragment)) = self.string_locals.get(token_text(name))
+            && let Some(literal) = fragment
+                .strip_prefix("hashtext('")
+                .and_then(|rest| rest.strip_suffix("')"))
+            && !literal.contains(['\'', '%', '{', '$'])
+        {
+            let value = lockward_registry::well_known::hashtext(literal);
+            return Key::Literal(Id::new(i64::from(value), value.to_string()));
+        }
         if is_path {
             let first = tokens.first().expect("a path has a token");
             let last = tokens.last().expect("a path has a token");

@@ -20,19 +20,6 @@ use md5::Digest as _;
 use crate::lang::Language;
 use crate::lexer::{Token, TokenKind, lex};
 
-/// Words of the standard libraries' digests: a file that holds one is read for hash functions.
-pub(crate) const DIGEST_WORDS: &[&str] = &[
-    "sha256",
-    "sha512",
-    "sha1",
-    "md5",
-    "crc32",
-    "xxhash",
-    "fnv",
-    "hashlib",
-    "createHash",
-];
-
 /// How many statements a hash function's body may hold: a digest and a read take a few.
 const MAX_STATEMENTS: usize = 12;
 
@@ -836,9 +823,15 @@ impl Parser<'_, '_> {
                 self.at += 1;
                 (from, number(self)?)
             }
+            // Ruby's `a..b` holds its end and `a...b` does not; Rust's `..` does not, `..=` does.
             "." if self.peek(1) == "." => {
-                let inclusive = self.peek(2) != ".";
-                self.at += if inclusive { 2 } else { 3 };
+                let (inclusive, width) = match (self.machine.language, self.peek(2)) {
+                    (Language::Rust, "=") => (true, 3),
+                    (Language::Rust, _) => (false, 2),
+                    (_, ".") => (false, 3),
+                    _ => (true, 2),
+                };
+                self.at += width;
                 let to = number(self)?;
                 (from, to.map(|t| if inclusive { t + 1 } else { t }))
             }
@@ -1492,6 +1485,22 @@ mod tests {
         assert_eq!(
             hash(Language::Ruby, ruby_hex, "sweep"),
             Some(879_803_068_286_056_088)
+        );
+    }
+
+    #[test]
+    fn rust_and_jvm_hashes_read_as_integers() {
+        let rust = "fn lock_key(name: &str) -> i64 {\n    let digest = Sha256::digest(name.as_bytes());\n    i64::from_be_bytes(digest[..8].try_into().unwrap())\n}\n";
+        assert_eq!(
+            hash(Language::Rust, rust, "endorser"),
+            Some(-2_548_607_179_070_653_897)
+        );
+        let kotlin = "fun stringToLongHash(s: String): Long = s.hashCode().toLong()\n";
+        assert_eq!(hash(Language::Kotlin, kotlin, "test"), Some(3_556_498));
+        let java = "static long lockKey(String name) {\n    return name.hashCode();\n}\n";
+        assert_eq!(
+            hash(Language::Java, java, "dependency-track-init-tasks"),
+            Some(718_342_293)
         );
     }
 

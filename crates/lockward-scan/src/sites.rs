@@ -53,13 +53,6 @@ impl Names {
     pub(crate) fn trigger_runs(&self) -> Option<Vec<Vec<String>>> {
         // `lockward` too: a file whose allow comments allow nothing is read for them.
         let mut runs = vec![vec!["advisory".to_owned()], vec!["lockward".to_owned()]];
-        // A file that digests a name may define a function that hashes it into a key
-        // ([`crate::hashes`]), called from files that hold a trigger word.
-        runs.extend(
-            crate::hashes::DIGEST_WORDS
-                .iter()
-                .map(|&word| words::split(word)),
-        );
         for pattern in self.patterns.iter().chain(&self.keywords) {
             let literal = pattern.literal_runs();
             runs.push(

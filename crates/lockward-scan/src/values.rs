@@ -595,6 +595,20 @@ pub(crate) fn substitute(expr: Expr, lookup: &mut dyn FnMut(&str) -> Option<i64>
     }
 }
 
+/// The functions `expr` calls with a fixed string (`createTableLockID` of
+/// `createTableLockID("endorser")`), added to `out`.
+pub(crate) fn hash_calls(expr: &Expr, out: &mut Vec<String>) {
+    match expr {
+        Expr::Hash { function, .. } => out.push(function.clone()),
+        Expr::Neg(inner) | Expr::Not(inner) | Expr::Wide(inner) => hash_calls(inner, out),
+        Expr::Binary(_, left, right) => {
+            hash_calls(left, out);
+            hash_calls(right, out);
+        }
+        Expr::Int { .. } | Expr::Name(_) => {}
+    }
+}
+
 /// `expr` with the hash calls `hash` knows (`createTableLockID("endorser")`, by the function's
 /// name and the string) replaced by their values.
 pub(crate) fn substitute_hashes(expr: Expr, hash: &dyn Fn(&str, &str) -> Option<i64>) -> Expr {

@@ -624,8 +624,31 @@ impl Extractor<'_> {
             if is_placeholder {
                 starts.push(token.span.start);
             }
+            // A format verb inside a SQL literal is the host's too: Go's `fmt.Sprintf(".. hashtext('%s')",
+            // name)` and Python's `%` replace it wherever it is.
+            if token.kind == TokenKind::Str {
+                let content = self.text(token.content.clone());
+                let mut at = 0;
+                while let Some(found) = content[at..].find('%') {
+                    let verb = at + found;
+                    match content.as_bytes().get(verb + 1) {
+                        Some(b's' | b'd' | b'v') => starts.push(token.content.start + verb),
+                        Some(b'%') => at = verb + 1,
+                        _ => {}
+                    }
+                    at = at.max(verb + 1);
+                }
+            }
         }
         starts
+    }
+
+    /// The value bound to the positional placeholder that starts at byte `start` (a format verb
+    /// inside a SQL literal, `'%s'`).
+    pub(super) fn placeholder_at(&self, start: usize) -> Option<&[Token]> {
+        let binds = self.binds.as_ref()?;
+        let position = binds.offset + binds.placeholders.iter().position(|&p| p == start)?;
+        binds.values.get(position).map(Vec::as_slice)
     }
 
     /// The values that follow the string at `index`: `f(sql, a, &[&b])` gives `a`, `b`;
