@@ -359,6 +359,8 @@ pub const NAME_HASHES: &[&str] = &[
     "good_job",
     "laravel-database-advisory-lock",
     "postgres-hashtext",
+    "pg-advisory-lock-npm",
+    "postgres-hashtextextended",
 ];
 
 /// The key a library that locks by name takes for `name`, by the catalogue's `[[hash]]` id:
@@ -391,6 +393,10 @@ pub fn name_key(library: &str, name: &str) -> Option<AdvisoryKey> {
         "laravel-database-advisory-lock" | "postgres-hashtext" => {
             AdvisoryKey::Bigint(i64::from(hashtext(name)))
         }
+        // The root keyspace's seed; a namespace's lock is another seed, not a name of this.
+        "pg-advisory-lock-npm" | "postgres-hashtextextended" => {
+            AdvisoryKey::Bigint(hashtextextended(name, 0))
+        }
         _ => return None,
     })
 }
@@ -417,7 +423,27 @@ fn unreachable_length() {
 /// to forty bytes (the tests keep some). Written out: it is forty lines of integer arithmetic,
 /// and no crate computes PostgreSQL's variant.
 pub fn hashtext(text: &str) -> i32 {
-    let mut k = text.as_bytes();
+    let (_, c) = hash_bytes(text.as_bytes(), 0);
+    #[allow(clippy::cast_possible_wrap)] // an int4's bits
+    let hash = c as i32;
+    hash
+}
+
+/// PostgreSQL's `hashtextextended(text, seed)` in a deterministic collation:
+/// `hash_bytes_extended` of the text's UTF-8 bytes, the seed folded in as a first block, `b` and
+/// `c` of lookup3's final state read as an `int8`. Checked against PostgreSQL 15 (the tests keep
+/// some of its values).
+pub fn hashtextextended(text: &str, seed: i64) -> i64 {
+    #[allow(clippy::cast_sign_loss)] // the seed's bits, as PostgreSQL takes them
+    let (b, c) = hash_bytes(text.as_bytes(), seed as u64);
+    #[allow(clippy::cast_possible_wrap)] // an int8's bits
+    let hash = ((u64::from(b) << 32) | u64::from(c)) as i64;
+    hash
+}
+
+/// Bob Jenkins' lookup3 as `src/common/hashfn.c` has it on a little-endian server: `hash_bytes`
+/// with seed 0, `hash_bytes_extended` with another; the final `b` and `c`.
+fn hash_bytes(mut k: &[u8], seed: u64) -> (u32, u32) {
     // PostgreSQL takes the length as an int: a text longer than 2^32 bytes is no key anyone
     // writes in code.
     #[allow(clippy::cast_possible_truncation)]
@@ -425,18 +451,29 @@ pub fn hashtext(text: &str) -> i32 {
         .wrapping_add(k.len() as u32)
         .wrapping_add(3_923_095);
     let (mut a, mut b, mut c) = (init, init, init);
+    let mix = |a: &mut u32, b: &mut u32, c: &mut u32| {
+        mix_step(a, c, *b, 4);
+        mix_step(b, a, *c, 6);
+        mix_step(c, b, *a, 8);
+        mix_step(a, c, *b, 16);
+        mix_step(b, a, *c, 19);
+        mix_step(c, b, *a, 4);
+    };
+    // A seed is a first block of the data, padded with four zero bytes.
+    if seed != 0 {
+        #[allow(clippy::cast_possible_truncation)] // its two halves
+        {
+            a = a.wrapping_add((seed >> 32) as u32);
+            b = b.wrapping_add(seed as u32);
+        }
+        mix(&mut a, &mut b, &mut c);
+    }
     let word = |s: &[u8]| u32::from_le_bytes([s[0], s[1], s[2], s[3]]);
     while k.len() >= 12 {
         a = a.wrapping_add(word(&k[0..4]));
         b = b.wrapping_add(word(&k[4..8]));
         c = c.wrapping_add(word(&k[8..12]));
-        // mix(a, b, c)
-        mix_step(&mut a, &mut c, b, 4);
-        mix_step(&mut b, &mut a, c, 6);
-        mix_step(&mut c, &mut b, a, 8);
-        mix_step(&mut a, &mut c, b, 16);
-        mix_step(&mut b, &mut a, c, 19);
-        mix_step(&mut c, &mut b, a, 4);
+        mix(&mut a, &mut b, &mut c);
         k = &k[12..];
     }
     // The last eleven bytes or fewer; the lowest byte of `c` is the length's.
@@ -458,9 +495,7 @@ pub fn hashtext(text: &str) -> i32 {
         abc[x] = (abc[x] ^ abc[y]).wrapping_sub(abc[y].rotate_left(k));
         [a, b, c] = abc;
     }
-    #[allow(clippy::cast_possible_wrap)] // an int4's bits
-    let hash = c as i32;
-    hash
+    (b, c)
 }
 
 /// One line of lookup3's `mix`: `x -= y; x ^= rot(y, k); y += z`.
@@ -563,6 +598,54 @@ mod tests {
         }
     }
 
+    /// `hashtextextended` of texts of every length class and of seeds zero, positive and
+    /// negative, against PostgreSQL 15 (`select hashtextextended(t, seed)`).
+    #[test]
+    fn hashtextextended_is_postgresqls() {
+        for (text, zero, forty_two, minus_seven) in [
+            (
+                "",
+                -6_939_563_903_564_495_251,
+                6_158_832_220_375_811_857,
+                7_897_695_672_827_216_937,
+            ),
+            (
+                "a",
+                3_591_986_179_850_072_241,
+                6_942_402_718_208_252_407,
+                -1_390_133_477_695_463_801,
+            ),
+            (
+                "reindex",
+                -411_866_032_294_064_783,
+                -4_767_731_109_083_263_574,
+                4_769_205_688_313_452_600,
+            ),
+            (
+                "exactly12byt",
+                -1_607_044_592_329_689_743,
+                1_353_178_826_417_390_879,
+                -4_425_267_654_432_945_438,
+            ),
+            (
+                "automation-shadow-control-loop",
+                3_632_026_939_866_375_789,
+                -5_629_258_489_073_217_323,
+                -3_476_827_984_566_149_101,
+            ),
+            (
+                "ünïcödé✓ and a longer text of forty bytes!",
+                5_037_751_657_073_622_194,
+                283_537_482_773_571_913,
+                1_600_375_581_130_915_908,
+            ),
+        ] {
+            assert_eq!(hashtextextended(text, 0), zero, "{text:?}");
+            assert_eq!(hashtextextended(text, 42), forty_two, "{text:?}");
+            assert_eq!(hashtextextended(text, -7), minus_seven, "{text:?}");
+        }
+    }
+
     /// Fixed keys whose source says how they were made, made that way.
     #[test]
     fn fixed_keys_are_what_their_sources_say_they_are_made_of() {
@@ -660,11 +743,7 @@ mod tests {
                     assert_eq!(computed, expected, "{id} {name:?}");
                     checked += 1;
                 }
-                // Computed by PostgreSQL's hashtextextended: not in lockward.
-                None => assert!(
-                    ["pg-advisory-lock-npm"].contains(&id.as_str()),
-                    "{id} has no formula"
-                ),
+                None => panic!("{id} has no formula"),
             }
         }
         assert!(checked >= 20, "{checked} vectors");

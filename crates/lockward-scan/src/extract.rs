@@ -466,6 +466,7 @@ fn extract_file(
         assignments,
         sql_literals,
         not_keys,
+        string_locals,
         ..
     } = extractor;
     let (allows, unresolved) = place_allows_and_unresolved(text, allows, unresolved);
@@ -573,7 +574,31 @@ fn extract_file(
         assigned_names: locals.keys().cloned().collect(),
         scope: Scope::default(),
         not_keys: Vec::new(),
-        strings: string_constants(text, &code.tokens),
+        strings: {
+            let mut strings = string_constants(text, &code.tokens);
+            // Go's constants are constants whatever their case (`const lockName = "sweep"`):
+            // a name the file assigns one string and nothing else, at its outermost scope (a
+            // function's local or parameter of that name is no constant of the package).
+            if language == Language::Go {
+                let depths = brace_depths(text, &code.tokens);
+                let in_function = |name: &str| {
+                    code.tokens.windows(2).zip(&depths).any(|(pair, depth)| {
+                        *depth > 0
+                            && &text[pair[0].span.clone()] == name
+                            && matches!(&text[pair[1].span.clone()], "=" | ":=")
+                    })
+                };
+                for (name, value) in string_locals {
+                    if let Some(value) = value
+                        && !in_function(&name)
+                        && !strings.iter().any(|(n, _)| *n == name)
+                    {
+                        strings.push((name, value));
+                    }
+                }
+            }
+            strings
+        },
         go_blocks: Vec::new(),
         aliases: aliases.keys().cloned().collect(),
         hash_functions: hash_functions.clone(),
@@ -2760,12 +2785,30 @@ impl Extractor<'_> {
         // its placeholder (`hashtext(%s)` with `("chat:partner", partner_id)`): the key the server
         // computes, shown as the number (the id to register, which the line does not write). With
         // a name bound there (`[jobKey]`), a helper's parameter whose callers' strings are names.
-        if let [function, open, inner @ .., close] = tokens
+        // So is its `hashtextextended(.., seed)` with a literal seed (a named lock: seed 0).
+        if let [function, open, args @ .., close] = tokens
             && language == Language::Sql
-            && token_text(function).eq_ignore_ascii_case("hashtext")
+            && let extended = token_text(function).eq_ignore_ascii_case("hashtextextended")
+            && (extended || token_text(function).eq_ignore_ascii_case("hashtext"))
             && token_text(open) == "("
             && token_text(close) == ")"
+            && let Some((inner, seed)) = if extended {
+                let comma = args.iter().rposition(|t| token_text(t) == ",");
+                comma.and_then(|comma| {
+                    let seed = literal_value(text, &args[comma + 1..], language)?;
+                    Some((&args[..comma], seed.value()))
+                })
+            } else {
+                Some((args, 0))
+            }
         {
+            let hash = |name: &str| {
+                if extended {
+                    lockward_registry::well_known::hashtextextended(name, seed)
+                } else {
+                    i64::from(lockward_registry::well_known::hashtext(name))
+                }
+            };
             let (value, host) = match inner {
                 // A format verb or an interpolation inside the literal (`hashtext('%s')` that
                 // Go's `Sprintf` fills, `'#{name}'`, `'${name}'`): what the host puts there, a
@@ -2784,8 +2827,8 @@ impl Extractor<'_> {
                             .and_then(|v| self.string_locals.get(token_text(v)))
                             .and_then(Option::as_deref);
                         if let Some(name) = held {
-                            let value = lockward_registry::well_known::hashtext(name);
-                            return Key::Literal(Id::new(i64::from(value), value.to_string()));
+                            let value = hash(name);
+                            return Key::Literal(Id::new(value, value.to_string()));
                         }
                         match bound {
                             Some(value)
@@ -2821,13 +2864,19 @@ impl Extractor<'_> {
                     } else {
                         name.replace("''", "'")
                     };
-                    let value = lockward_registry::well_known::hashtext(&name);
-                    return Key::Literal(Id::new(i64::from(value), value.to_string()));
+                    let value = hash(&name);
+                    return Key::Literal(Id::new(value, value.to_string()));
                 }
-                if value.kind == TokenKind::Ident {
+                // Another seed is another keyspace, no catalogued hash of a name.
+                if value.kind == TokenKind::Ident && seed == 0 {
                     return Key::Hashed {
                         name: token_text(value).to_owned(),
                         shown,
+                        library: if extended {
+                            "postgres-hashtextextended"
+                        } else {
+                            "postgres-hashtext"
+                        },
                     };
                 }
             }

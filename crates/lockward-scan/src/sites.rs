@@ -139,11 +139,16 @@ pub(crate) enum Key {
     /// runs `pg_advisory_lock(7077400)`): a call of the helper is a site of it, and the findings
     /// about the id are its lock call's.
     Fixed(Id),
-    /// PostgreSQL's `hashtext` of a value bound by name (`hashtext($1)` bound to `jobKey`): a
-    /// name hashed by the server, whose key the caller of a helper that takes `name` decides
-    /// (a string there is a named lock, [`lockward_registry::well_known::name_key`]'s
-    /// `postgres-hashtext`); anywhere else a dynamic key, shown as written.
-    Hashed { name: String, shown: String },
+    /// PostgreSQL's `hashtext` (or `hashtextextended(.., 0)`) of a value bound by name
+    /// (`hashtext($1)` bound to `jobKey`): a name hashed by the server, whose key the caller of a
+    /// helper that takes `name` decides (a string there is a named lock,
+    /// [`lockward_registry::well_known::name_key`]'s `library`: `postgres-hashtext` or
+    /// `postgres-hashtextextended`); anywhere else a dynamic key, shown as written.
+    Hashed {
+        name: String,
+        shown: String,
+        library: &'static str,
+    },
     /// Anything else: a placeholder, a variable, an expression.
     Dynamic(String),
 }
@@ -468,8 +473,9 @@ pub(crate) struct Definition {
     /// where that call is.
     pub(crate) fields: Vec<(usize, String, usize)>,
     /// The parameters a lock call hashes with PostgreSQL's `hashtext` (`hashtext($1)` bound to
-    /// the parameter): a caller's string is a name (`postgres-hashtext`).
-    pub(crate) hashed: Vec<usize>,
+    /// the parameter) or `hashtextextended(.., 0)`, with that hash's catalogue id: a caller's
+    /// string is a name (`postgres-hashtext`, `postgres-hashtextextended`).
+    pub(crate) hashed: Vec<(usize, &'static str)>,
     /// The parameters that are the family of a two-int lock call (`pg_advisory_lock(kind, id)`).
     pub(crate) pairs: Vec<usize>,
     /// The parameters that are the second int of a two-int lock call: what a caller passes

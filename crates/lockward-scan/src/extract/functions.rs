@@ -108,14 +108,14 @@ fn hashed_params(
     raw: &[(Range<usize>, ItemKind)],
     params: &[Param],
     body: &Range<usize>,
-) -> Vec<usize> {
+) -> Vec<(usize, &'static str)> {
     raw.iter()
         .filter(|(span, _)| body.contains(&span.start))
         .filter_map(|(_, kind)| match kind {
             ItemKind::Call {
-                key: Key::Hashed { name, .. },
+                key: Key::Hashed { name, library, .. },
                 ..
-            } => params.iter().position(|p| p.name == *name),
+            } => Some((params.iter().position(|p| p.name == *name)?, *library)),
             _ => None,
         })
         .collect()
@@ -777,8 +777,14 @@ impl Extractor<'_> {
             while matches!(text(name + 1), "." | "::") && is_ident(name + 2) {
                 name += 2;
             }
+            // Trimming (`name = strings.TrimSpace(name)`) leaves a name written in code as it is.
+            let trims = matches!(
+                text(name),
+                "TrimSpace" | "strip" | "trim" | "Trim" | "trim_start" | "trim_end"
+            );
             if text(name + 1) == "("
                 && text(name + 3) == ")"
+                && !trims
                 && ends(name + 4)
                 && let Some(param) = param(name + 2)
             {
