@@ -594,7 +594,15 @@ impl Extractor<'_> {
             let on_instance = qualifier
                 .as_ref()
                 .is_some_and(|q| instances.contains(&(q.clone(), within)));
-            if wanted.contains(name) || on_instance {
+            // A call a test asserts on with a literal key (`await expect(withAdvisoryLock(client,
+            // 42, work)).rejects..`) checks the helper, most often on a mock client: test data,
+            // no lock of the application, as SQL text in an assertion is none. With a constant
+            // (`assert try_lock(db, REFRESH_LOCK_ID, ROW_LOCK_ID)`) it is the application's lock.
+            let asserted = || {
+                args.iter().any(|arg| matches!(arg.key, Key::Literal(_)))
+                    && self.in_assertion(tokens, i, language)
+            };
+            if (wanted.contains(name) || on_instance) && !asserted() {
                 // A call passing a fixed key may run only when an option of its function is on.
                 let switch = around
                     .first()
