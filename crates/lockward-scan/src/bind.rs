@@ -19,7 +19,7 @@ use std::path::Path;
 use lockward_lang::Language;
 use lockward_registry::Id;
 
-use crate::sites::{FileSites, ItemKind, Key, Names};
+use crate::sites::{FileSites, ItemKind, Key, Names, Shape, last_part};
 use crate::values::container;
 use crate::walk::{self, path_hash};
 use crate::words;
@@ -728,6 +728,7 @@ pub(crate) fn wanted(file: &FileSites, names: &Names) -> Vec<String> {
         crate::values::hash_calls(&pending.expr, &mut wanted);
     }
     for definition in &file.wrappers.definitions {
+        wanted.extend(definition.fixed_names.iter().map(|(name, _)| name.clone()));
         for (_, through) in &definition.lookups {
             if let crate::sites::Through::Function(function) = through {
                 wanted.push(function.clone());
@@ -782,6 +783,52 @@ pub(crate) fn load(
             if let Err(at) = files.binary_search_by(|file| file.path.as_str().cmp(&path)) {
                 files.insert(at, sites);
             }
+        }
+    }
+}
+
+/// Makes the names a helper that takes no key locks, bound in another file or a constant of the
+/// tree (`locks.history_update_event_lock`, `MIGRATION_LOCK_ID`), its fixed keys: each call of
+/// it is then a site of them ([`crate::sites::Definition::fixed_names`]).
+pub(crate) fn fixed_names(index: &Index, files: &mut [FileSites]) {
+    let mut found: Vec<(usize, usize, Id, Shape)> = Vec::new();
+    {
+        let mut defined: HashMap<&str, Vec<&Id>> = HashMap::new();
+        for item in files.iter().flat_map(|file| &file.items) {
+            if let ItemKind::Definition {
+                name,
+                value: Some(value),
+            } = &item.kind
+            {
+                defined.entry(last_part(name)).or_default().push(value);
+            }
+        }
+        let tree_value = |name: &str| {
+            let values = defined.get(last_part(name))?;
+            let first = values.first()?;
+            values
+                .iter()
+                .all(|v| v.value() == first.value())
+                .then(|| (*first).clone())
+        };
+        let mut binder = Binder::new(index, files);
+        for (f, file) in files.iter().enumerate() {
+            for (d, definition) in file.wrappers.definitions.iter().enumerate() {
+                for (name, shape) in &definition.fixed_names {
+                    if let Some(value) = binder.value(file, name).or_else(|| tree_value(name)) {
+                        found.push((f, d, value, *shape));
+                    }
+                }
+            }
+        }
+    }
+    for (f, d, value, shape) in found {
+        let fixed = &mut files[f].wrappers.definitions[d].fixed;
+        if !fixed
+            .iter()
+            .any(|(v, s)| v.value() == value.value() && *s == shape)
+        {
+            fixed.push((value, shape));
         }
     }
 }

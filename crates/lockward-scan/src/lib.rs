@@ -161,6 +161,7 @@ pub fn scan(registry: &Registry, root: &Path, options: &ScanOptions) -> ScanRepo
         &calls,
         &mut walked.files,
     );
+    bind::fixed_names(&index, &mut walked.files);
     wrappers::resolve(&mut walked.files, &declared);
     bind::rewrite(&index, &names, &mut walked.files);
     values::block_siblings(&mut walked.files);

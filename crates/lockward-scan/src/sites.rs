@@ -490,6 +490,9 @@ pub(crate) struct Definition {
     /// The fixed keys of its own lock calls: a helper that takes no key locks these, and each
     /// call of it is a site of them (when no parameter is a key).
     pub(crate) fixed: Vec<(Id, Shape)>,
+    /// The names its own lock calls take that another file binds (`locks.history_lock`, with
+    /// no parameter of that name): once read ([`crate::bind::fixed_names`]), fixed keys too.
+    pub(crate) fixed_names: Vec<(String, Shape)>,
     /// The fixed keys of its own lock calls that run only when an option is on (`if
     /// opts[:use_advisory_lock]`, [`crate::syntax::option_guard`]), with the option: a call of
     /// it that switches the option on (`run(db, dir, :use_advisory_lock => true)`) is a site of

@@ -668,6 +668,7 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
     known.retain(|k| {
         !k.keys.is_empty()
             || !k.fixed.is_empty()
+            || !k.definition.fixed_names.is_empty()
             || !k.switched.is_empty()
             || !k.named.is_empty()
             || !k.definition.receiver_fields.is_empty()
@@ -1133,6 +1134,8 @@ pub(crate) fn inferred_names(
         .filter(|k| {
             !k.keys.is_empty()
                 || !k.fixed.is_empty()
+                // Its fixed keys are known once the files their names are bound in are read.
+                || !k.definition.fixed_names.is_empty()
                 || !k.switched.is_empty()
                 || !k.named.is_empty()
                 // Its calls tell what is no key: the second int they pass.

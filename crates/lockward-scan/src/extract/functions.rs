@@ -211,11 +211,13 @@ const MAX_LITERAL_TOKENS: usize = 256;
 /// How far a header's parts (generics, a return type) are looked through, in tokens.
 const MAX_HEADER_TOKENS: usize = 48;
 
-/// A definition's fixed keys, and those it locks under an option ([`Definition::fixed`],
-/// [`Definition::switched`]).
+/// A definition's fixed keys, those it locks under an option, and the names it locks that
+/// another file binds ([`Definition::fixed`], [`Definition::switched`],
+/// [`Definition::fixed_names`]).
 type OwnKeys = (
     Vec<(lockward_registry::Id, Shape)>,
     Vec<(String, lockward_registry::Id, Shape)>,
+    Vec<(String, Shape)>,
 );
 
 /// A definition found in tokens, before its body is read.
@@ -272,71 +274,77 @@ impl Extractor<'_> {
                 (header, body, spreads, lookups, annotated, own)
             })
             .map(
-                |(header, body, spreads, lookups, annotated, (fixed, switched))| Definition {
-                    name: header.constructs.clone().unwrap_or_else(|| {
-                        self.text(tokens[header.name_at].span.clone()).to_owned()
-                    }),
-                    method: header.method && header.constructs.is_none(),
-                    owner: header.owner.clone(),
-                    params: header.params.clone(),
-                    body_start: body.start,
-                    reaches: {
-                        let mut reaches = self.reaches(&header.params, &spreads, &lookups, body);
-                        reaches.extend(annotated.iter().map(|&(p, offset, _)| (p, offset)));
-                        reaches
-                    },
-                    fields: self.reached_fields(&header.params, &spreads, body),
-                    hashed: hashed_params(&self.raw, &header.params, body),
-                    pairs: {
-                        let mut pairs = self.pair_families(&header.params, &lookups, body);
-                        pairs.extend(
-                            annotated
-                                .iter()
-                                .filter(|&&(_, _, shape)| shape == Shape::Pair)
-                                .map(|&(p, _, _)| p),
-                        );
-                        pairs
-                    },
-                    seconds: self
-                        .not_keys
-                        .iter()
-                        .filter(|(span, _, role)| {
-                            *role == Role::SecondInt && body.contains(&span.start)
-                        })
-                        .filter_map(|(_, name, _)| {
-                            // The parameter itself, or its member's value (`lock.value`).
-                            header.params.iter().position(|p| {
-                                *name == p.name
-                                    || name
-                                        .strip_prefix(p.name.as_str())
-                                        .and_then(|rest| rest.strip_prefix('.'))
-                                        .is_some_and(|field| MEMBER_VALUE_FIELDS.contains(&field))
+                |(header, body, spreads, lookups, annotated, (fixed, switched, fixed_names))| {
+                    Definition {
+                        name: header.constructs.clone().unwrap_or_else(|| {
+                            self.text(tokens[header.name_at].span.clone()).to_owned()
+                        }),
+                        method: header.method && header.constructs.is_none(),
+                        owner: header.owner.clone(),
+                        params: header.params.clone(),
+                        body_start: body.start,
+                        reaches: {
+                            let mut reaches =
+                                self.reaches(&header.params, &spreads, &lookups, body);
+                            reaches.extend(annotated.iter().map(|&(p, offset, _)| (p, offset)));
+                            reaches
+                        },
+                        fields: self.reached_fields(&header.params, &spreads, body),
+                        hashed: hashed_params(&self.raw, &header.params, body),
+                        pairs: {
+                            let mut pairs = self.pair_families(&header.params, &lookups, body);
+                            pairs.extend(
+                                annotated
+                                    .iter()
+                                    .filter(|&&(_, _, shape)| shape == Shape::Pair)
+                                    .map(|&(p, _, _)| p),
+                            );
+                            pairs
+                        },
+                        seconds: self
+                            .not_keys
+                            .iter()
+                            .filter(|(span, _, role)| {
+                                *role == Role::SecondInt && body.contains(&span.start)
                             })
-                        })
-                        .collect(),
-                    lookups: lookups
-                        .iter()
-                        .map(|lookup| (lookup.param, lookup.through.clone()))
-                        .collect(),
-                    field_defaults: spreads
-                        .into_iter()
-                        .flat_map(|spread| {
-                            spread
-                                .defaults
-                                .into_iter()
-                                .map(move |(field, key)| (spread.param, field, key))
-                        })
-                        .collect(),
-                    fixed,
-                    switched,
-                    holds_sql: false,
-                    receiver_fields: if header.method {
-                        self.receiver_fields(body, self.receiver_name(tokens, header, language))
-                    } else {
-                        Vec::new()
-                    },
-                    forwards: Vec::new(),
-                    stores: self.stores(tokens, &header.body, &header.params),
+                            .filter_map(|(_, name, _)| {
+                                // The parameter itself, or its member's value (`lock.value`).
+                                header.params.iter().position(|p| {
+                                    *name == p.name
+                                        || name
+                                            .strip_prefix(p.name.as_str())
+                                            .and_then(|rest| rest.strip_prefix('.'))
+                                            .is_some_and(|field| {
+                                                MEMBER_VALUE_FIELDS.contains(&field)
+                                            })
+                                })
+                            })
+                            .collect(),
+                        lookups: lookups
+                            .iter()
+                            .map(|lookup| (lookup.param, lookup.through.clone()))
+                            .collect(),
+                        field_defaults: spreads
+                            .into_iter()
+                            .flat_map(|spread| {
+                                spread
+                                    .defaults
+                                    .into_iter()
+                                    .map(move |(field, key)| (spread.param, field, key))
+                            })
+                            .collect(),
+                        fixed,
+                        fixed_names,
+                        switched,
+                        holds_sql: false,
+                        receiver_fields: if header.method {
+                            self.receiver_fields(body, self.receiver_name(tokens, header, language))
+                        } else {
+                            Vec::new()
+                        },
+                        forwards: Vec::new(),
+                        stores: self.stores(tokens, &header.body, &header.params),
+                    }
                 },
             )
             .collect();
@@ -663,6 +671,7 @@ impl Extractor<'_> {
                 lookups: Vec::new(),
                 field_defaults: Vec::new(),
                 fixed: Vec::new(),
+                fixed_names: Vec::new(),
                 switched: Vec::new(),
                 stores: Vec::new(),
                 hashed: Vec::new(),
@@ -678,6 +687,7 @@ impl Extractor<'_> {
                 || !d.forwards.is_empty()
                 || !d.stores.is_empty()
                 || !d.fixed.is_empty()
+                || !d.fixed_names.is_empty()
                 || !d.switched.is_empty()
                 || !d.receiver_fields.is_empty()
                 || !d.seconds.is_empty()
@@ -877,11 +887,31 @@ impl Extractor<'_> {
     ) -> OwnKeys {
         let mut fixed: Vec<(lockward_registry::Id, Shape)> = Vec::new();
         let mut switched: Vec<(String, lockward_registry::Id, Shape)> = Vec::new();
+        let mut names: Vec<(String, Shape)> = Vec::new();
         for (span, kind) in &self.raw {
             let ItemKind::Call { shape, key, .. } = kind else {
                 continue;
             };
-            let Some(value) = self.fixed_value(key).filter(|_| body.contains(&span.start)) else {
+            if !body.contains(&span.start) {
+                continue;
+            }
+            let Some(value) = self.fixed_value(key) else {
+                // A name no parameter or field of it is, that the file does not assign
+                // (`locks.history_update_event_lock`): bound in another file, read once the
+                // files are ([`crate::bind::fixed_names`]).
+                if let Key::Name(name) = key
+                    && let first = name.split(['.', ':']).next().unwrap_or(name)
+                    && !params.iter().any(|p| p.name == first)
+                    && !matches!(first, "self" | "this" | "cls" | "")
+                    && !name.starts_with('@')
+                    && !self.locals.contains_key(first)
+                    && self
+                        .switch_at(body.start, span.start, params, language, tree)
+                        .is_none()
+                    && !names.iter().any(|(n, s)| n == name && s == shape)
+                {
+                    names.push((name.clone(), *shape));
+                }
                 continue;
             };
             let same =
@@ -899,7 +929,7 @@ impl Extractor<'_> {
                 }
             }
         }
-        (fixed, switched)
+        (fixed, switched, names)
     }
 
     /// The option of a function with `params` that must be on for the code at `offset` to
