@@ -1063,8 +1063,33 @@ impl Extractor<'_> {
     /// a dict's `"name": value`, Kotlin's `mapOf("name" to value)`, a Ruby hash's
     /// `"name" => value` or `name: value`, an object's `name: value`, a keyword `name=value`.
     pub(super) fn named_bind(&self, binds: &Binds, name: &str) -> Option<Key> {
+        let text = |t: &Token| self.text(t.span.clone());
+        // Spring's `new MapSqlParameterSource("name", value)` and its `.addValue("name", value)`:
+        // the call's arguments come as values of their own, a name at each odd place after it.
+        let maker = |value: &[Token]| {
+            value
+                .last()
+                .is_some_and(|last| matches!(text(last), "MapSqlParameterSource" | "addValue"))
+        };
+        let mut made = None;
+        for (k, value) in binds.values.iter().enumerate() {
+            if maker(value) {
+                made = Some(k);
+                continue;
+            }
+            if let (Some(at), [entry], Some(found)) =
+                (made, value.as_slice(), binds.values.get(k + 1))
+                && (k - at) % 2 == 1
+                && entry.kind == TokenKind::Str
+                && self.text(entry.content.clone()) == name
+            {
+                let key = self.key(found, binds.language);
+                if !matches!(key, Key::Dynamic(_)) {
+                    return Some(key);
+                }
+            }
+        }
         binds.values.iter().find_map(|value| {
-            let text = |t: &Token| self.text(t.span.clone());
             let value = match value.as_slice() {
                 [open, inner @ ..] if text(open) == "{" => inner,
                 all => all,
