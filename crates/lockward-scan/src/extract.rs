@@ -574,6 +574,10 @@ fn extract_file(
         assigned_names: locals.keys().cloned().collect(),
         scope: Scope::default(),
         not_keys: Vec::new(),
+        local_strings: string_locals
+            .iter()
+            .filter_map(|(name, value)| Some((name.clone(), value.clone()?)))
+            .collect(),
         strings: {
             let mut strings = string_constants(text, &code.tokens);
             // Go's constants are constants whatever their case (`const lockName = "sweep"`):

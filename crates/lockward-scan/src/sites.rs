@@ -253,6 +253,9 @@ pub(crate) struct FileSites {
     /// name held in a constant (`ANALYTICS_JOB_ID = "gather_analytics"`, then
     /// `advisory_lock(ANALYTICS_JOB_ID)`).
     pub(crate) strings: Vec<(String, String)>,
+    /// The names it assigns one plain string and nothing else, whatever their case or scope
+    /// (`const lockKey = 'sweep'` in a function): read only for a call in this file.
+    pub(crate) local_strings: Vec<(String, String)>,
     /// Its Go `const (...)` blocks of the outermost scope, with the integer constants they hold
     /// ([`crate::values::block_siblings`]).
     pub(crate) go_blocks: Vec<Vec<BlockMember>>,

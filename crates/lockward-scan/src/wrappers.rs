@@ -766,14 +766,17 @@ impl<'a> Values<'a> {
     }
 }
 
-/// The string constants of the tree ([`FileSites::strings`]), by name.
+/// The string constants of the tree ([`FileSites::strings`]), by name, and each file's names
+/// it assigns one string ([`FileSites::local_strings`]).
 struct Strings<'a> {
     by_name: HashMap<&'a str, Vec<(&'a str, &'a str)>>,
+    locals: HashMap<(&'a str, &'a str), &'a str>,
 }
 
 impl<'a> Strings<'a> {
     fn new(files: &'a [FileSites]) -> Self {
         let mut by_name: HashMap<&str, Vec<(&str, &str)>> = HashMap::new();
+        let mut locals = HashMap::new();
         for file in files {
             for (name, text) in &file.strings {
                 by_name
@@ -781,8 +784,24 @@ impl<'a> Strings<'a> {
                     .or_default()
                     .push((file.path.as_str(), text.as_str()));
             }
+            for (name, text) in &file.local_strings {
+                locals.insert((file.path.as_str(), name.as_str()), text.as_str());
+            }
         }
-        Self { by_name }
+        Self { by_name, locals }
+    }
+
+    /// The text of the string `arg` passes, from the file at `path`: a constant's
+    /// ([`Self::text_of`]), or a name that file assigns one string (`const lockKey =
+    /// 'deals:pin-visibility-check'`, then `this.tryAdvisoryLock(lockKey)`), unless the name is
+    /// a parameter of the function around the call.
+    fn text_of_arg(&self, path: &str, arg: &Arg) -> Option<&'a str> {
+        self.text_of(path, &arg.key).or_else(|| match &arg.key {
+            Key::Name(name) if arg.param.is_none() && !name.contains(['.', ':']) => {
+                self.locals.get(&(path, name.as_str())).copied()
+            }
+            _ => None,
+        })
     }
 
     /// The text of the string constant `key` names, seen from the file at `path`: the file's
@@ -961,7 +980,7 @@ fn named_in_bodies<'f>(
                 let name = arg
                     .string
                     .as_deref()
-                    .or_else(|| strings.text_of(caller.path, &arg.key));
+                    .or_else(|| strings.text_of_arg(caller.path, arg));
                 if let Some(name) = name
                     && let Some(key) = lockward_registry::well_known::name_key(library, name)
                     && !found.iter().any(|(l, n, _)| *l == library && n == name)
@@ -1358,7 +1377,7 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                 // advisory_lock(\n    'nightly',`).
                 let name = match (&arg.string, &slot.lookup) {
                     (Some(name), None) => Some(name.as_str()),
-                    (None, _) => strings.text_of(&file.path, &arg.key),
+                    (None, _) => strings.text_of_arg(&file.path, arg),
                     (Some(_), Some(_)) => None,
                 };
                 if let (Some(library), Some(name)) = (slot.library, name) {
@@ -1381,7 +1400,7 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                     Some(Through::Function(_)) => arg
                         .string
                         .as_deref()
-                        .or_else(|| strings.text_of(&file.path, &arg.key)),
+                        .or_else(|| strings.text_of_arg(&file.path, arg)),
                     _ => None,
                 };
                 let key = match (&arg.string, &slot.lookup) {

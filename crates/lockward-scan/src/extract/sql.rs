@@ -84,6 +84,7 @@ impl Extractor<'_> {
                 || self.is_pattern_operand(tokens, index)
                 || self.in_assertion(tokens, index, language)
                 || self.measured(tokens, index)
+                || self.logged(tokens, index)
                 || (language == Language::Python
                     && brackets == 0
                     && self.is_docstring(tokens, index))
@@ -414,6 +415,28 @@ impl Extractor<'_> {
         self.enclosing_paren(tokens, index)
             .and_then(|open| open.checked_sub(1))
             .is_some_and(|callee| MEASURES.contains(&self.text(tokens[callee].span.clone())))
+    }
+
+    /// Whether the string at `index` is an argument of a call that logs or prints it
+    /// (`logger.info("SELECT pg_advisory_unlock(" + LOCK_ID + ") : " + ok)`, `console.log(..)`,
+    /// `fmt.Printf(..)`, `puts ..`): text shown to a person, no statement that runs. A level's
+    /// name (`info`, `error`) counts only on a receiver named for logging.
+    fn logged(&self, tokens: &[Token], index: usize) -> bool {
+        let Some(callee) = self
+            .enclosing_paren(tokens, index)
+            .and_then(|open| open.checked_sub(1))
+        else {
+            return false;
+        };
+        let name = self.text(tokens[callee].span.clone());
+        let receiver = callee
+            .checked_sub(2)
+            .filter(|&r| matches!(self.text(tokens[r + 1].span.clone()), "." | "::"))
+            .map(|r| self.text(tokens[r].span.clone()).to_ascii_lowercase());
+        let on_logger = receiver.as_deref().is_some_and(|r| {
+            r.contains("log") || r == "console" || r == "out" || r == "err" || r == "fmt"
+        });
+        PRINTS.contains(&name) || (on_logger && LOG_LEVELS.contains(&name))
     }
 
     /// The `(` of the call whose argument the token at `index` is, through an array it is an
@@ -1160,6 +1183,16 @@ const MEASURES: &[&str] = &[
     "includes",
     "startsWith",
     "endsWith",
+];
+
+/// Calls that print their text whatever they are called on.
+const PRINTS: &[&str] = &["println", "printf", "Println", "Printf", "puts", "print"];
+
+/// The levels of a logger (`logger.info`, `log.Printf`, `console.error`): a string logged is
+/// no statement.
+const LOG_LEVELS: &[&str] = &[
+    "info", "debug", "warn", "warning", "error", "trace", "fatal", "log", "Info", "Debug", "Warn",
+    "Error", "Infof", "Debugf", "Warnf", "Errorf", "Print", "Fatal", "Fatalf",
 ];
 
 /// The methods of Go's `*sql.Stmt` (and pgx's) that run a prepared statement with its values.
