@@ -434,6 +434,7 @@ impl<'a> Checker<'a> {
             let role = match use_.role {
                 Role::Seed => "the input of the expression that computes a key",
                 Role::SecondInt => "the second int of a two-int key",
+                Role::Base => "a term of other constants' definitions",
             };
             let used = format!("{used_in}:{}", use_.at.span.line);
             let said = diags::not_a_lock_key(name, value, role, &used);

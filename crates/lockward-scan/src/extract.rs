@@ -608,6 +608,26 @@ fn extract_file(
         hash_functions: hash_functions.clone(),
         hash_locals,
     };
+    // A base other definitions are computed from (`history_lock = base_lock_id + 2`), named
+    // so, is no id of its own unless a key takes it too ([`crate::check`] decides); a constant
+    // computed from another (`JOBS_LAST = JOBS_NEXT << 1`) leaves that one an id.
+    let mut not_keys = not_keys;
+    for assignment in &assignments {
+        if let Some(expr @ Expr::Binary(..)) = &assignment.expr {
+            let mut operands = Vec::new();
+            values::names_in(expr, &mut operands);
+            not_keys.extend(
+                operands
+                    .into_iter()
+                    .filter(|name| {
+                        words::split(crate::sites::last_part(name))
+                            .iter()
+                            .any(|w| w == "base")
+                    })
+                    .map(|name| (assignment.span.clone(), name, Role::Base)),
+            );
+        }
+    }
     sites.not_keys = not_keys
         .into_iter()
         .map(|(span, name, role)| NotKey {

@@ -302,6 +302,9 @@ pub(crate) enum Role {
     Seed,
     /// The second int of a two-int key.
     SecondInt,
+    /// A term of other constants' definitions (`spatial_lock = base_lock_id + 1`): the base the
+    /// ids are counted from.
+    Base,
 }
 
 impl FileSites {

@@ -595,6 +595,19 @@ pub(crate) fn substitute(expr: Expr, lookup: &mut dyn FnMut(&str) -> Option<i64>
     }
 }
 
+/// The names `expr` reads, added to `out`.
+pub(crate) fn names_in(expr: &Expr, out: &mut Vec<String>) {
+    match expr {
+        Expr::Name(name) => out.push(name.clone()),
+        Expr::Neg(inner) | Expr::Not(inner) | Expr::Wide(inner) => names_in(inner, out),
+        Expr::Binary(_, left, right) => {
+            names_in(left, out);
+            names_in(right, out);
+        }
+        Expr::Int { .. } | Expr::Hash { .. } => {}
+    }
+}
+
 /// The functions `expr` calls with a fixed string (`createTableLockID` of
 /// `createTableLockID("endorser")`), added to `out`.
 pub(crate) fn hash_calls(expr: &Expr, out: &mut Vec<String>) {

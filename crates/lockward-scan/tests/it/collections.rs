@@ -499,10 +499,17 @@ fn expressions_resolve_across_files_and_a_cycle_across_files_stays_unresolved() 
     assert_eq!(
         found,
         [
-            ("services/jobs/base.py".to_owned(), 1, 7_000_000),
             ("services/jobs/next.py".to_owned(), 1, 7_000_005),
             ("services/jobs/next.py".to_owned(), 2, 14_000_010),
         ]
+    );
+    // The base the others are counted from, which no lock takes, is no id of its own.
+    assert!(
+        report.findings.iter().any(|f| f.code.as_str() == "not-a-lock-key"
+            && f.path == "services/jobs/base.py"
+            && f.line() == Some(1)),
+        "{:#?}",
+        report.findings
     );
 }
 
