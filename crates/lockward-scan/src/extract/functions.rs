@@ -602,13 +602,20 @@ impl Extractor<'_> {
             let on_instance = qualifier
                 .as_ref()
                 .is_some_and(|q| instances.contains(&(q.clone(), within)));
-            // A call a test asserts on with a literal key (`await expect(withAdvisoryLock(client,
-            // 42, work)).rejects..`) checks the helper, most often on a mock client: test data,
+            // A call a test asserts on with a literal key or name (`await expect(withAdvisoryLock(
+            // client, 42, work)).rejects..`, `expect(service.withLock('test-lock', fn))`) checks
+            // the helper, most often on a mock client: test data,
             // no lock of the application, as SQL text in an assertion is none. With a constant
             // (`assert try_lock(db, REFRESH_LOCK_ID, ROW_LOCK_ID)`) it is the application's lock.
+            let constant = |key: &Key| {
+                matches!(key, Key::Name(name)
+                    if self.names.is_constant(&crate::words::split(crate::sites::last_part(name))))
+            };
             let asserted = || {
-                args.iter().any(|arg| matches!(arg.key, Key::Literal(_)))
-                    && self.in_assertion(tokens, i, language)
+                let literal = args.iter().any(|arg| matches!(arg.key, Key::Literal(_)));
+                let named = args.iter().any(|arg| arg.string.is_some())
+                    && !args.iter().any(|arg| constant(&arg.key));
+                (literal || named) && self.in_assertion(tokens, i, language)
             };
             if (wanted.contains(name) || on_instance) && !asserted() {
                 // A call passing a fixed key may run only when an option of its function is on.

@@ -505,9 +505,12 @@ fn expressions_resolve_across_files_and_a_cycle_across_files_stays_unresolved() 
     );
     // The base the others are counted from, which no lock takes, is no id of its own.
     assert!(
-        report.findings.iter().any(|f| f.code.as_str() == "not-a-lock-key"
-            && f.path == "services/jobs/base.py"
-            && f.line() == Some(1)),
+        report
+            .findings
+            .iter()
+            .any(|f| f.code.as_str() == "not-a-lock-key"
+                && f.path == "services/jobs/base.py"
+                && f.line() == Some(1)),
         "{:#?}",
         report.findings
     );
