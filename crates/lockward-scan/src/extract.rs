@@ -38,9 +38,101 @@ const LOCK_FUNCTIONS: &[&str] = &[
     "pg_advisory_unlock_shared",
 ];
 
-/// The constants (upper-case names, `_` and digits allowed) assigned one string literal and
-/// nothing else on the line: `NAME = "text"`, `const NAME = 'text'`, Ruby's `NAME = "text".freeze`,
-/// a class attribute's `NAME = 'text'`.
+/// The counters a file counts up (or down) at its outermost scope, as JavaScript's, Java's and
+/// Kotlin's constants are often numbered (`let id = 65656564;` then `export const JOB_A = id++;`,
+/// `const JOB_B = id++;`): the counters' names, and the value each definition reads off one, by
+/// where that value starts (`id` and `id++` the value before, `++id` the one after), in the
+/// order the file runs them. A counter also counted inside a function (at run time) gives no
+/// value anywhere, and neither does a reading of it in another form (`id + 1`).
+fn counted(
+    text: &str,
+    tokens: &[Token],
+    depths: &[usize],
+    language: Language,
+) -> (HashSet<String>, HashMap<usize, Option<i64>>) {
+    let word = |k: usize| tokens.get(k).map_or("", |t| &text[t.span.clone()]);
+    let is_ident = |k: usize| tokens.get(k).is_some_and(|t| t.kind == TokenKind::Ident);
+    // `id++`, `id--`, `++id`, `--id`: two tokens of one sign beside a name.
+    let step = |k: usize| match (word(k), word(k + 1)) {
+        ("+", "+") => Some(1i64),
+        ("-", "-") => Some(-1),
+        _ => None,
+    };
+    let mut counters: HashMap<&str, bool> = HashMap::new();
+    for k in 0..tokens.len() {
+        let Some(_) = step(k) else {
+            continue;
+        };
+        let name = if is_ident(k + 2) && !is_ident(k.wrapping_sub(1)) {
+            k + 2
+        } else if k > 0 && is_ident(k - 1) {
+            k - 1
+        } else {
+            continue;
+        };
+        let outermost = depths.get(k).copied() == Some(0);
+        let entry = counters.entry(word(name)).or_insert(true);
+        *entry &= outermost;
+    }
+    let mut values = HashMap::new();
+    if counters.is_empty() {
+        return (HashSet::new(), values);
+    }
+    let mut current: HashMap<&str, Option<i64>> = HashMap::new();
+    for k in 0..tokens.len() {
+        if depths.get(k).copied() != Some(0) || !is_ident(k) || word(k + 1) != "=" {
+            continue;
+        }
+        let name = word(k);
+        let start = k + 2;
+        let Some(first) = tokens.get(start) else {
+            continue;
+        };
+        let ends = |end: usize| {
+            tokens
+                .get(end)
+                .is_none_or(|t| t.newline_before || matches!(word(end), ";" | ","))
+        };
+        // The counter set: `let id = 65656564`.
+        if let Some(&ok) = counters.get(name) {
+            let value = (first.kind == TokenKind::Number && ends(start + 1))
+                .then(|| i64::try_from(language.parse_int(word(start))?).ok())
+                .flatten();
+            current.insert(name, value.filter(|_| ok));
+            continue;
+        }
+        // A definition reading one.
+        let (counter, before, after, end) = if let Some(change) = step(start)
+            && is_ident(start + 2)
+        {
+            (word(start + 2), change, change, start + 3)
+        } else if is_ident(start)
+            && let Some(change) = step(start + 1)
+        {
+            (word(start), 0, change, start + 3)
+        } else if is_ident(start) {
+            (word(start), 0, 0, start + 1)
+        } else {
+            continue;
+        };
+        let Some(held) = current.get_mut(counter) else {
+            continue;
+        };
+        let read = if ends(end) {
+            held.and_then(|v| v.checked_add(before))
+        } else {
+            None
+        };
+        values.insert(first.span.start, read);
+        *held = if ends(end) {
+            held.and_then(|v| v.checked_add(after))
+        } else {
+            None
+        };
+    }
+    (counters.into_keys().map(str::to_owned).collect(), values)
+}
+
 /// The names the file assigns a plain string (`lockName := "auth_index_worker"`), whatever their
 /// case, not as a field: `None` for a name it also assigns anything else.
 fn string_locals(text: &str, tokens: &[Token]) -> HashMap<String, Option<String>> {
@@ -76,6 +168,9 @@ fn string_locals(text: &str, tokens: &[Token]) -> HashMap<String, Option<String>
     locals
 }
 
+/// The constants (upper-case names, `_` and digits allowed) assigned one string literal and
+/// nothing else on the line: `NAME = "text"`, `const NAME = 'text'`, Ruby's `NAME = "text".freeze`,
+/// a class attribute's `NAME = 'text'`.
 fn string_constants(text: &str, tokens: &[Token]) -> Vec<(String, String)> {
     let piece = |k: usize| tokens.get(k).map_or("", |t| &text[t.span.clone()]);
     let mut constants = Vec::new();
@@ -300,6 +395,7 @@ fn extract_file(
         names,
         hash_functions: &hash_functions,
         string_locals: string_locals(text, &code.tokens),
+        counted: HashMap::new(),
         raw: Vec::new(),
         locals: HashMap::new(),
         directives: Vec::new(),
@@ -327,6 +423,20 @@ fn extract_file(
     };
     extractor.collect_directives(&code);
     extractor.constant_functions(&code.tokens, language);
+    let counters = if matches!(
+        language,
+        Language::JavaScript | Language::Java | Language::Kotlin
+    ) {
+        let (counters, values) = counted(text, &code.tokens, &extractor.depths, language);
+        extractor.counted = values;
+        counters
+    } else {
+        HashSet::new()
+    };
+    // A counter is no constant: its name's value changes as it counts.
+    for name in &counters {
+        extractor.locals.insert(name.clone(), None);
+    }
     extractor.walk(&code.tokens, language, true);
     extractor.strings(&code.tokens, language, 0);
     extractor.raw.sort_by_key(|(span, _)| span.start);
@@ -650,7 +760,8 @@ fn extract_file(
             assignment
         })
         .collect();
-    let wanted = FunctionLocals::wanted(&assignments, &local_ids);
+    let mut wanted = FunctionLocals::wanted(&assignments, &local_ids);
+    wanted.retain(|name| !counters.contains(*name));
     let function_locals = FunctionLocals::new(
         if wanted.is_empty() { None } else { tree() },
         language,
@@ -1285,6 +1396,9 @@ struct Extractor<'a> {
     hash_functions: &'a [(String, crate::hashes::HashFunction)],
     /// The names the file assigns a plain string ([`string_locals`]).
     string_locals: HashMap<String, Option<String>>,
+    /// Values read off a counter the file counts up at its outermost scope ([`counted`]), by
+    /// where the value starts: `None` where it cannot be known.
+    counted: HashMap<usize, Option<i64>>,
     raw: Vec<(Range<usize>, ItemKind)>,
     /// Names assigned in code: the one integer literal a name is always assigned, or `None`
     /// when it is also assigned something else (then it is a variable, not a constant).
@@ -1660,6 +1774,16 @@ impl Extractor<'_> {
             let literal = literal
                 .or_else(|| literal_value(self.file, written, language))
                 .or_else(|| self.numeric_string(written));
+            // A counter's value where it is read (`JOB_PDM_LOCK = id++`): what it holds there.
+            let counted = tokens
+                .get(value.start)
+                .and_then(|t| self.counted.get(&t.span.start));
+            let literal = match counted {
+                Some(Some(value)) => Some(Id::plain(*value)),
+                Some(None) => None,
+                None => literal,
+            };
+            let written = if counted.is_some() { &[][..] } else { written };
             let expr = match &literal {
                 Some(_) => None,
                 None => values::parse(self.file, written, language),
