@@ -120,11 +120,19 @@ pub(crate) fn functions(
             continue;
         };
         let end = tokens[range.end - 1].span.end;
+        let source = &text[first.span.start..end];
+        // Most functions of one parameter digest nothing: they are not run.
+        if !DIGEST_HINTS
+            .iter()
+            .any(|hint| crate::words::contains_ignore_case(source.as_bytes(), hint.as_bytes()))
+        {
+            continue;
+        }
         let function = HashFunction {
             language,
             parameter,
             body,
-            source: text[first.span.start..end].to_owned(),
+            source: source.to_owned(),
         };
         if function.apply("lockward").is_some() {
             found.push((name, function));
@@ -132,6 +140,10 @@ pub(crate) fn functions(
     }
     found
 }
+
+/// Words one of which a body that digests holds (`sha256`, `Sum64`, `crc32`, `hashCode`,
+/// `createHash`, `Digest::`), in any case.
+const DIGEST_HINTS: &[&str] = &["sha", "md5", "crc", "fnv", "xxh", "hash", "digest", "sum"];
 
 /// A function of one parameter defined at `i`: its name, its parameter, and its body's tokens.
 fn definition(

@@ -108,6 +108,13 @@ fn match_parts(parts: &[Part], words: &[String]) -> bool {
     }
 }
 
+/// Whether `haystack` holds `needle` in any ASCII case.
+pub(crate) fn contains_ignore_case(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|window| window.eq_ignore_ascii_case(needle))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

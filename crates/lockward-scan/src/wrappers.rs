@@ -626,9 +626,10 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
                             // A name the project's own SQL hashes (`hashtext($1)`) is most
                             // often a row's (an object's key, a chat's id): only the helper
                             // that hashes it is followed, not what passes a name on to it.
-                            let hashed = key
-                                .library
-                                .is_some_and(|l| l.starts_with("postgres-hashtext"));
+                            let hashed = matches!(
+                                key.library,
+                                Some("postgres-hashtext" | "postgres-hashtextextended")
+                            );
                             ((!key.object_only() || getter.is_some()) && !hashed && matches(&key))
                                 .then_some((key.shape, key.lookup, key.library, getter))
                         })

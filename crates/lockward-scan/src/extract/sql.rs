@@ -79,7 +79,7 @@ impl Extractor<'_> {
                 ));
                 continue;
             }
-            if !contains_ignore_case(bytes, b"advisory")
+            if !crate::words::contains_ignore_case(bytes, b"advisory")
                 || !reads_as_sql(bytes)
                 || self.is_pattern_operand(tokens, index)
                 || self.in_assertion(tokens, index, language)
@@ -1266,7 +1266,7 @@ fn reads_as_sql(text: &[u8]) -> bool {
             {
                 return true;
             }
-            if depth == 0 && !contains_ignore_case(word, b"advisory") {
+            if depth == 0 && !crate::words::contains_ignore_case(word, b"advisory") {
                 prose = true;
             }
             continue;
@@ -1313,12 +1313,6 @@ fn built_lock_function(content: &str) -> Option<String> {
         .iter()
         .any(|m| name.contains(m));
     built.then(|| excerpt(name))
-}
-
-fn contains_ignore_case(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack
-        .windows(needle.len())
-        .any(|window| window.eq_ignore_ascii_case(needle))
 }
 
 #[cfg(test)]
