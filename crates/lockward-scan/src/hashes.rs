@@ -141,6 +141,18 @@ pub(crate) fn functions(
     found
 }
 
+/// `String.hashCode()` of the JVM for the literal whose content (between its quotes) is
+/// `content`: `None` when the literal has an escape or a template (`\n`, `$name`), whose string
+/// this does not rebuild.
+pub(crate) fn jvm_string_hash(content: &str, language: Language) -> Option<i32> {
+    if content.contains('\\') || (language == Language::Kotlin && content.contains('$')) {
+        return None;
+    }
+    Some(content.encode_utf16().fold(0i32, |hash, unit| {
+        hash.wrapping_mul(31).wrapping_add(i32::from(unit))
+    }))
+}
+
 /// Words one of which a body that digests holds (`sha256`, `Sum64`, `crc32`, `hashCode`,
 /// `createHash`, `Digest::`), in any case.
 const DIGEST_HINTS: &[&str] = &["sha", "md5", "crc", "fnv", "xxh", "hash", "digest", "sum"];
@@ -1263,7 +1275,7 @@ impl Parser<'_, '_> {
                 if matches!(language, Language::Java | Language::Kotlin) && args.is_empty() =>
             {
                 self.machine.hashed = true;
-                int(i128::from(crate::values::jvm_string_hash(&s, language)?))
+                int(i128::from(jvm_string_hash(&s, language)?))
             }
             (Value::Int(n), "toLong") if language == Language::Kotlin && args.is_empty() => {
                 Value::Int(n)

@@ -330,7 +330,10 @@ impl Parser<'_> {
                     && self.peek(3) == Some("(")
                     && self.peek(4) == Some(")") =>
             {
-                let value = jvm_string_hash(&self.text[token.content.clone()], self.language)?;
+                let value = crate::hashes::jvm_string_hash(
+                    &self.text[token.content.clone()],
+                    self.language,
+                )?;
                 self.at += 5;
                 Some(Expr::Int {
                     value: i128::from(value),
@@ -397,18 +400,6 @@ pub(crate) fn plain_string<'t>(text: &'t str, token: &Token) -> Option<&'t str> 
     let written = &text[token.span.clone()];
     (!content.contains(['\\', '$', '{', '#', '%']) && !written.starts_with(['f', 'F', '`', 'r']))
         .then_some(content)
-}
-
-/// `String.hashCode()` of the JVM for the literal whose content (between its quotes) is
-/// `content`: `None` when the literal has an escape or a template (`\n`, `$name`), whose string
-/// this does not rebuild.
-pub(crate) fn jvm_string_hash(content: &str, language: Language) -> Option<i32> {
-    if content.contains('\\') || (language == Language::Kotlin && content.contains('$')) {
-        return None;
-    }
-    Some(content.encode_utf16().fold(0i32, |hash, unit| {
-        hash.wrapping_mul(31).wrapping_add(i32::from(unit))
-    }))
 }
 
 /// A value while evaluating, with what the language knows of its type.
