@@ -686,9 +686,7 @@ pub(crate) fn wanted(file: &FileSites, names: &Names) -> Vec<String> {
     let mut key = |key: &Key| match key {
         // A call of a function with a fixed string (`createTableLockID("endorser")`): the file
         // that defines the function, which may hash it ([`crate::hashes`]).
-        Key::Name(written) if let Some((function, _)) = crate::hashes::call_text(written) => {
-            wanted.push(function.to_owned());
-        }
+        Key::HashOf { function, .. } => wanted.push(function.clone()),
         Key::Name(written) if !is_pattern_name(names, written) => wanted.push(written.clone()),
         Key::Member { shown, members, .. } => {
             if let Some(container) = members.first().map(|m| container(m)) {

@@ -121,7 +121,7 @@ fn not_keys(files: &[FileSites]) -> HashMap<&str, (&NotKey, &str)> {
                 Key::Literal(value) | Key::Fixed(value) => {
                     values.insert(value.value());
                 }
-                Key::Dynamic(_) | Key::Hashed { .. } => {}
+                Key::Dynamic(_) | Key::Hashed { .. } | Key::HashOf { .. } => {}
             }
         }
     }
@@ -572,7 +572,9 @@ impl<'a> Checker<'a> {
                     None => return self.dynamic(path, at, function, shown),
                 }
             }
-            Key::Dynamic(text) | Key::Hashed { shown: text, .. } => {
+            Key::Dynamic(text)
+            | Key::Hashed { shown: text, .. }
+            | Key::HashOf { shown: text, .. } => {
                 return self.dynamic(path, at, function, text);
             }
             // The helper's own lock call carries the findings about its key.

@@ -972,6 +972,25 @@ fn extract_file(
 /// Keys read from a struct field through a receiver (`w.lockID`, `self.id`), in a lock call or
 /// a wrapper call: when struct literals of the receiver's type in the file write the field, each
 /// write is where a key is written, and takes the read's place (see [`fields`]).
+/// `tokens` as a call of a function with a fixed string (`createTableLockID("endorser")`,
+/// `LockIds.lock_id('seed')`): a [`Key::HashOf`], resolved once the tree's hash functions are
+/// known.
+fn hash_call(text: &str, tokens: &[Token]) -> Option<Key> {
+    let [path @ .., name, open, string, close] = tokens else {
+        return None;
+    };
+    let argument = values::plain_string(text, string)?;
+    (name.kind == TokenKind::Ident
+        && &text[open.span.clone()] == "("
+        && &text[close.span.clone()] == ")"
+        && is_qualifier(text, path))
+    .then(|| Key::HashOf {
+        function: text[name.span.clone()].to_owned(),
+        argument: argument.to_owned(),
+        shown: text[tokens[0].span.start..close.span.end].to_owned(),
+    })
+}
+
 /// Whether `path` is what qualifies a called name: names, each followed by `.` or `::`
 /// (`self.`, `LockIds::`), or nothing.
 fn is_qualifier(text: &str, path: &[Token]) -> bool {
@@ -1034,7 +1053,8 @@ fn carried_in_fields<'s>(
         let code = lex(text, write.value.clone(), language.syntax());
         match literal_value(text, &code.tokens, language) {
             Some(id) => Key::Literal(id),
-            None => Key::Name(text[write.value.clone()].to_owned()),
+            None => hash_call(text, &code.tokens)
+                .unwrap_or_else(|| Key::Name(text[write.value.clone()].to_owned())),
         }
     };
     let mut carried = Vec::with_capacity(raw.len());
@@ -2889,21 +2909,22 @@ impl Extractor<'_> {
         }
         // A function called with a fixed string (`createTableLockID("endorser")`): the file's
         // hash's value, or, by what is written, another file's ([`values::resolve_tree`]).
-        if let [path @ .., name, open, string, close] = tokens
-            && token_text(open) == "("
-            && token_text(close) == ")"
-            && name.kind == TokenKind::Ident
-            && let Some(argument) = values::plain_string(text, string)
-            && is_qualifier(text, path)
-            && language != Language::Sql
+        if language != Language::Sql
+            && let Some(call) = hash_call(text, tokens)
         {
-            let written = &text[tokens[0].span.start..close.span.end];
-            return match crate::hashes::value(self.hash_functions, token_text(name), argument) {
-                Some(value) => Key::Local {
-                    name: written.to_owned(),
-                    value: Id::plain(value),
+            return match &call {
+                Key::HashOf {
+                    function,
+                    argument,
+                    shown,
+                } => match crate::hashes::value(self.hash_functions, function, argument) {
+                    Some(value) => Key::Local {
+                        name: shown.clone(),
+                        value: Id::plain(value),
+                    },
+                    None => call,
                 },
-                None => Key::Name(written.to_owned()),
+                _ => call,
             };
         }
         // A SQL function called without arguments (`_catalog.get_advisory_lock_prefix_job()`):

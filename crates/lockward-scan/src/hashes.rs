@@ -87,23 +87,6 @@ pub(crate) fn value(
     values.all(|v| v == Some(first)).then_some(first)
 }
 
-/// A call of a function with a fixed string as written (`createTableLockID("endorser")`,
-/// `LockIds.lock_id('seed')`): the function's name and the string.
-pub(crate) fn call_text(written: &str) -> Option<(&str, &str)> {
-    let (path, rest) = written.split_once('(')?;
-    let inner = rest.strip_suffix(')')?;
-    let quote = inner.chars().next().filter(|q| matches!(q, '"' | '\''))?;
-    let argument = inner.strip_prefix(quote)?.strip_suffix(quote)?;
-    let function = path.rsplit(['.', ':']).next()?;
-    let name = |s: &str| {
-        !s.is_empty()
-            && s.chars().all(|c| c.is_alphanumeric() || c == '_')
-            && !s.starts_with(|c: char| c.is_ascii_digit())
-    };
-    let plain = !argument.contains(['\\', '$', '{', '#', '%', '"', '\'']);
-    (name(function) && plain).then_some((function, argument))
-}
-
 /// The hash functions `tokens` defines, by name: each function of one parameter whose body the
 /// interpreter runs to an integer through a digest (tried on a sample name).
 pub(crate) fn functions(
@@ -1537,6 +1520,23 @@ mod tests {
         let unsigned =
             "def key(name):\n    return int(hashlib.sha256(name.encode()).hexdigest()[:16], 16)\n";
         assert_eq!(hash(Language::Python, unsigned, "nightly"), None);
+    }
+
+    #[test]
+    fn two_functions_of_one_name_count_only_when_they_agree() {
+        let crc = "def key(name):\n    return zlib.crc32(name.encode())\n";
+        let md5 = "def key(name):\n    return int.from_bytes(hashlib.md5(name.encode()).digest()[:4], 'big')\n";
+        let found = |source: &str| {
+            let lexed = lex(source, 0..source.len(), Language::Python.syntax());
+            functions(source, &lexed.tokens, Language::Python)
+        };
+        let mut both = found(crc);
+        assert_eq!(value(&both, "key", "reindex"), Some(4_176_679_049));
+        both.extend(found(crc));
+        assert_eq!(value(&both, "key", "reindex"), Some(4_176_679_049));
+        both.extend(found(md5));
+        assert_eq!(value(&both, "key", "reindex"), None);
+        assert_eq!(value(&both, "other", "reindex"), None);
     }
 
     #[test]

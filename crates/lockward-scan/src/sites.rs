@@ -149,6 +149,14 @@ pub(crate) enum Key {
         shown: String,
         library: &'static str,
     },
+    /// A function of the program called with a fixed string (`createTableLockID("endorser")`):
+    /// the id it computes once the tree's hash functions are known ([`crate::hashes`],
+    /// [`crate::values::resolve_tree`]); otherwise a dynamic key, shown as written.
+    HashOf {
+        function: String,
+        argument: String,
+        shown: String,
+    },
     /// Anything else: a placeholder, a variable, an expression.
     Dynamic(String),
 }

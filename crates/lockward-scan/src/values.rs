@@ -754,17 +754,19 @@ pub(crate) fn resolve_tree(files: &mut [FileSites], registry: &Registry) {
                 let Some(key) = item.kind.key_mut() else {
                     continue;
                 };
-                let Key::Name(written) = key else {
-                    continue;
+                let (written, function, argument) = match &*key {
+                    Key::HashOf {
+                        function,
+                        argument,
+                        shown,
+                    } => (shown, function, argument),
+                    Key::Name(written) => match hash_locals.iter().find(|(n, _, _)| n == written) {
+                        Some((_, function, argument)) => (written, function, argument),
+                        None => continue,
+                    },
+                    _ => continue,
                 };
-                let call = crate::hashes::call_text(written).or_else(|| {
-                    hash_locals
-                        .iter()
-                        .find(|(name, _, _)| name == written)
-                        .map(|(_, function, argument)| (function.as_str(), argument.as_str()))
-                });
-                if let Some(value) = call.and_then(|(function, argument)| hash(function, argument))
-                {
+                if let Some(value) = hash(function, argument) {
                     *key = Key::Local {
                         name: written.clone(),
                         value: Id::plain(value),

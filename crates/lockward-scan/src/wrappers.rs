@@ -1406,7 +1406,11 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                 };
                 let key = match (&arg.string, &slot.lookup) {
                     (_, Some(Through::Function(function))) if let Some(argument) = argument => {
-                        Key::Name(format!("{function}(\"{argument}\")"))
+                        Key::HashOf {
+                            function: function.clone(),
+                            argument: argument.to_owned(),
+                            shown: format!("{function}(\"{argument}\")"),
+                        }
                     }
                     (Some(entry), Some(Through::Entry(collection))) => Key::Member {
                         members: vec![format!("{collection}[\"{entry}\"]")],
@@ -1510,7 +1514,8 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
                         key: Key::Name(_)
                             | Key::Member { .. }
                             | Key::Dynamic(_)
-                            | Key::Hashed { .. },
+                            | Key::Hashed { .. }
+                            | Key::HashOf { .. },
                         ..
                     }
                 ) && silenced.contains(&(item.at.span.line, item.at.span.column)))
