@@ -55,6 +55,28 @@ const TWO_CHAR_OPERATORS: &[&[u8; 2]] = &[
     b"::", b":=", b"==", b"=>", b"!=", b"<=", b">=", b"->", b"<<", b">>", b"&&", b"||",
 ];
 
+/// The index of the bracket among `tokens` (of `text`) that closes the one at `open`: `(`, `[`
+/// and `{` nest alike; `None` when it is never closed.
+pub fn closing_bracket(text: &str, tokens: &[Token], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (k, token) in tokens.iter().enumerate().skip(open) {
+        if token.kind != TokenKind::Punct {
+            continue;
+        }
+        match &text[token.span.clone()] {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(k);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Lexes `text[range]` by `syntax`. Offsets in the result are offsets into `text`.
 pub fn lex(text: &str, range: Range<usize>, syntax: &Syntax) -> Lexed {
     // A byte order mark (as Windows editors write) is no part of the first name.

@@ -139,23 +139,7 @@ impl Finder<'_> {
 
     /// The index of the bracket that closes the one at `open`.
     fn closing(&self, open: usize) -> Option<usize> {
-        let mut depth = 0usize;
-        for (j, token) in self.tokens.iter().enumerate().skip(open) {
-            if token.kind != TokenKind::Punct {
-                continue;
-            }
-            match &self.text[token.span.clone()] {
-                "(" | "[" | "{" => depth += 1,
-                ")" | "]" | "}" => {
-                    depth = depth.checked_sub(1)?;
-                    if depth == 0 {
-                        return Some(j);
-                    }
-                }
-                _ => {}
-            }
-        }
-        None
+        crate::lexer::closing_bracket(self.text, self.tokens, open)
     }
 
     /// The comma-separated parts of `from..to` at depth 0.
@@ -813,19 +797,11 @@ fn add_one(expr: Expr) -> Expr {
 
 /// `expr` with Go's `iota` replaced by the spec's index.
 fn with_iota(expr: Expr, iota: usize) -> Expr {
-    match expr {
+    expr.map_leaves(&mut |leaf| match leaf {
         Expr::Name(name) if name == "iota" => Expr::Int {
             value: i128::try_from(iota).unwrap_or(i128::MAX),
             wide: false,
         },
-        Expr::Neg(inner) => Expr::Neg(Box::new(with_iota(*inner, iota))),
-        Expr::Not(inner) => Expr::Not(Box::new(with_iota(*inner, iota))),
-        Expr::Wide(inner) => Expr::Wide(Box::new(with_iota(*inner, iota))),
-        Expr::Binary(op, left, right) => Expr::Binary(
-            op,
-            Box::new(with_iota(*left, iota)),
-            Box::new(with_iota(*right, iota)),
-        ),
         other => other,
-    }
+    })
 }

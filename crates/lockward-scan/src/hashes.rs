@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use md5::Digest as _;
 
 use crate::lang::Language;
-use crate::lexer::{Token, TokenKind, lex};
+use crate::lexer::{Token, TokenKind, closing_bracket, lex};
 
 /// How many statements a hash function's body may hold: a digest and a read take a few.
 const MAX_STATEMENTS: usize = 12;
@@ -243,12 +243,12 @@ fn definition(
             let header = (after..limit).find(|&k| matches!(word(k), "{" | "=>" | "="))?;
             match word(header) {
                 "{" => {
-                    let close = closing(text, tokens, header)?;
+                    let close = closing_bracket(text, tokens, header)?;
                     (close > header + 1)
                         .then(|| (name, parameter, Body::Statements, header + 1..close))
                 }
                 "=>" if word(header + 1) == "{" => {
-                    let close = closing(text, tokens, header + 1)?;
+                    let close = closing_bracket(text, tokens, header + 1)?;
                     (close > header + 2)
                         .then(|| (name, parameter, Body::Statements, header + 2..close))
                 }
@@ -268,25 +268,6 @@ fn definition(
 /// The text of token `k`, empty past the end.
 fn token_text<'t>(text: &'t str, tokens: &[Token], k: usize) -> &'t str {
     tokens.get(k).map_or("", |t| &text[t.span.clone()])
-}
-
-/// The `}` (or `)`, `]`) that closes the bracket at `open`.
-fn closing(text: &str, tokens: &[Token], open: usize) -> Option<usize> {
-    let word = |k: usize| token_text(text, tokens, k);
-    let mut depth = 0usize;
-    for k in open..tokens.len() {
-        match word(k) {
-            "{" | "(" | "[" => depth += 1,
-            "}" | ")" | "]" => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(k);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// Where an expression that starts at `start` ends: at a `;` (or a `,`, with `commas`), a closing bracket it did not open,

@@ -428,6 +428,34 @@ pub(crate) enum Expr {
     },
 }
 
+impl Expr {
+    /// `self` with each leaf (a literal, a name, a hash call) replaced by what `f` makes of it.
+    pub(crate) fn map_leaves(self, f: &mut dyn FnMut(Expr) -> Expr) -> Expr {
+        match self {
+            Expr::Neg(inner) => Expr::Neg(Box::new(inner.map_leaves(f))),
+            Expr::Not(inner) => Expr::Not(Box::new(inner.map_leaves(f))),
+            Expr::Wide(inner) => Expr::Wide(Box::new(inner.map_leaves(f))),
+            Expr::Binary(op, left, right) => {
+                let left = left.map_leaves(f);
+                Expr::Binary(op, Box::new(left), Box::new(right.map_leaves(f)))
+            }
+            leaf @ (Expr::Int { .. } | Expr::Name(_) | Expr::Hash { .. }) => f(leaf),
+        }
+    }
+
+    /// Each leaf of `self` (a literal, a name, a hash call), in order.
+    pub(crate) fn visit_leaves(&self, f: &mut dyn FnMut(&Expr)) {
+        match self {
+            Expr::Neg(inner) | Expr::Not(inner) | Expr::Wide(inner) => inner.visit_leaves(f),
+            Expr::Binary(_, left, right) => {
+                left.visit_leaves(f);
+                right.visit_leaves(f);
+            }
+            leaf @ (Expr::Int { .. } | Expr::Name(_) | Expr::Hash { .. }) => f(leaf),
+        }
+    }
+}
+
 /// A definition whose value names constants the file does not assign: evaluated by
 /// [`crate::values::resolve_tree`] once the tree's constants are known.
 #[derive(Debug, Clone)]

@@ -566,7 +566,7 @@ pub(crate) fn js_runtime_value(value: i64) -> i128 {
 
 /// `expr` with the names `lookup` knows replaced by their values.
 pub(crate) fn substitute(expr: Expr, lookup: &mut dyn FnMut(&str) -> Option<i64>) -> Expr {
-    match expr {
+    expr.map_leaves(&mut |leaf| match leaf {
         Expr::Name(name) => match lookup(&name) {
             Some(value) => Expr::Int {
                 value: i128::from(value),
@@ -574,49 +574,33 @@ pub(crate) fn substitute(expr: Expr, lookup: &mut dyn FnMut(&str) -> Option<i64>
             },
             None => Expr::Name(name),
         },
-        Expr::Neg(inner) => Expr::Neg(Box::new(substitute(*inner, lookup))),
-        Expr::Not(inner) => Expr::Not(Box::new(substitute(*inner, lookup))),
-        Expr::Wide(inner) => Expr::Wide(Box::new(substitute(*inner, lookup))),
-        Expr::Binary(op, left, right) => Expr::Binary(
-            op,
-            Box::new(substitute(*left, lookup)),
-            Box::new(substitute(*right, lookup)),
-        ),
-        other @ (Expr::Int { .. } | Expr::Hash { .. }) => other,
-    }
+        other => other,
+    })
 }
 
 /// The names `expr` reads, added to `out`.
 pub(crate) fn names_in(expr: &Expr, out: &mut Vec<String>) {
-    match expr {
-        Expr::Name(name) => out.push(name.clone()),
-        Expr::Neg(inner) | Expr::Not(inner) | Expr::Wide(inner) => names_in(inner, out),
-        Expr::Binary(_, left, right) => {
-            names_in(left, out);
-            names_in(right, out);
+    expr.visit_leaves(&mut |leaf| {
+        if let Expr::Name(name) = leaf {
+            out.push(name.clone());
         }
-        Expr::Int { .. } | Expr::Hash { .. } => {}
-    }
+    });
 }
 
 /// The functions `expr` calls with a fixed string (`createTableLockID` of
 /// `createTableLockID("endorser")`), added to `out`.
 pub(crate) fn hash_calls(expr: &Expr, out: &mut Vec<String>) {
-    match expr {
-        Expr::Hash { function, .. } => out.push(function.clone()),
-        Expr::Neg(inner) | Expr::Not(inner) | Expr::Wide(inner) => hash_calls(inner, out),
-        Expr::Binary(_, left, right) => {
-            hash_calls(left, out);
-            hash_calls(right, out);
+    expr.visit_leaves(&mut |leaf| {
+        if let Expr::Hash { function, .. } = leaf {
+            out.push(function.clone());
         }
-        Expr::Int { .. } | Expr::Name(_) => {}
-    }
+    });
 }
 
 /// `expr` with the hash calls `hash` knows (`createTableLockID("endorser")`, by the function's
 /// name and the string) replaced by their values.
 pub(crate) fn substitute_hashes(expr: Expr, hash: &dyn Fn(&str, &str) -> Option<i64>) -> Expr {
-    match expr {
+    expr.map_leaves(&mut |leaf| match leaf {
         Expr::Hash { function, argument } => match hash(&function, &argument) {
             Some(value) => Expr::Int {
                 value: i128::from(value),
@@ -624,16 +608,8 @@ pub(crate) fn substitute_hashes(expr: Expr, hash: &dyn Fn(&str, &str) -> Option<
             },
             None => Expr::Hash { function, argument },
         },
-        Expr::Neg(inner) => Expr::Neg(Box::new(substitute_hashes(*inner, hash))),
-        Expr::Not(inner) => Expr::Not(Box::new(substitute_hashes(*inner, hash))),
-        Expr::Wide(inner) => Expr::Wide(Box::new(substitute_hashes(*inner, hash))),
-        Expr::Binary(op, left, right) => Expr::Binary(
-            op,
-            Box::new(substitute_hashes(*left, hash)),
-            Box::new(substitute_hashes(*right, hash)),
-        ),
-        other @ (Expr::Int { .. } | Expr::Name(_)) => other,
-    }
+        other => other,
+    })
 }
 
 /// The values of the names a file assigns an expression: each evaluated over the others, with a

@@ -2132,23 +2132,7 @@ impl Extractor<'_> {
 
     /// The index of the bracket that closes the one at `open`.
     pub(super) fn matching(&self, tokens: &[Token], open: usize) -> Option<usize> {
-        let mut depth = 0usize;
-        for (k, token) in tokens.iter().enumerate().skip(open) {
-            if token.kind != TokenKind::Punct {
-                continue;
-            }
-            match self.text(token.span.clone()) {
-                "(" | "[" | "{" => depth += 1,
-                ")" | "]" | "}" => {
-                    depth = depth.checked_sub(1)?;
-                    if depth == 0 {
-                        return Some(k);
-                    }
-                }
-                _ => {}
-            }
-        }
-        None
+        crate::lexer::closing_bracket(self.file, tokens, open)
     }
 
     /// The names of a parameter list, with their positions (1-based) and whether a call may

@@ -1054,8 +1054,7 @@ impl Extractor<'_> {
                 number.parse::<usize>().ok()?.checked_sub(1)?
             }
             ["%", "s" | "d" | "v"] | ["?"] | ["{", "}"] => {
-                let start = argument[0].span.start;
-                binds.offset + binds.placeholders.iter().position(|&p| p == start)?
+                return self.placeholder_at(argument[0].span.start);
             }
             _ => return None,
         };
