@@ -51,12 +51,18 @@ async fn terminating_the_leaders_lock_session_cancels_its_job_within_a_second_an
         reaction < Duration::from_secs(1),
         "cancelled {reaction:?} after pg_terminate_backend"
     );
-    assert!(
-        log.reports()
-            .iter()
-            .any(|(w, r)| *w == leader && matches!(r.outcome, Outcome::Lost { .. })),
-        "the leader reported the cycle as lost"
-    );
+    // The job's end is recorded when its future returns; the worker files the
+    // cycle's report after that, so the report is waited for, not assumed.
+    wait_for(
+        "the leader to report the cycle as lost",
+        Duration::from_secs(5),
+        || {
+            log.reports()
+                .iter()
+                .any(|(w, r)| *w == leader && matches!(r.outcome, Outcome::Lost { .. }))
+        },
+    )
+    .await;
 
     wait_for("the next cycle to start", Duration::from_secs(5), || {
         log.runs().len() >= 2
@@ -102,11 +108,16 @@ async fn a_cut_network_cancels_the_job_within_the_probe_bound_and_the_worker_lea
         "cancelled {reaction:?} after the cut (bound {bound:?})"
     );
     assert!(log.runs()[0].cancelled);
-    assert!(
-        log.reports()
-            .iter()
-            .any(|(_, r)| matches!(r.outcome, Outcome::Lost { .. }))
-    );
+    wait_for(
+        "the cycle to be reported lost",
+        Duration::from_secs(5),
+        || {
+            log.reports()
+                .iter()
+                .any(|(_, r)| matches!(r.outcome, Outcome::Lost { .. }))
+        },
+    )
+    .await;
 
     // Healing delivers the lost session's close; the worker reconnects and leads again.
     proxy.heal();
