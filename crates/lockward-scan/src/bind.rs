@@ -422,28 +422,58 @@ impl<'a, 'r, 'f> Binder<'a, 'r, 'f> {
         found
     }
 
-    /// The file of a relative JavaScript specifier (`./locks`, `../locks/index.js`): as written,
-    /// with each extension, or its directory's index; a package name is not followed.
+    /// The file of a JavaScript specifier: a relative one (`./locks`, `../locks/index.js`) from
+    /// the importing file's directory; a non-relative one as TypeScript's `baseUrl` and `paths`
+    /// usually root it (`src/common/locks` from the project's directory, `@/lib/locks` and
+    /// `~/lib/locks` from its `src/` or itself), tried from the nearest directory up, because
+    /// the scan reads no `tsconfig.json`. Each is tried as written, with each extension, or as
+    /// its directory's index; a specifier that names no file of the tree (a package) is not
+    /// followed.
     fn javascript_module(&self, from: &str, specifier: &str) -> Vec<String> {
-        if !specifier.starts_with("./") && !specifier.starts_with("../") {
-            return Vec::new();
-        }
-        let Some(joined) = join_path(directory(from), specifier) else {
-            return Vec::new();
+        let bases: Vec<String> = if specifier.starts_with("./") || specifier.starts_with("../") {
+            join_path(directory(from), specifier).into_iter().collect()
+        } else if specifier.starts_with('/') || specifier.contains(':') {
+            Vec::new()
+        } else {
+            let aliased = ["@/", "~/", "#/"]
+                .iter()
+                .find_map(|alias| specifier.strip_prefix(alias));
+            let mut bases = Vec::new();
+            let mut dir = directory(from);
+            loop {
+                let under = |rest: &str| {
+                    if dir.is_empty() {
+                        rest.to_owned()
+                    } else {
+                        format!("{dir}/{rest}")
+                    }
+                };
+                match aliased {
+                    Some(rest) => bases.extend([under(&format!("src/{rest}")), under(rest)]),
+                    None => bases.push(under(specifier)),
+                }
+                if dir.is_empty() {
+                    break;
+                }
+                dir = directory(dir);
+            }
+            bases
         };
-        // TypeScript imports `./locks.js` for the file `locks.ts`.
-        let stem = [".js", ".mjs", ".cjs", ".jsx"]
+        bases
             .iter()
-            .find_map(|ext| joined.strip_suffix(ext))
-            .unwrap_or(&joined);
-        let mut candidates = vec![joined.clone()];
-        for base in [stem, joined.as_str()] {
-            candidates.extend(EXTENSIONS.iter().map(|ext| format!("{base}{ext}")));
-            candidates.extend(EXTENSIONS.iter().map(|ext| format!("{base}/index{ext}")));
-        }
-        candidates
-            .into_iter()
-            .find(|path| self.index.has(path))
+            .find_map(|joined| {
+                // TypeScript imports `./locks.js` for the file `locks.ts`.
+                let stem = [".js", ".mjs", ".cjs", ".jsx"]
+                    .iter()
+                    .find_map(|ext| joined.strip_suffix(ext))
+                    .unwrap_or(joined);
+                let mut candidates = vec![joined.clone()];
+                for base in [stem, joined.as_str()] {
+                    candidates.extend(EXTENSIONS.iter().map(|ext| format!("{base}{ext}")));
+                    candidates.extend(EXTENSIONS.iter().map(|ext| format!("{base}/index{ext}")));
+                }
+                candidates.into_iter().find(|path| self.index.has(path))
+            })
             .into_iter()
             .collect()
     }
