@@ -1175,19 +1175,11 @@ fn unsafe_js_integers(
             },
             ItemKind::Definition { value: None, .. } => continue,
         };
-        let written = id.literal().to_owned();
-        let bigint = written.ends_with('n');
-        let literal = written.trim_start_matches('-');
-        let is_literal = literal.starts_with(|c: char| c.is_ascii_digit())
-            && Language::JavaScript.parse_int(literal).is_some();
-        if bigint || !is_literal || i128::from(id.value()).abs() <= values::MAX_SAFE_INTEGER {
+        let Some((runs, as_key)) = values::javascript_rounded(id) else {
             continue;
-        }
-        let runs = values::js_runtime_value(id.value());
-        let said = diags::unsafe_js_integer(&written, id, runs);
-        // Beyond i64 (a literal near 2^63 rounds up to it) PostgreSQL refuses the key: the
-        // written id stays the site's.
-        if let Ok(runs) = i64::try_from(runs) {
+        };
+        let said = diags::unsafe_js_integer(id.literal(), id, runs);
+        if let Some(runs) = as_key {
             *id = Id::plain(runs);
         }
         if reported_elsewhere {

@@ -546,6 +546,22 @@ fn to_int32(value: i128) -> Option<i32> {
     Some(value as i32)
 }
 
+/// What a JavaScript number literal beyond 2^53 (`id`, as written) runs with
+/// ([`js_runtime_value`]), when it is one: `None` for a BigInt (`123n`), a value that is no
+/// literal, one within 2^53, and one that rounds beyond i64 (PostgreSQL refuses that key: the
+/// written id stays).
+pub(crate) fn javascript_rounded(id: &Id) -> Option<(i128, Option<i64>)> {
+    let written = id.literal();
+    let literal = written.trim_start_matches('-');
+    let is_literal = literal.starts_with(|c: char| c.is_ascii_digit())
+        && Language::JavaScript.parse_int(literal).is_some();
+    if written.ends_with('n') || !is_literal || i128::from(id.value()).abs() <= MAX_SAFE_INTEGER {
+        return None;
+    }
+    let runs = js_runtime_value(id.value());
+    Some((runs, i64::try_from(runs).ok()))
+}
+
 /// The key PostgreSQL gets for a JavaScript number literal it cannot hold exactly. The parser
 /// rounds the literal to the nearest double (ties to even), and node-postgres sends a number
 /// parameter as `String(n)`: the shortest decimal that reads back as that double, which

@@ -921,6 +921,16 @@ impl Extractor<'_> {
                 }
                 continue;
             };
+            // A JavaScript number beyond 2^53 locks what it rounds to, as the direct sites do
+            // (`unsafe_js_integers` in the parent module).
+            let rounded;
+            let value = match crate::values::javascript_rounded(value) {
+                Some((_, Some(runs))) if language == Language::JavaScript => {
+                    rounded = lockward_registry::Id::plain(runs);
+                    &rounded
+                }
+                _ => value,
+            };
             let same =
                 |v: &lockward_registry::Id, s: &Shape| v.value() == value.value() && s == shape;
             match self.switch_at(body.start, span.start, params, language, tree) {
@@ -2182,7 +2192,49 @@ impl Extractor<'_> {
         (bound_as, part)
     }
 
+    /// The parameter list's comma-separated parts, a type's generic arguments kept whole: the
+    /// call's argument splitter knows no angle brackets, so Rust's `tx: impl Executor<'_,
+    /// Database = Postgres>` (or Java's `Map<String, Long> keys`) came as two parameters, the
+    /// second with a "default", and every parameter after it one place off.
+    fn whole_generics(
+        &self,
+        tokens: &[Token],
+        parts: &[Range<usize>],
+        language: Language,
+    ) -> Vec<Range<usize>> {
+        if !matches!(
+            language,
+            Language::Rust | Language::Java | Language::Kotlin | Language::JavaScript
+        ) {
+            return parts.to_vec();
+        }
+        let mut merged: Vec<Range<usize>> = Vec::new();
+        let mut open = 0usize;
+        for part in parts {
+            match merged.last_mut() {
+                Some(last) if open > 0 => last.end = part.end,
+                _ => merged.push(part.clone()),
+            }
+            for k in part.clone() {
+                let glued_to = |c: &str| {
+                    k > 0
+                        && tokens[k - 1].span.end == tokens[k].span.start
+                        && self.text(tokens[k - 1].span.clone()) == c
+                };
+                match self.text(tokens[k].span.clone()) {
+                    "<" => open += 1,
+                    // `->` and `=>` close nothing.
+                    ">" if !glued_to("-") && !glued_to("=") => open = open.saturating_sub(1),
+                    ">>" => open = open.saturating_sub(2),
+                    _ => {}
+                }
+            }
+        }
+        merged
+    }
+
     fn params(&self, tokens: &[Token], parts: &[Range<usize>], language: Language) -> Vec<Param> {
+        let parts = &self.whole_generics(tokens, parts, language);
         let mut params = Vec::new();
         let mut position = 0usize;
         let mut keyword_only = false;

@@ -62,9 +62,11 @@ impl Extractor<'_> {
             }
             // A lock function's name alone in a string (jOOQ's `DSL.function(GET_LOCK, BOOLEAN,
             // val(key1), val(key2))` with `GET_LOCK = "pg_try_advisory_xact_lock"`): the code
-            // calls it in a way the scan does not follow, which is said, never passed over.
+            // calls it in a way the scan does not follow, which is said, never passed over. A
+            // logged one names what was just done (`debug!({ lock_id }, "pg_advisory_lock")`).
             if language != Language::Sql
                 && !self.called_names.contains(&token.span.start)
+                && !self.logged(tokens, index)
                 && let Some(function) = super::LOCK_FUNCTIONS
                     .iter()
                     .find(|f| f.eq_ignore_ascii_case(self.file[content.clone()].trim()))
@@ -428,6 +430,17 @@ impl Extractor<'_> {
         else {
             return false;
         };
+        // A Rust macro (`debug!(..)`, `tracing::info!(..)`, `println!(..)`): its name before
+        // the `!`, and a logging macro needs no logger before it.
+        let macro_name = (self.text(tokens[callee].span.clone()) == "!")
+            .then(|| callee.checked_sub(1))
+            .flatten()
+            .filter(|&k| tokens[k].kind == TokenKind::Ident);
+        if let Some(name) = macro_name.map(|k| self.text(tokens[k].span.clone())) {
+            return PRINTS.contains(&name)
+                || matches!(name, "eprintln" | "eprint")
+                || LOG_LEVELS.contains(&name);
+        }
         let name = self.text(tokens[callee].span.clone());
         let receiver = callee
             .checked_sub(2)
@@ -1042,10 +1055,17 @@ impl Extractor<'_> {
         }
     }
 
-    /// The value the code binds to the positional placeholder `argument` (`$1`, `?`, `%s`), as
-    /// written.
+    /// The value the code binds to the placeholder `argument` (`$1`, `?`, `%s`, and a named one
+    /// when a single entry names it: `:name`, `%(name)s`), as written.
     pub(super) fn placeholder_value(&self, argument: &[Token]) -> Option<&[Token]> {
         let binds = self.binds.as_ref()?;
+        if let Some(name) = self.placeholder_name(argument) {
+            let values = self.named_values(binds, name);
+            return match values.as_slice() {
+                [(_, value)] => Some(value),
+                _ => None,
+            };
+        }
         let argument = self.without_cast(argument);
         let texts: Vec<&str> = argument.iter().map(|t| self.text(t.span.clone())).collect();
         let position = match texts.as_slice() {
@@ -1085,7 +1105,17 @@ impl Extractor<'_> {
     /// a dict's `"name": value`, Kotlin's `mapOf("name" to value)`, a Ruby hash's
     /// `"name" => value` or `name: value`, an object's `name: value`, a keyword `name=value`.
     pub(super) fn named_bind(&self, binds: &Binds, name: &str) -> Option<Key> {
+        self.named_values(binds, name)
+            .into_iter()
+            .map(|(language, value)| self.key(value, language))
+            .find(|key| !matches!(key, Key::Dynamic(_)))
+    }
+
+    /// The values the code passes for the named placeholder `name`, in order, each with the
+    /// language it is written in ([`Self::named_bind`]'s forms).
+    fn named_values<'b>(&self, binds: &'b Binds, name: &str) -> Vec<(Language, &'b [Token])> {
         let text = |t: &Token| self.text(t.span.clone());
+        let mut found = Vec::new();
         // Spring's `new MapSqlParameterSource("name", value)` and its `.addValue("name", value)`:
         // the call's arguments come as values of their own, a name at each odd place after it.
         let maker = |value: &[Token]| {
@@ -1099,19 +1129,16 @@ impl Extractor<'_> {
                 made = Some(k);
                 continue;
             }
-            if let (Some(at), [entry], Some(found)) =
+            if let (Some(at), [entry], Some(next)) =
                 (made, value.as_slice(), binds.values.get(k + 1))
                 && (k - at) % 2 == 1
                 && entry.kind == TokenKind::Str
                 && self.text(entry.content.clone()) == name
             {
-                let key = self.key(found, binds.language);
-                if !matches!(key, Key::Dynamic(_)) {
-                    return Some(key);
-                }
+                found.push((binds.language, next.as_slice()));
             }
         }
-        binds.values.iter().find_map(|value| {
+        for value in &binds.values {
             let value = match value.as_slice() {
                 [open, inner @ ..] if text(open) == "{" => inner,
                 all => all,
@@ -1121,12 +1148,12 @@ impl Extractor<'_> {
                 all => all,
             };
             let [key, separator, rest @ ..] = value else {
-                return None;
+                continue;
             };
             let key_name = match key.kind {
                 TokenKind::Str => self.text(key.content.clone()),
                 TokenKind::Ident => text(key),
-                _ => return None,
+                _ => continue,
             };
             let separates = match key.kind {
                 // `"name": value`, Kotlin's `"name" to value`, Ruby's `"name" => value`, JPA's
@@ -1134,9 +1161,11 @@ impl Extractor<'_> {
                 TokenKind::Str => matches!(text(separator), ":" | "to" | "=>" | ","),
                 _ => matches!(text(separator), ":" | "="),
             };
-            let key = self.key(rest, binds.language);
-            (key_name == name && separates && !matches!(key, Key::Dynamic(_))).then_some(key)
-        })
+            if key_name == name && separates && !rest.is_empty() {
+                found.push((binds.language, rest));
+            }
+        }
+        found
     }
 
     /// `tokens` without an integer cast: `1001042::bigint`, `$1::int8` and `CAST($1 AS bigint)`
