@@ -155,7 +155,7 @@ pub(crate) struct Binder<'a, 'r, 'f> {
 /// (a Python module or a JavaScript module that imports or re-exports it) or must define it
 /// (another file of a Go package, a Java class).
 pub(crate) struct Origin {
-    path: String,
+    pub(crate) path: String,
     name: String,
     further: bool,
 }
@@ -481,15 +481,27 @@ impl<'a, 'r, 'f> Binder<'a, 'r, 'f> {
     fn jvm(&self, file: &FileSites, parts: &[&str]) -> Vec<Origin> {
         let mut found = Vec::new();
         let dir = directory(&file.path);
+        // A class is looked for under the roots above the file, and, from a test's source
+        // root (`src/test/kotlin`), above the main one's too: a test imports main code of
+        // other packages.
+        let froms: Vec<String> = std::iter::once(file.path.clone())
+            .chain(main_source_dir(dir).map(|main| format!("{main}/{}", file_name(&file.path))))
+            .collect();
         let class_files = |class_path: &str| -> Vec<String> {
             [".java", ".kt"]
                 .iter()
                 .flat_map(|ext| {
-                    self.index
-                        .ending_with(&format!("{class_path}{ext}"), &file.path)
+                    froms.iter().flat_map(move |from| {
+                        self.index.ending_with(&format!("{class_path}{ext}"), from)
+                    })
                 })
                 .take(1)
                 .collect()
+        };
+        let package_dir = |package_path: &str| {
+            froms
+                .iter()
+                .find_map(|from| self.kotlin_package_dir(package_path, from))
         };
         // A package is a directory under each source root: a test's package under
         // `src/test/kotlin` is the main code's under `src/main/kotlin` (Maven's and Gradle's
@@ -542,12 +554,30 @@ impl<'a, 'r, 'f> Binder<'a, 'r, 'f> {
                     if import.local != *name && !wildcard {
                         continue;
                     }
-                    let module_path = import.module.replace('.', "/");
+                    // Kotlin's `import a.b.Repo.Companion.KEY`: the class's companion is the
+                    // class's.
+                    let module = import
+                        .module
+                        .strip_suffix(".Companion")
+                        .unwrap_or(&import.module);
+                    let module_path = module.replace('.', "/");
                     let mut paths = class_files(&module_path);
+                    // A class in a file named otherwise (Kotlin's `VaktmesterPostgresRepository`
+                    // in `VaktmesterRepository.kt`): the files of its package.
+                    if paths.is_empty()
+                        && !wildcard
+                        && let Some((package, class)) = module_path.rsplit_once('/')
+                        && class.starts_with(|c: char| c.is_ascii_uppercase())
+                        && let Some(package_dir) = package_dir(package)
+                    {
+                        paths.extend(self.index.in_dir(&package_dir).into_iter().filter(|p| {
+                            *p != file.path && (is(p, Language::Kotlin) || is(p, Language::Java))
+                        }));
+                    }
                     // Kotlin's `import a.b.NAME` of a top-level constant: the package's files.
                     if file.language == Language::Kotlin
                         && paths.is_empty()
-                        && let Some(package_dir) = self.kotlin_package_dir(&module_path, &file.path)
+                        && let Some(package_dir) = package_dir(&module_path)
                     {
                         paths.extend(
                             self.index

@@ -162,7 +162,7 @@ pub fn scan(registry: &Registry, root: &Path, options: &ScanOptions) -> ScanRepo
         &mut walked.files,
     );
     bind::fixed_names(&index, &mut walked.files);
-    wrappers::resolve(&mut walked.files, &declared);
+    wrappers::resolve(&mut walked.files, &declared, Some(&index));
     bind::rewrite(&index, &names, &mut walked.files);
     values::block_siblings(&mut walked.files);
     values::resolve_tree(&mut walked.files, registry);
@@ -267,7 +267,7 @@ pub fn scan_source(registry: &Registry, path: &str, text: &str) -> ScanReport {
             path, language, text, &names, &wanted,
         )];
     }
-    wrappers::resolve(&mut files, &declared);
+    wrappers::resolve(&mut files, &declared, None);
     values::resolve_tree(&mut files, registry);
     let mut report = check::check(registry, None, &files, &[]);
     report.files_scanned = 1;

@@ -138,11 +138,21 @@ pub(crate) fn outermost(
                 "field_declaration" => has_modifier(syntax, n, "modifiers", "final"),
                 _ => false,
             }),
+        // A top-level property, a `const val`, and a `val` of an object or a companion object
+        // (`companion object { val låseNøkkel = 123123 }`, imported as
+        // `Repo.Companion.låseNøkkel`): one value for the program's life.
         Language::Kotlin => ancestors
             .find(|n| n.kind() == "property_declaration")
             .is_some_and(|n| {
                 has_modifier(syntax, n, "modifiers", "const")
                     || n.parent().is_some_and(|p| p.kind() == "source_file")
+                    || (is_val(syntax, n)
+                        && n.parent()
+                            .filter(|body| body.kind() == "class_body")
+                            .and_then(|body| body.parent())
+                            .is_some_and(|owner| {
+                                matches!(owner.kind(), "companion_object" | "object_declaration")
+                            }))
             }),
         Language::Rust => {
             let item = ancestors
@@ -153,6 +163,16 @@ pub(crate) fn outermost(
         }
         Language::Ruby | Language::Sql => false,
     }
+}
+
+/// Whether a Kotlin property is declared `val` (read-only), not `var`.
+fn is_val(syntax: Option<&Syntax<'_>>, property: Node<'_>) -> bool {
+    syntax.is_some_and(|syntax| {
+        let text = syntax.text(property);
+        let head = text.split('=').next().unwrap_or(text);
+        head.split(|c: char| !c.is_alphanumeric() && c != '_')
+            .any(|word| word == "val")
+    })
 }
 
 /// Whether `node`'s child of kind `list` (its modifiers) holds the word `modifier`.
@@ -709,6 +729,11 @@ mod tests {
         assert!(outer(Language::Kotlin, "a.kt", kotlin, "REAP"));
         assert!(outer(Language::Kotlin, "a.kt", kotlin, "VACUUM"));
         assert!(!outer(Language::Kotlin, "a.kt", kotlin, "local"));
+        let companion = "class Repo {\n    companion object {\n        val KEY = 123123\n        var COUNT = 1\n    }\n    val field = 2\n}\nobject Jobs {\n    val SWEEP = 4\n}\n";
+        assert!(outer(Language::Kotlin, "a.kt", companion, "KEY"));
+        assert!(outer(Language::Kotlin, "a.kt", companion, "SWEEP"));
+        assert!(!outer(Language::Kotlin, "a.kt", companion, "COUNT"));
+        assert!(!outer(Language::Kotlin, "a.kt", companion, "field"));
         let js =
             "export const REAP = 1;\nconst HIDDEN = 2;\nexport function f() { const local = 3; }\n";
         assert!(outer(Language::JavaScript, "a.ts", js, "REAP"));

@@ -29,6 +29,7 @@ use std::collections::{HashMap, HashSet};
 
 use lockward_registry::{AdvisoryKey, Id, ScanSettings, Wrapper};
 
+use crate::bind::{Binder, Index};
 use crate::diags::{self, AtSite as _};
 use crate::lang::Language;
 use crate::lexer::{Token, TokenKind};
@@ -659,7 +660,7 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
         }
     }
     // Built only when a helper's call needs them (most trees' never do).
-    let strings = LazyCell::new(|| Strings::new(files));
+    let strings = LazyCell::new(|| Strings::new(files, None));
     named_in_bodies(&mut known, &by_name, declared, &strings);
     let constants = Constants::new(files);
     let types = TypeTable::new(files.iter().map(|file| &file.wrappers.go_types));
@@ -772,10 +773,13 @@ impl<'a> Values<'a> {
 struct Strings<'a> {
     by_name: HashMap<&'a str, Vec<(&'a str, &'a str)>>,
     locals: HashMap<(&'a str, &'a str), &'a str>,
+    /// The files a name written in a file is bound to by its imports or package
+    /// ([`crate::bind::Binder::origins`]), when the tree's files are indexed.
+    origins: Option<&'a dyn Fn(&str, &str) -> Vec<String>>,
 }
 
 impl<'a> Strings<'a> {
-    fn new(files: &'a [FileSites]) -> Self {
+    fn new(files: &'a [FileSites], origins: Option<&'a dyn Fn(&str, &str) -> Vec<String>>) -> Self {
         let mut by_name: HashMap<&str, Vec<(&str, &str)>> = HashMap::new();
         let mut locals = HashMap::new();
         for file in files {
@@ -789,7 +793,11 @@ impl<'a> Strings<'a> {
                 locals.insert((file.path.as_str(), name.as_str()), text.as_str());
             }
         }
-        Self { by_name, locals }
+        Self {
+            by_name,
+            locals,
+            origins,
+        }
     }
 
     /// The text of the string `arg` passes, from the file at `path`: a constant's
@@ -806,26 +814,37 @@ impl<'a> Strings<'a> {
     }
 
     /// The text of the string constant `key` names, seen from the file at `path`: the file's
-    /// own constant of that name, or the tree's when all its constants of that name hold one
-    /// text.
+    /// own constant of that name, the tree's when all its constants of that name hold one
+    /// text, or else the one of the file the name is imported from (`from
+    /// send._utils.helpers import FUNC_NAME` where another module has a `FUNC_NAME` of its own).
     fn text_of(&self, path: &str, key: &Key) -> Option<&'a str> {
-        let (Key::Name(name)
+        let (Key::Name(written)
         | Key::Member {
-            name: Some(name), ..
+            name: Some(written),
+            ..
         }) = key
         else {
             return None;
         };
-        let name = last_part(name);
+        let name = last_part(written);
         let defined = self.by_name.get(name)?;
         if let Some(&(_, text)) = defined.iter().find(|(at, _)| *at == path) {
             return Some(text);
         }
         let (_, first) = defined.first()?;
-        defined
+        if defined.iter().all(|(_, text)| text == first) {
+            return Some(first);
+        }
+        let origins = self.origins?(path, written);
+        let texts: Vec<&str> = defined
             .iter()
-            .all(|(_, text)| text == first)
-            .then_some(*first)
+            .filter(|(at, _)| origins.iter().any(|origin| origin == at))
+            .map(|&(_, text)| text)
+            .collect();
+        match texts.as_slice() {
+            [text] => Some(text),
+            _ => None,
+        }
     }
 }
 
@@ -1201,7 +1220,7 @@ fn unknown_helpers(files: &mut [FileSites], declared: &Declared) {
 
 /// Turns each file's calls of wrappers into lock sites (items), and drops the `dynamic-key`
 /// items of lock calls inside wrappers whose callers were found (the callers are the sites).
-pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
+pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared, index: Option<&Index<'_>>) {
     let mut new_items: Vec<Vec<Item>> = Vec::with_capacity(files.len());
     let mut new_named: Vec<Vec<NamedSite>> = Vec::with_capacity(files.len());
     let mut new_not_keys: Vec<Vec<NotKey>> = Vec::with_capacity(files.len());
@@ -1215,7 +1234,22 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared) {
         }
         let types = TypeTable::new(files.iter().map(|file| &file.wrappers.go_types));
         let constants = Constants::new(files);
-        let strings = LazyCell::new(|| Strings::new(files));
+        let binder = index.map(|index| Binder::new(index, files));
+        let by_path: HashMap<&str, &FileSites> = files
+            .iter()
+            .map(|file| (file.path.as_str(), file))
+            .collect();
+        let origins = |path: &str, written: &str| -> Vec<String> {
+            match (&binder, by_path.get(path)) {
+                (Some(binder), Some(file)) => binder
+                    .origins(file, written)
+                    .into_iter()
+                    .map(|origin| origin.path)
+                    .collect(),
+                _ => Vec::new(),
+            }
+        };
+        let strings = LazyCell::new(|| Strings::new(files, Some(&origins)));
         let defined = count_definitions(files);
         let wrapper_at = |path: &str, body: usize| {
             known

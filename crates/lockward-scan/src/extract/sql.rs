@@ -67,6 +67,7 @@ impl Extractor<'_> {
             if language != Language::Sql
                 && !self.called_names.contains(&token.span.start)
                 && !self.logged(tokens, index)
+                && !self.reads_a_column(tokens, index)
                 && let Some(function) = super::LOCK_FUNCTIONS
                     .iter()
                     .find(|f| f.eq_ignore_ascii_case(self.file[content.clone()].trim()))
@@ -450,6 +451,22 @@ impl Extractor<'_> {
             r.contains("log") || r == "console" || r == "out" || r == "err" || r == "fmt"
         });
         PRINTS.contains(&name) || (on_logger && LOG_LEVELS.contains(&name))
+    }
+
+    /// Whether the string at `index` is the argument of a result row's getter, which names a
+    /// column: kotliquery's `res.boolean("pg_try_advisory_lock")`, JDBC's
+    /// `rs.getBoolean("pg_try_advisory_lock")`, a driver's `row.get("..")`.
+    fn reads_a_column(&self, tokens: &[Token], index: usize) -> bool {
+        let Some(callee) = self
+            .enclosing_paren(tokens, index)
+            .and_then(|open| open.checked_sub(1))
+        else {
+            return false;
+        };
+        let method = callee
+            .checked_sub(1)
+            .is_some_and(|dot| self.text(tokens[dot].span.clone()) == ".");
+        method && ROW_GETTERS.contains(&self.text(tokens[callee].span.clone()))
     }
 
     /// The `(` of the call whose argument the token at `index` is, through an array it is an
@@ -1215,6 +1232,25 @@ const MEASURES: &[&str] = &[
 
 /// Calls that print their text whatever they are called on.
 const PRINTS: &[&str] = &["println", "printf", "Println", "Printf", "puts", "print"];
+
+/// The getters of a result row that take a column's name.
+const ROW_GETTERS: &[&str] = &[
+    "boolean",
+    "booleanOrNull",
+    "getBoolean",
+    "get",
+    "getObject",
+    "getLong",
+    "getInt",
+    "getString",
+    "long",
+    "int",
+    "string",
+    "Bool",
+    "bool",
+    "column",
+    "field",
+];
 
 /// The levels of a logger (`logger.info`, `log.Printf`, `console.error`): a string logged is
 /// no statement.
