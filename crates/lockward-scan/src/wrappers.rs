@@ -775,11 +775,14 @@ struct Strings<'a> {
     locals: HashMap<(&'a str, &'a str), &'a str>,
     /// The files a name written in a file is bound to by its imports or package
     /// ([`crate::bind::Binder::origins`]), when the tree's files are indexed.
-    origins: Option<&'a dyn Fn(&str, &str) -> Vec<String>>,
+    origins: Option<&'a Origins<'a>>,
 }
 
+/// From a file's path and a name as written there, the paths of the files it is bound to.
+type Origins<'a> = dyn Fn(&str, &str) -> Vec<String> + 'a;
+
 impl<'a> Strings<'a> {
-    fn new(files: &'a [FileSites], origins: Option<&'a dyn Fn(&str, &str) -> Vec<String>>) -> Self {
+    fn new(files: &'a [FileSites], origins: Option<&'a Origins<'a>>) -> Self {
         let mut by_name: HashMap<&str, Vec<(&str, &str)>> = HashMap::new();
         let mut locals = HashMap::new();
         for file in files {
