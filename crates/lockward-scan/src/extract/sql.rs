@@ -393,12 +393,26 @@ impl Extractor<'_> {
             }
             _ => {}
         }
-        // `verify(`, `Mockito.verify(`, `expect(`, `await expect(`, `mock.ExpectQuery(`.
+        // `verify(`, `Mockito.verify(`, `expect(`, `await expect(`, `mock.ExpectQuery(`, and
+        // after a call that ends before the string (Mockito's `lenient().when(`).
         let mut at = start;
-        while at < index
-            && (tokens[at].kind == TokenKind::Ident && text(at + 1) == "." || text(at) == "await")
-        {
-            at += if text(at) == "await" { 1 } else { 2 };
+        while at < index {
+            if text(at) == "await" {
+                at += 1;
+            } else if tokens[at].kind == TokenKind::Ident && text(at + 1) == "." {
+                at += 2;
+            } else if tokens[at].kind == TokenKind::Ident
+                && !words.contains(&text(at))
+                && !text(at).starts_with("assert")
+                && text(at + 1) == "("
+                && let Some(close) = crate::lexer::closing_bracket(self.file, tokens, at + 1)
+                && close < index
+                && text(close + 1) == "."
+            {
+                at = close + 2;
+            } else {
+                break;
+            }
         }
         let head = text(at);
         // xUnit's and Rust's assertions: `assertEquals(`, `assertThat(`, `self.assertIn(`,
