@@ -145,7 +145,8 @@ impl ScanSettings {
     /// - django-pglock: `pglock.advisory(lock_id=None, ...)`;
     /// - Rails (ActiveRecord's PostgreSQL adapter): `get_advisory_lock(lock_id)`,
     ///   `release_advisory_lock(lock_id)`;
-    /// - the `with_advisory_lock` gem: `Model.with_advisory_lock(lock_name)` (a number is the key);
+    /// - the `with_advisory_lock` gem: `Model.with_advisory_lock(lock_name)` and its raising
+    ///   `with_advisory_lock!(lock_name)` (a number is the key);
     /// - Go's `github.com/allisson/go-pglock`: `pglock.NewLock(ctx, id, db)`;
     /// - Rust's sqlx: `PgAdvisoryLockKey::BigInt(key)`, `PgAdvisoryLock::new(name)`.
     pub const DEFAULT_WRAPPERS: &'static [(
@@ -168,6 +169,12 @@ impl ScanSettings {
             lockward_lang::Language::Ruby,
         ),
         ("with_advisory_lock", 1, None, lockward_lang::Language::Ruby),
+        (
+            "with_advisory_lock!",
+            1,
+            None,
+            lockward_lang::Language::Ruby,
+        ),
         ("pglock.NewLock", 2, None, lockward_lang::Language::Go),
         (
             "PgAdvisoryLockKey.BigInt",

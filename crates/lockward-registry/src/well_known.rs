@@ -323,6 +323,12 @@ pub const NAMED_LOCK_CALLS: &[(&str, lockward_lang::Language, &str)] = &[
         lockward_lang::Language::Ruby,
         "with_advisory_lock",
     ),
+    // The gem's form that raises when the lock is not taken.
+    (
+        "with_advisory_lock!",
+        lockward_lang::Language::Ruby,
+        "with_advisory_lock",
+    ),
     (
         "PgAdvisoryLock",
         lockward_lang::Language::Rust,

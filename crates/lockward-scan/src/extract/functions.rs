@@ -372,7 +372,11 @@ impl Extractor<'_> {
             let Some(open) = self.call_open(tokens, i, language) else {
                 continue;
             };
-            let name = self.text(token.span.clone());
+            let name = if open == i + 2 && language == Language::Ruby {
+                &self.file[token.span.start..tokens[i + 1].span.end]
+            } else {
+                self.text(token.span.clone())
+            };
             let ruby_new = language == Language::Ruby
                 && name == "new"
                 && i.checked_sub(1)
@@ -547,9 +551,18 @@ impl Extractor<'_> {
                         pair: None,
                     })
                     .collect();
+                // A local the enclosing function assigns one plain string (`lock_name =
+                // 'candidate-pool-maintenance'`, then `with_advisory_lock!(lock_name, ..)`): that
+                // string, as if written there.
+                let string = self.string_content(value).or_else(|| match value {
+                    [name] if name.kind == TokenKind::Ident && param.is_none() => around
+                        .first()
+                        .and_then(|&d| self.local_string(tokens, i, &headers[d].body, name)),
+                    _ => None,
+                });
                 args.push(Arg {
                     keyword,
-                    string: self.string_content(value),
+                    string,
                     key: key_of(value, param.is_some()),
                     param: param.map(|(d, p)| (definitions[d].body_start, p)),
                     offset: value.first().map_or(token.span.start, |t| t.span.start),
@@ -1231,6 +1244,35 @@ impl Extractor<'_> {
         }
         let close = self.matching(tokens, at + 2)?;
         (close < before).then(|| &tokens[at + 2..=close])
+    }
+
+    /// The plain string the function whose body is `body` assigns the local `name` before
+    /// token `before`, when that is its one assignment in the body, alone on its line.
+    fn local_string(
+        &self,
+        tokens: &[Token],
+        before: usize,
+        body: &Range<usize>,
+        name: &Token,
+    ) -> Option<String> {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        let name = self.text(name.span.clone());
+        let at = self.nearest_assignment(tokens, before, body.start, name)?;
+        let end = body.end.min(tokens.len());
+        let assignments = (body.start..end)
+            .filter(|&k| {
+                text(k) == name
+                    && matches!(text(k + 1), "=" | ":=")
+                    && text(k.wrapping_sub(1)) != "."
+            })
+            .count();
+        let value = tokens.get(at + 2)?;
+        let alone = tokens
+            .get(at + 3)
+            .is_none_or(|t| t.newline_before || text(at + 3) == ";");
+        (assignments == 1 && alone)
+            .then(|| self.string_content(std::slice::from_ref(value)))
+            .flatten()
     }
 
     /// The token of the nearest assignment of the local `name` (`name = ..`, `name := ..`)
@@ -2091,6 +2133,10 @@ impl Extractor<'_> {
         let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
         let angle = match (text(i + 1), language) {
             ("(", _) => return Some(i + 1),
+            // Ruby's `with_advisory_lock!(..)`, `locked?(..)`: the method's name ends there.
+            ("!" | "?", Language::Ruby) if self.ruby_suffixed(tokens, i) && text(i + 2) == "(" => {
+                return Some(i + 2);
+            }
             // TypeScript's cast of the function itself: `(withLock as any)(db, KEY)`.
             ("as", Language::JavaScript)
                 if i.checked_sub(1).is_some_and(|p| text(p) == "(")
@@ -2115,6 +2161,15 @@ impl Extractor<'_> {
                     ))
         });
         (typed && text(after) == "(").then_some(after)
+    }
+
+    /// Whether the Ruby name at `i` ends in a `!` or `?` glued to it (`with_advisory_lock!`):
+    /// the lexer ends a name before them.
+    fn ruby_suffixed(&self, tokens: &[Token], i: usize) -> bool {
+        tokens.get(i + 1).is_some_and(|suffix| {
+            suffix.span.start == tokens[i].span.end
+                && matches!(self.text(suffix.span.clone()), "!" | "?")
+        })
     }
 
     fn skip_angles(&self, tokens: &[Token], open: usize) -> Option<usize> {
