@@ -168,6 +168,73 @@ fn string_locals(text: &str, tokens: &[Token]) -> HashMap<String, Option<String>
     locals
 }
 
+/// The string constants of a file ([`FileSites::strings`]): [`string_constants`], and Go's
+/// constants whatever their case (`const lockName = "sweep"`): a name the file assigns one
+/// string and nothing else, at its outermost scope (a function's local or parameter of that
+/// name is no constant of the package).
+fn file_strings(
+    text: &str,
+    tokens: &[Token],
+    language: Language,
+    string_locals: &HashMap<String, Option<String>>,
+) -> Vec<(String, String)> {
+    let mut strings = string_constants(text, tokens);
+    if language == Language::Go {
+        let depths = brace_depths(text, tokens);
+        let in_function = |name: &str| {
+            tokens.windows(2).zip(&depths).any(|(pair, depth)| {
+                *depth > 0
+                    && &text[pair[0].span.clone()] == name
+                    && matches!(&text[pair[1].span.clone()], "=" | ":=")
+            })
+        };
+        for (name, value) in string_locals {
+            if let Some(value) = value
+                && !in_function(name)
+                && !strings.iter().any(|(n, _)| n == name)
+            {
+                strings.push((name.clone(), value.clone()));
+            }
+        }
+    }
+    strings
+}
+
+/// A lock call hashing a bound name with PostgreSQL's `hashtext`/`hashtextextended`
+/// (`Exec("SELECT pg_advisory_lock(hashtextextended($1, 0))", advisoryLockName)`) whose name is a
+/// string constant of the file, not a parameter a helper hashes: the constant's key, as the
+/// server computes it.
+fn hash_constant_names(
+    raw: &mut [(Range<usize>, ItemKind)],
+    definitions: &[crate::sites::Definition],
+    strings: &[(String, String)],
+) {
+    for (_, kind) in raw {
+        let ItemKind::Call { key, .. } = kind else {
+            continue;
+        };
+        let Key::Hashed { name, library, .. } = key else {
+            continue;
+        };
+        let hashed_param = definitions.iter().any(|d| {
+            d.hashed
+                .iter()
+                .any(|&(p, _)| d.params.get(p).is_some_and(|param| param.name == *name))
+        });
+        if hashed_param {
+            continue;
+        }
+        let Some((_, text)) = strings.iter().find(|(n, _)| n == name) else {
+            continue;
+        };
+        if let Some(lockward_registry::AdvisoryKey::Bigint(value)) =
+            lockward_registry::well_known::name_key(library, text)
+        {
+            *key = Key::Literal(Id::new(value, value.to_string()));
+        }
+    }
+}
+
 /// The constants (upper-case names, `_` and digits allowed) assigned one string literal and
 /// nothing else on the line: `NAME = "text"`, `const NAME = 'text'`, Ruby's `NAME = "text".freeze`,
 /// a class attribute's `NAME = 'text'`.
@@ -464,6 +531,8 @@ fn extract_file(
         defined,
         candidates,
     } = extractor.functions(&code.tokens, language, wanted, &tree);
+    let strings = file_strings(text, &code.tokens, language, &extractor.string_locals);
+    hash_constant_names(&mut extractor.raw, &definitions, &strings);
     // A Rust fn of an `impl` block is called by its type's path (`PgMutex::try_acquire(..)`)
     // from other files: the type is its owner, as a Go method's receiver type is. Its `fn new`
     // is a constructor, called as `ElectionSql::new(..)`: named after the type.
@@ -688,31 +757,7 @@ fn extract_file(
             .iter()
             .filter_map(|(name, value)| Some((name.clone(), value.clone()?)))
             .collect(),
-        strings: {
-            let mut strings = string_constants(text, &code.tokens);
-            // Go's constants are constants whatever their case (`const lockName = "sweep"`):
-            // a name the file assigns one string and nothing else, at its outermost scope (a
-            // function's local or parameter of that name is no constant of the package).
-            if language == Language::Go {
-                let depths = brace_depths(text, &code.tokens);
-                let in_function = |name: &str| {
-                    code.tokens.windows(2).zip(&depths).any(|(pair, depth)| {
-                        *depth > 0
-                            && &text[pair[0].span.clone()] == name
-                            && matches!(&text[pair[1].span.clone()], "=" | ":=")
-                    })
-                };
-                for (name, value) in string_locals {
-                    if let Some(value) = value
-                        && !in_function(&name)
-                        && !strings.iter().any(|(n, _)| *n == name)
-                    {
-                        strings.push((name, value));
-                    }
-                }
-            }
-            strings
-        },
+        strings,
         go_blocks: Vec::new(),
         aliases: aliases.keys().cloned().collect(),
         hash_functions: hash_functions.clone(),
