@@ -2375,7 +2375,7 @@ impl Extractor<'_> {
     }
 
     /// `tokens` split at each comma outside brackets.
-    fn split_commas<'t>(&self, tokens: &'t [Token]) -> Vec<&'t [Token]> {
+    pub(super) fn split_commas<'t>(&self, tokens: &'t [Token]) -> Vec<&'t [Token]> {
         let mut parts = Vec::new();
         let mut start = 0;
         let mut depth = 0usize;

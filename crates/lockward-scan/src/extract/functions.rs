@@ -480,6 +480,32 @@ impl Extractor<'_> {
                         })
                     });
                 let param = param.or(stored);
+                // node-postgres (and TypeORM's `queryRunner.query`) bind an array after the
+                // text: `query(LOCK_SQL, [key])` passes each element to its placeholder.
+                if param.is_none()
+                    && let Some((_, holder, at)) = holder
+                    && keyword.is_none()
+                    && positional == at + 1
+                    && let [open, inner @ .., close] = value
+                    && self.text(open.span.clone()) == "["
+                    && self.text(close.span.clone()) == "]"
+                {
+                    for (e, element) in self.split_commas(inner).into_iter().enumerate() {
+                        if let Some((d, param)) = around.iter().find_map(|&d| {
+                            self.param_of(element, &definitions[d].params)
+                                .map(|p| (d, p))
+                        }) {
+                            definitions[d].forwards.push(Forward {
+                                callee: holder.to_owned(),
+                                passed: true,
+                                qualifier: None,
+                                position: Some(e + 1),
+                                keyword: None,
+                                param,
+                            });
+                        }
+                    }
+                }
                 if let Some((d, param)) = param
                     && let Some((_, holder, at)) = holder
                     && keyword.is_none()
@@ -586,7 +612,12 @@ impl Extractor<'_> {
             {
                 candidates.push((span.clone(), name.to_owned()));
             }
-            if let Some((first, holder, _)) = holder {
+            // SQL held in a name passed in a test's assertion about what the code sends
+            // (`expect(query).toHaveBeenCalledWith(LOCK_SQL, [KEY])`) runs no lock, as SQL
+            // text written there runs none.
+            if let Some((first, holder, _)) = holder
+                && !self.in_assertion(tokens, i, language)
+            {
                 // node-postgres binds an array after the text: `query(LOCK_SQL, [KEY])`.
                 let following = arguments
                     .get(first)
@@ -625,7 +656,14 @@ impl Extractor<'_> {
                     if self.names.is_constant(&crate::words::split(crate::sites::last_part(name))))
             };
             let asserted = || {
-                let literal = args.iter().any(|arg| matches!(arg.key, Key::Literal(_)));
+                // A literal, or a name the file gives one that no lock pattern names (a test's
+                // own `const KEY = 907_002`): test data.
+                let literal = args.iter().any(|arg| {
+                    matches!(arg.key, Key::Literal(_))
+                        || (matches!(arg.key, Key::Name(_))
+                            && !constant(&arg.key)
+                            && self.fixed_value(&arg.key).is_some())
+                });
                 let named = args.iter().any(|arg| arg.string.is_some())
                     && !args.iter().any(|arg| constant(&arg.key));
                 (literal || named) && self.in_assertion(tokens, i, language)
