@@ -1913,7 +1913,15 @@ impl Extractor<'_> {
 
     /// Python and Ruby: the parameters after the name, and the block indented under the line.
     fn indented(&self, tokens: &[Token], i: usize, language: Language) -> Option<Header> {
-        let open = i + 1;
+        let mut open = i + 1;
+        // Python 3.12's type parameters: `def with_lock[T](db, key: int, work: T)`.
+        if language == Language::Python
+            && tokens
+                .get(open)
+                .is_some_and(|t| self.text(t.span.clone()) == "[" && !t.newline_before)
+        {
+            open = self.matching(tokens, open)? + 1;
+        }
         let (params, after) = if tokens
             .get(open)
             .is_some_and(|t| self.text(t.span.clone()) == "(" && !t.newline_before)
@@ -1976,6 +1984,10 @@ impl Extractor<'_> {
         let mut open = i + 1;
         if text(open) == "<" {
             open = self.skip_angles(tokens, open)?;
+        }
+        // Go's type parameters: `func withLock[T any](ctx, db, key int64, ..)`.
+        if text(open) == "[" && language == Language::Go {
+            open = self.matching(tokens, open)? + 1;
         }
         if text(open) != "(" {
             return None;
