@@ -287,6 +287,10 @@ struct Known<'a> {
     /// The locks it takes by name whatever its callers pass, when it takes no key
     /// (`def resend(): with advisory_lock("resend")`): each call of it is a site of each.
     named: Vec<(&'static str, String, AdvisoryKey)>,
+    /// Whether it takes no key and locks names bound in files not read yet, itself
+    /// ([`Definition::fixed_names`]) or through a helper it calls: its fixed keys are known
+    /// once those files are, and its calls must be looked for before then.
+    bound_elsewhere: bool,
 }
 
 /// Whether a call's arguments switch `option` on: a keyword (`lock=True`, `use_lock: true`,
@@ -562,6 +566,7 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
                 getters: Vec::new(),
                 strict: false,
                 named: Vec::new(),
+                bound_elsewhere: !definition.fixed_names.is_empty(),
             });
         }
     }
@@ -670,7 +675,7 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
     known.retain(|k| {
         !k.keys.is_empty()
             || !k.fixed.is_empty()
-            || !k.definition.fixed_names.is_empty()
+            || k.bound_elsewhere
             || !k.switched.is_empty()
             || !k.named.is_empty()
             || !k.definition.receiver_fields.is_empty()
@@ -1033,6 +1038,8 @@ fn fixed_through_calls<'f>(
         let mut added: Vec<(usize, Option<String>, Id, Shape)> = Vec::new();
         // The helper and a lock it takes by name through the call.
         let mut added_named: Vec<(usize, (&'static str, String, AdvisoryKey))> = Vec::new();
+        // The helpers that take no key and call one whose keys are bound elsewhere.
+        let mut added_bound: Vec<usize> = Vec::new();
         for (k, caller) in known.iter().enumerate() {
             // Every call inside it counts; a call of a helper whose name says nothing of locking
             // only where it surely runs that helper ([`Known::binds_strictly`]).
@@ -1058,6 +1065,15 @@ fn fixed_through_calls<'f>(
                             ))
                     {
                         continue;
+                    }
+                    if target.keys.is_empty()
+                        && target.bound_elsewhere
+                        && call.switch.is_none()
+                        && caller.keys.is_empty()
+                        && !caller.bound_elsewhere
+                        && !added_bound.contains(&k)
+                    {
+                        added_bound.push(k);
                     }
                     let mut locks: Vec<(Id, Shape)> = Vec::new();
                     if target.keys.is_empty() && call.switch.is_none() {
@@ -1125,8 +1141,20 @@ fn fixed_through_calls<'f>(
                 }
             }
         }
-        if added.is_empty() && added_named.is_empty() {
+        if added.is_empty() && added_named.is_empty() && added_bound.is_empty() {
             return;
+        }
+        for k in added_bound {
+            // As below: a helper whose name says nothing of locking is followed strictly.
+            let helper = &mut known[k];
+            if !helper.named()
+                && helper.fixed.is_empty()
+                && helper.switched.is_empty()
+                && helper.named.is_empty()
+            {
+                helper.strict = true;
+            }
+            helper.bound_elsewhere = true;
         }
         for (k, lock) in added_named {
             let helper = &mut known[k];
@@ -1177,7 +1205,7 @@ pub(crate) fn inferred_names(
             !k.keys.is_empty()
                 || !k.fixed.is_empty()
                 // Its fixed keys are known once the files their names are bound in are read.
-                || !k.definition.fixed_names.is_empty()
+                || k.bound_elsewhere
                 || !k.switched.is_empty()
                 || !k.named.is_empty()
                 // Its calls tell what is no key: the second int they pass.
