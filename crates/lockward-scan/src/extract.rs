@@ -202,11 +202,11 @@ fn file_strings(
 
 /// A lock call hashing a bound name with PostgreSQL's `hashtext`/`hashtextextended`
 /// (`Exec("SELECT pg_advisory_lock(hashtextextended($1, 0))", advisoryLockName)`) whose name is a
-/// string constant of the file, not a parameter a helper hashes: the constant's key, as the
-/// server computes it.
+/// string constant of the file, not a name any function's signature holds (a helper's
+/// parameter it hashes): the constant's key, as the server computes it.
 fn hash_constant_names(
     raw: &mut [(Range<usize>, ItemKind)],
-    definitions: &[crate::sites::Definition],
+    in_signatures: &HashSet<String>,
     strings: &[(String, String)],
 ) {
     for (_, kind) in raw {
@@ -216,12 +216,7 @@ fn hash_constant_names(
         let Key::Hashed { name, library, .. } = key else {
             continue;
         };
-        let hashed_param = definitions.iter().any(|d| {
-            d.hashed
-                .iter()
-                .any(|&(p, _)| d.params.get(p).is_some_and(|param| param.name == *name))
-        });
-        if hashed_param {
+        if in_signatures.contains(name.as_str()) {
             continue;
         }
         let Some((_, text)) = strings.iter().find(|(n, _)| n == name) else {
@@ -233,6 +228,47 @@ fn hash_constant_names(
             *key = Key::Literal(Id::new(value, value.to_string()));
         }
     }
+}
+
+/// The names inside the parentheses of the file's function signatures (`def f(db, name)`,
+/// `func (s *Store) lock(ctx context.Context, name string)`): parameters, and with them their
+/// types, which only makes the check of [`hash_constant_names`] the safer.
+fn signature_names(text: &str, tokens: &[Token], language: Language) -> HashSet<String> {
+    let keyword = match language {
+        Language::Python | Language::Ruby => "def",
+        Language::Go => "func",
+        Language::Rust => "fn",
+        Language::JavaScript => "function",
+        Language::Kotlin => "fun",
+        // Java's and JavaScript's methods have no keyword: every parenthesised name counts
+        // below only after one; a Java constant is upper-case and its parameters rarely are.
+        Language::Java | Language::Sql => return HashSet::new(),
+    };
+    let word = |k: usize| tokens.get(k).map_or("", |t| &text[t.span.clone()]);
+    let mut names = HashSet::new();
+    for k in 0..tokens.len() {
+        if word(k) != keyword {
+            continue;
+        }
+        // The name, a Go receiver or type parameters, then the parameters: the parenthesised
+        // groups before the body.
+        let mut depth = 0usize;
+        for (j, token) in tokens.iter().enumerate().skip(k + 1).take(MAX_CALL_TOKENS) {
+            match word(j) {
+                "(" | "[" => depth += 1,
+                ")" | "]" => depth = depth.saturating_sub(1),
+                "{" | ":" | "=" | "->" if depth == 0 => break,
+                _ if depth > 0 && token.kind == TokenKind::Ident => {
+                    names.insert(word(j).to_owned());
+                }
+                _ => {}
+            }
+            if token.newline_before && depth == 0 && j > k + 1 && language != Language::Go {
+                break;
+            }
+        }
+    }
+    names
 }
 
 /// The constants (upper-case names, `_` and digits allowed) assigned one string literal and
@@ -507,6 +543,14 @@ fn extract_file(
     extractor.walk(&code.tokens, language, true);
     extractor.strings(&code.tokens, language, 0);
     extractor.raw.sort_by_key(|(span, _)| span.start);
+    let strings = file_strings(text, &code.tokens, language, &extractor.string_locals);
+    // Before the functions are read: a helper that takes no key and hashes a constant locks
+    // that constant's key.
+    hash_constant_names(
+        &mut extractor.raw,
+        &signature_names(text, &code.tokens, language),
+        &strings,
+    );
     // The tree is parsed once, when something needs it: the names the file's functions assign
     // each their own value, what it binds beyond itself, receivers' types, struct fields.
     let syntax = std::cell::OnceCell::new();
@@ -531,8 +575,6 @@ fn extract_file(
         defined,
         candidates,
     } = extractor.functions(&code.tokens, language, wanted, &tree);
-    let strings = file_strings(text, &code.tokens, language, &extractor.string_locals);
-    hash_constant_names(&mut extractor.raw, &definitions, &strings);
     // A Rust fn of an `impl` block is called by its type's path (`PgMutex::try_acquire(..)`)
     // from other files: the type is its owner, as a Go method's receiver type is. Its `fn new`
     // is a constructor, called as `ElectionSql::new(..)`: named after the type.
