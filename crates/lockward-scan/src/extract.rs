@@ -855,8 +855,10 @@ fn extract_file(
         &assignments,
         &wanted,
     );
-    if matches!(language, Language::Go | Language::Rust) {
-        carried_in_fields(language, text, &mut raw, &mut calls, tree);
+    if matches!(language, Language::Go | Language::Rust | Language::Python) {
+        carried_in_fields(language, text, &mut raw, &mut calls, tree, &|name| {
+            local_ids.get(name).map(Id::value)
+        });
     }
     // A name first assigned a member (`val LOCK_KEY = AdvisoryLockKey.CREATE_DISTRIBUTION`)
     // is that member, before it is read as an alias of the member's last name.
@@ -1097,6 +1099,7 @@ fn carried_in_fields<'s>(
     raw: &mut Vec<(Range<usize>, ItemKind, Later)>,
     calls: &mut Vec<(Range<usize>, Call)>,
     tree: impl Fn() -> Option<&'s Syntax<'s>>,
+    constant: &dyn Fn(&str) -> Option<i64>,
 ) {
     fn read(key: &Key) -> Option<(&str, &str)> {
         match key {
@@ -1138,10 +1141,19 @@ fn carried_in_fields<'s>(
     };
     let value = |write: &fields::Write| {
         let code = lex(text, write.value.clone(), language.syntax());
+        let written = &text[write.value.clone()];
         match literal_value(text, &code.tokens, language) {
             Some(id) => Key::Literal(id),
             None => hash_call(text, &code.tokens)
-                .unwrap_or_else(|| Key::Name(text[write.value.clone()].to_owned())),
+                // An expression of the file's constants (`PERIODIC_TASK_LOCK_BASE + 2`).
+                .or_else(|| {
+                    let expr = values::parse(text, &code.tokens, language)?;
+                    (!matches!(expr, Expr::Name(_)))
+                        .then(|| values::evaluate(&expr, language, &mut |n| constant(n)))
+                        .flatten()
+                        .map(|value| Key::Literal(Id::plain(value)))
+                })
+                .unwrap_or_else(|| Key::Name(written.to_owned())),
         }
     };
     let mut carried = Vec::with_capacity(raw.len());
@@ -3089,6 +3101,16 @@ impl Extractor<'_> {
                     } else {
                         (Some(string), false)
                     }
+                }
+                // A tagged template's value (Prisma's `$queryRaw`, postgres.js's `sql`):
+                // `hashtextextended(${resourceKey}, 0)` binds it, as a placeholder does.
+                [dollar, open, name, close]
+                    if token_text(dollar) == "$"
+                        && token_text(open) == "{"
+                        && name.kind == TokenKind::Ident
+                        && token_text(close) == "}" =>
+                {
+                    (Some(name), true)
                 }
                 placeholder => (
                     self.placeholder_value(placeholder)

@@ -1,4 +1,5 @@
-//! Keys carried in struct fields (Go and Rust), read off the syntax trees.
+//! Keys carried in struct fields (Go and Rust) and in the fields a Python class is called
+//! with, read off the syntax trees.
 //!
 //! A worker keeps its id in a field its constructor writes (`&Worker{lockID: locks.Replicator}`),
 //! a table of tasks holds one per element (`[]task{{key: locks.Scrubber}, ...}`), a family lives
@@ -57,9 +58,97 @@ pub(crate) fn writes(syntax: &Syntax<'_>, language: Language) -> Vec<Write> {
                 rust_literal(syntax, literal, &mut found);
             }
         }
+        // A class called with keywords (a dataclass's, a `NamedTuple`'s, a constructor's:
+        // `_PeriodicTaskDef(name="cache-cleanup", lock_id=PERIODIC_TASK_LOCK_BASE + 2)`).
+        // Only a class whose body declares the field with a type (a dataclass's, a
+        // `NamedTuple`'s, a pydantic model's `lock_id: int`): a class whose `__init__` stores a
+        // parameter is a constructor `wrappers` follows.
+        Language::Python => {
+            let declared = python_declared_fields(syntax, root);
+            python_calls(syntax, root, &mut found);
+            found.retain(|w| declared.contains(&(w.owner.clone(), w.field.clone())));
+        }
         _ => {}
     }
     found
+}
+
+/// The fields the file's classes declare with a type at their top level (`lock_id: int`,
+/// `lock_id: int = 0`), by class.
+fn python_declared_fields(syntax: &Syntax<'_>, root: Node<'_>) -> Vec<(String, String)> {
+    let mut declared = Vec::new();
+    for class in find_all(root, &|n| n.kind() == "class_definition") {
+        let (Some(name), Some(body)) = (
+            class.child_by_field_name("name"),
+            class.child_by_field_name("body"),
+        ) else {
+            continue;
+        };
+        for statement in children(body).filter(|n| n.kind() == "expression_statement") {
+            for assignment in children(statement).filter(|n| n.kind() == "assignment") {
+                if assignment.child_by_field_name("type").is_some()
+                    && let Some(left) = assignment
+                        .child_by_field_name("left")
+                        .filter(|l| l.kind() == "identifier")
+                {
+                    declared.push((syntax.text(name).to_owned(), syntax.text(left).to_owned()));
+                }
+            }
+        }
+    }
+    declared
+}
+
+/// The class calls under `node`, those nested in another call's arguments too
+/// (`tasks.append(_PeriodicTaskDef(lock_id=..))`).
+fn python_calls(syntax: &Syntax<'_>, node: Node<'_>, found: &mut Vec<Write>) {
+    for call in find_all(node, &|n| n.kind() == "call") {
+        python_call(syntax, call, found);
+        if let Some(arguments) = call.child_by_field_name("arguments") {
+            python_calls(syntax, arguments, found);
+        }
+    }
+}
+
+/// A Python call of a class (a capitalised name, or one after a module's) with keyword
+/// arguments: each keyword whose value is plain is a field it writes.
+fn python_call(syntax: &Syntax<'_>, call: Node<'_>, found: &mut Vec<Write>) {
+    let Some(function) = call.child_by_field_name("function") else {
+        return;
+    };
+    let class = match function.kind() {
+        "identifier" => Some(function),
+        "attribute" => function.child_by_field_name("attribute"),
+        _ => None,
+    };
+    let Some(class) = class.map(|n| syntax.text(n)) else {
+        return;
+    };
+    if !class
+        .trim_start_matches('_')
+        .starts_with(|c: char| c.is_ascii_uppercase())
+    {
+        return;
+    }
+    let Some(arguments) = call.child_by_field_name("arguments") else {
+        return;
+    };
+    for argument in children(arguments).filter(|n| n.kind() == "keyword_argument") {
+        let (Some(name), Some(value)) = (
+            argument.child_by_field_name("name"),
+            argument.child_by_field_name("value"),
+        ) else {
+            continue;
+        };
+        if plain_value(value) {
+            found.push(Write {
+                owner: class.to_owned(),
+                field: syntax.text(name).to_owned(),
+                value: value.byte_range(),
+                parameter: is_parameter(syntax, value),
+            });
+        }
+    }
 }
 
 /// The constants of the file's outermost scope defined as a struct literal (Rust's `const COPY:
@@ -274,7 +363,11 @@ fn is_parameter(syntax: &Syntax<'_>, value: Node<'_>) -> bool {
         .filter(|n| {
             matches!(
                 n.kind(),
-                "function_declaration" | "method_declaration" | "func_literal" | "function_item"
+                "function_declaration"
+                    | "method_declaration"
+                    | "func_literal"
+                    | "function_item"
+                    | "function_definition"
             )
         })
         .filter_map(|f| f.child_by_field_name("parameters"))
@@ -287,14 +380,35 @@ fn is_parameter(syntax: &Syntax<'_>, value: Node<'_>) -> bool {
             go || param
                 .child_by_field_name("pattern")
                 .is_some_and(|n| syntax.text(n) == name)
+                || python_parameter_name(syntax, param) == Some(name)
         })
+}
+
+/// A Python parameter's name: `key`, `key: int`, `key=7`, `key: int = 7`.
+fn python_parameter_name<'t>(syntax: &Syntax<'t>, param: Node<'_>) -> Option<&'t str> {
+    match param.kind() {
+        "identifier" => Some(syntax.text(param)),
+        "typed_parameter" => children(param)
+            .find(|n| n.kind() == "identifier")
+            .map(|n| syntax.text(n)),
+        "default_parameter" | "typed_default_parameter" => {
+            param.child_by_field_name("name").map(|n| syntax.text(n))
+        }
+        _ => None,
+    }
 }
 
 /// Whether a value is a key as written: an integer literal (negated or converted), a name or a
 /// qualified name.
 fn plain_value(node: Node<'_>) -> bool {
     match node.kind() {
-        "int_literal" | "integer_literal" | "identifier" | "scoped_identifier" => true,
+        "int_literal" | "integer_literal" | "integer" | "identifier" | "scoped_identifier" => true,
+        // Python's `locks.REAP` and `BASE + 2` of the file's constants.
+        "attribute" => children(node).all(|n| plain_value(n) || n.kind() == "."),
+        "binary_operator" => {
+            node.child_by_field_name("left").is_some_and(plain_value)
+                && node.child_by_field_name("right").is_some_and(plain_value)
+        }
         "selector_expression" | "field_expression" => {
             children(node).all(|n| plain_value(n) || n.kind() == "field_identifier")
         }
@@ -346,6 +460,26 @@ pub(crate) fn receiver_type(
             Receiver::Named(of) => Some(of.rsplit('.').next().unwrap_or(&of).to_owned()),
             _ => None,
         },
+        // `self` in a class's method; a parameter annotated with a class (`task_def:
+        // _PeriodicTaskDef`).
+        Language::Python => {
+            let mut around = std::iter::successors(Some(node), Node::parent);
+            if receiver == "self" {
+                let class = around.find(|n| n.kind() == "class_definition")?;
+                return Some(syntax.text(class.child_by_field_name("name")?).to_owned());
+            }
+            let function = around.find(|n| n.kind() == "function_definition")?;
+            let annotation = children(function.child_by_field_name("parameters")?)
+                .filter(|p| matches!(p.kind(), "typed_parameter" | "typed_default_parameter"))
+                .find(|p| python_parameter_name(syntax, *p) == Some(receiver))?
+                .child_by_field_name("type")?;
+            let written = syntax
+                .text(annotation)
+                .trim_matches(|c| c == '"' || c == '\'');
+            let class = written.rsplit('.').next().unwrap_or(written);
+            (!class.is_empty() && class.chars().all(|c| c.is_alphanumeric() || c == '_'))
+                .then(|| class.to_owned())
+        }
         Language::Rust => {
             let mut around = std::iter::successors(Some(node), Node::parent);
             if receiver == "self" {

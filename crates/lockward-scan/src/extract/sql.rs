@@ -68,6 +68,7 @@ impl Extractor<'_> {
                 && !self.called_names.contains(&token.span.start)
                 && !self.logged(tokens, index)
                 && !self.reads_a_column(tokens, index)
+                && !self.in_assertion(tokens, index, language)
                 && let Some(function) = super::LOCK_FUNCTIONS
                     .iter()
                     .find(|f| f.eq_ignore_ascii_case(self.file[content.clone()].trim()))
