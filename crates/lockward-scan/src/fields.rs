@@ -133,16 +133,29 @@ fn python_call(syntax: &Syntax<'_>, call: Node<'_>, found: &mut Vec<Write>) {
     let Some(arguments) = call.child_by_field_name("arguments") else {
         return;
     };
-    for argument in children(arguments).filter(|n| n.kind() == "keyword_argument") {
+    let keywords = children(arguments).filter(|n| n.kind() == "keyword_argument");
+    initialisers(syntax, class, keywords, "name", found);
+}
+
+/// Each of `items` (a Rust `field_initializer`, a Python `keyword_argument`) that names the
+/// field under `field` and gives it a plain value: a write of `owner`'s field.
+fn initialisers<'t>(
+    syntax: &Syntax<'_>,
+    owner: &str,
+    items: impl Iterator<Item = Node<'t>>,
+    field: &str,
+    found: &mut Vec<Write>,
+) {
+    for item in items {
         let (Some(name), Some(value)) = (
-            argument.child_by_field_name("name"),
-            argument.child_by_field_name("value"),
+            item.child_by_field_name(field),
+            item.child_by_field_name("value"),
         ) else {
             continue;
         };
         if plain_value(value) {
             found.push(Write {
-                owner: class.to_owned(),
+                owner: owner.to_owned(),
                 field: syntax.text(name).to_owned(),
                 value: value.byte_range(),
                 parameter: is_parameter(syntax, value),
@@ -319,22 +332,8 @@ fn rust_literal(syntax: &Syntax<'_>, literal: Node<'_>, found: &mut Vec<Write>) 
     let Some(body) = literal.child_by_field_name("body") else {
         return;
     };
-    for initialiser in children(body).filter(|n| n.kind() == "field_initializer") {
-        let (Some(field), Some(value)) = (
-            initialiser.child_by_field_name("field"),
-            initialiser.child_by_field_name("value"),
-        ) else {
-            continue;
-        };
-        if plain_value(value) {
-            found.push(Write {
-                owner: owner.clone(),
-                field: syntax.text(field).to_owned(),
-                value: value.byte_range(),
-                parameter: is_parameter(syntax, value),
-            });
-        }
-    }
+    let fields = children(body).filter(|n| n.kind() == "field_initializer");
+    initialisers(syntax, &owner, fields, "field", found);
 }
 
 fn rust_type_name(syntax: &Syntax<'_>, node: Node<'_>) -> Option<String> {

@@ -414,6 +414,19 @@ impl Known<'_> {
         self.language == Language::Sql || says_lock(&self.definition.name)
     }
 
+    /// Marks it strict ([`Self::strict`]) when it is found to lock through the helpers it calls
+    /// and nothing else made it a helper yet, and its name says nothing of locking: its own
+    /// calls count only where they surely run it.
+    fn locks_through_calls(&mut self) {
+        if !self.named()
+            && self.fixed.is_empty()
+            && self.switched.is_empty()
+            && self.named.is_empty()
+        {
+            self.strict = true;
+        }
+    }
+
     /// Whether `call`, from `path`, in a file with `file`'s definitions and words, surely runs
     /// this, with the tree's definitions counted in `defined`: a Go method on a value `types`
     /// says is of its type; a call from its own file (bare, or on `self`); else, when it is
@@ -1145,41 +1158,18 @@ fn fixed_through_calls<'f>(
             return;
         }
         for k in added_bound {
-            // As below: a helper whose name says nothing of locking is followed strictly.
-            let helper = &mut known[k];
-            if !helper.named()
-                && helper.fixed.is_empty()
-                && helper.switched.is_empty()
-                && helper.named.is_empty()
-            {
-                helper.strict = true;
-            }
-            helper.bound_elsewhere = true;
+            known[k].locks_through_calls();
+            known[k].bound_elsewhere = true;
         }
         for (k, lock) in added_named {
-            let helper = &mut known[k];
-            if !helper.named()
-                && helper.fixed.is_empty()
-                && helper.switched.is_empty()
-                && helper.named.is_empty()
-            {
-                helper.strict = true;
-            }
-            helper.named.push(lock);
+            known[k].locks_through_calls();
+            known[k].named.push(lock);
         }
         for (k, option, value, shape) in added {
-            // A helper whose name says nothing of locking, known to lock only through the
-            // helpers it calls whatever its callers pass: its own calls count only where they
-            // surely run it. (One that locks under an option is followed whatever its name:
-            // only its calls that switch the option on are sites.)
-            let helper = &mut known[k];
-            if option.is_none()
-                && !helper.named()
-                && helper.fixed.is_empty()
-                && helper.switched.is_empty()
-                && helper.named.is_empty()
-            {
-                helper.strict = true;
+            // One that locks under an option is followed whatever its name: only its calls that
+            // switch the option on are sites.
+            if option.is_none() {
+                known[k].locks_through_calls();
             }
             match option {
                 None => known[k].fixed.push((value, shape)),

@@ -430,8 +430,7 @@ impl Extractor<'_> {
     /// (`len("SELECT pg_advisory_xact_lock(1);")`, `strings.Contains(sql, "..")`): no statement
     /// the code runs.
     fn measured(&self, tokens: &[Token], index: usize) -> bool {
-        self.enclosing_paren(tokens, index)
-            .and_then(|open| open.checked_sub(1))
+        self.callee_of(tokens, index)
             .is_some_and(|callee| MEASURES.contains(&self.text(tokens[callee].span.clone())))
     }
 
@@ -440,10 +439,7 @@ impl Extractor<'_> {
     /// `fmt.Printf(..)`, `puts ..`): text shown to a person, no statement that runs. A level's
     /// name (`info`, `error`) counts only on a receiver named for logging.
     fn logged(&self, tokens: &[Token], index: usize) -> bool {
-        let Some(callee) = self
-            .enclosing_paren(tokens, index)
-            .and_then(|open| open.checked_sub(1))
-        else {
+        let Some(callee) = self.callee_of(tokens, index) else {
             return false;
         };
         // A Rust macro (`debug!(..)`, `tracing::info!(..)`, `println!(..)`): its name before
@@ -472,16 +468,20 @@ impl Extractor<'_> {
     /// column: kotliquery's `res.boolean("pg_try_advisory_lock")`, JDBC's
     /// `rs.getBoolean("pg_try_advisory_lock")`, a driver's `row.get("..")`.
     fn reads_a_column(&self, tokens: &[Token], index: usize) -> bool {
-        let Some(callee) = self
-            .enclosing_paren(tokens, index)
-            .and_then(|open| open.checked_sub(1))
-        else {
+        let Some(callee) = self.callee_of(tokens, index) else {
             return false;
         };
         let method = callee
             .checked_sub(1)
             .is_some_and(|dot| self.text(tokens[dot].span.clone()) == ".");
         method && ROW_GETTERS.contains(&self.text(tokens[callee].span.clone()))
+    }
+
+    /// The token before the `(` of the call whose argument the token at `index` is: the called
+    /// name, or the `!` of a Rust macro ([`Self::enclosing_paren`]).
+    fn callee_of(&self, tokens: &[Token], index: usize) -> Option<usize> {
+        self.enclosing_paren(tokens, index)
+            .and_then(|open| open.checked_sub(1))
     }
 
     /// The `(` of the call whose argument the token at `index` is, through an array it is an
