@@ -151,11 +151,21 @@ pub(crate) struct Binder<'a, 'r, 'f> {
     followed: usize,
 }
 
+impl crate::sites::Bindings for Index<'_> {
+    fn origins_of(&self, files: &[FileSites], file: &FileSites, written: &str) -> Vec<String> {
+        Binder::new(self, files)
+            .origins(file, written)
+            .into_iter()
+            .map(|origin| origin.path)
+            .collect()
+    }
+}
+
 /// Where a name is bound: a file, the name there, and whether that file may bind it in turn
 /// (a Python module or a JavaScript module that imports or re-exports it) or must define it
 /// (another file of a Go package, a Java class).
 pub(crate) struct Origin {
-    pub(crate) path: String,
+    path: String,
     name: String,
     further: bool,
 }

@@ -555,6 +555,14 @@ pub(crate) struct Definition {
     pub(crate) holds_sql: bool,
 }
 
+/// Where a name a file writes is bound in the tree's other files, as [`crate::bind`] reads
+/// imports and packages: given to [`crate::wrappers::resolve`] by the scan, which reads the
+/// tree (a file checked alone has none).
+pub(crate) trait Bindings {
+    /// The paths of the files that `written`, as `file` writes it, is bound to.
+    fn origins_of(&self, files: &[FileSites], file: &FileSites, written: &str) -> Vec<String>;
+}
+
 /// A call inside a definition that passes one of its parameters.
 #[derive(Debug, Clone)]
 pub(crate) struct Forward {

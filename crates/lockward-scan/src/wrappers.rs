@@ -29,7 +29,6 @@ use std::collections::{HashMap, HashSet};
 
 use lockward_registry::{AdvisoryKey, Id, ScanSettings, Wrapper};
 
-use crate::bind::{Binder, Index};
 use crate::diags::{self, AtSite as _};
 use crate::lang::Language;
 use crate::lexer::{Token, TokenKind};
@@ -792,7 +791,7 @@ struct Strings<'a> {
     by_name: HashMap<&'a str, Vec<(&'a str, &'a str)>>,
     locals: HashMap<(&'a str, &'a str), &'a str>,
     /// The files a name written in a file is bound to by its imports or package
-    /// ([`crate::bind::Binder::origins`]), when the tree's files are indexed.
+    /// ([`crate::sites::Bindings`]), when the tree's files are indexed.
     origins: Option<&'a Origins<'a>>,
 }
 
@@ -1241,7 +1240,11 @@ fn unknown_helpers(files: &mut [FileSites], declared: &Declared) {
 
 /// Turns each file's calls of wrappers into lock sites (items), and drops the `dynamic-key`
 /// items of lock calls inside wrappers whose callers were found (the callers are the sites).
-pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared, index: Option<&Index<'_>>) {
+pub(crate) fn resolve(
+    files: &mut [FileSites],
+    declared: &Declared,
+    bindings: Option<&dyn crate::sites::Bindings>,
+) {
     let mut new_items: Vec<Vec<Item>> = Vec::with_capacity(files.len());
     let mut new_named: Vec<Vec<NamedSite>> = Vec::with_capacity(files.len());
     let mut new_not_keys: Vec<Vec<NotKey>> = Vec::with_capacity(files.len());
@@ -1255,18 +1258,13 @@ pub(crate) fn resolve(files: &mut [FileSites], declared: &Declared, index: Optio
         }
         let types = TypeTable::new(files.iter().map(|file| &file.wrappers.go_types));
         let constants = Constants::new(files);
-        let binder = index.map(|index| Binder::new(index, files));
         let by_path: HashMap<&str, &FileSites> = files
             .iter()
             .map(|file| (file.path.as_str(), file))
             .collect();
         let origins = |path: &str, written: &str| -> Vec<String> {
-            match (&binder, by_path.get(path)) {
-                (Some(binder), Some(file)) => binder
-                    .origins(file, written)
-                    .into_iter()
-                    .map(|origin| origin.path)
-                    .collect(),
+            match (bindings, by_path.get(path)) {
+                (Some(bindings), Some(file)) => bindings.origins_of(files, file, written),
                 _ => Vec::new(),
             }
         };
