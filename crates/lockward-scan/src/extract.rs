@@ -546,11 +546,21 @@ fn extract_file(
     let strings = file_strings(text, &code.tokens, language, &extractor.string_locals);
     // Before the functions are read: a helper that takes no key and hashes a constant locks
     // that constant's key.
-    hash_constant_names(
-        &mut extractor.raw,
-        &signature_names(text, &code.tokens, language),
-        &strings,
-    );
+    if extractor.raw.iter().any(|(_, kind)| {
+        matches!(
+            kind,
+            ItemKind::Call {
+                key: Key::Hashed { .. },
+                ..
+            }
+        )
+    }) {
+        hash_constant_names(
+            &mut extractor.raw,
+            &signature_names(text, &code.tokens, language),
+            &strings,
+        );
+    }
     // The tree is parsed once, when something needs it: the names the file's functions assign
     // each their own value, what it binds beyond itself, receivers' types, struct fields.
     let syntax = std::cell::OnceCell::new();

@@ -459,15 +459,11 @@ pub(crate) fn receiver_type(
             Receiver::Named(of) => Some(of.rsplit('.').next().unwrap_or(&of).to_owned()),
             _ => None,
         },
-        // `self` in a class's method; a parameter annotated with a class (`task_def:
-        // _PeriodicTaskDef`).
+        // A parameter annotated with a class (`task_def: _PeriodicTaskDef`); a read through
+        // `self` is the constructor model's (`wrappers`).
         Language::Python => {
-            let mut around = std::iter::successors(Some(node), Node::parent);
-            if receiver == "self" {
-                let class = around.find(|n| n.kind() == "class_definition")?;
-                return Some(syntax.text(class.child_by_field_name("name")?).to_owned());
-            }
-            let function = around.find(|n| n.kind() == "function_definition")?;
+            let function = std::iter::successors(Some(node), Node::parent)
+                .find(|n| n.kind() == "function_definition")?;
             let annotation = children(function.child_by_field_name("parameters")?)
                 .filter(|p| matches!(p.kind(), "typed_parameter" | "typed_default_parameter"))
                 .find(|p| python_parameter_name(syntax, *p) == Some(receiver))?

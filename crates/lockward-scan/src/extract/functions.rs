@@ -581,9 +581,16 @@ impl Extractor<'_> {
                 // 'candidate-pool-maintenance'`, then `with_advisory_lock!(lock_name, ..)`): that
                 // string, as if written there.
                 let string = self.string_content(value).or_else(|| match value {
-                    [name] if name.kind == TokenKind::Ident && param.is_none() => around
-                        .first()
-                        .and_then(|&d| self.local_string(tokens, i, &headers[d].body, name)),
+                    // Only a wanted call's: the function's body is read for it.
+                    [local]
+                        if local.kind == TokenKind::Ident
+                            && param.is_none()
+                            && wanted.contains(name) =>
+                    {
+                        around
+                            .first()
+                            .and_then(|&d| self.local_string(tokens, i, &headers[d].body, local))
+                    }
                     _ => None,
                 });
                 args.push(Arg {
