@@ -3117,7 +3117,7 @@ impl Extractor<'_> {
                 [dollar, open, name, close]
                     if token_text(dollar) == "$"
                         && token_text(open) == "{"
-                        && name.kind == TokenKind::Ident
+                        && matches!(name.kind, TokenKind::Ident | TokenKind::Str)
                         && token_text(close) == "}" =>
                 {
                     (Some(name), true)

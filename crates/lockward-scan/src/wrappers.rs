@@ -619,39 +619,33 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
                     .into_iter()
                     .find(|target| matches(target))
                     .map(|target| (Shape::Bigint, None, target.library, None));
-                let inferred_hit = by_name
-                    .get(forward.callee.as_str())
-                    .into_iter()
-                    .flatten()
-                    .filter(|&&t| t != k)
-                    .find_map(|&t| {
-                        let target = &known[t];
-                        if forward.passed != target.definition.holds_sql
-                            || !target.callable_from(
-                                caller.path,
-                                caller.language,
-                                forward.qualifier.as_deref(),
-                                caller.file,
-                            )
-                        {
-                            return None;
-                        }
-                        target.keys.iter().find_map(|&p| {
-                            let key = Slot::key(target, p);
-                            // A getter of what is passed on is read there: the caller's
-                            // members are read the same way.
-                            let getter = key.field.clone().filter(|f| is_getter(f));
-                            // A name the project's own SQL hashes (`hashtext($1)`) is most
-                            // often a row's (an object's key, a chat's id): only the helper
-                            // that hashes it is followed, not what passes a name on to it.
-                            let hashed = matches!(
-                                key.library,
-                                Some("postgres-hashtext" | "postgres-hashtextextended")
-                            );
-                            ((!key.object_only() || getter.is_some()) && !hashed && matches(&key))
-                                .then_some((key.shape, key.lookup, key.library, getter))
-                        })
-                    });
+                let inferred_hit =
+                    by_name
+                        .get(forward.callee.as_str())
+                        .into_iter()
+                        .flatten()
+                        .filter(|&&t| t != k)
+                        .find_map(|&t| {
+                            let target = &known[t];
+                            if forward.passed != target.definition.holds_sql
+                                || !target.callable_from(
+                                    caller.path,
+                                    caller.language,
+                                    forward.qualifier.as_deref(),
+                                    caller.file,
+                                )
+                            {
+                                return None;
+                            }
+                            target.keys.iter().find_map(|&p| {
+                                let key = Slot::key(target, p);
+                                // A getter of what is passed on is read there: the caller's
+                                // members are read the same way.
+                                let getter = key.field.clone().filter(|f| is_getter(f));
+                                ((!key.object_only() || getter.is_some()) && matches(&key))
+                                    .then_some((key.shape, key.lookup, key.library, getter))
+                            })
+                        });
                 if let Some((shape, lookup, library, getter)) = inferred_hit.or(declared_hit) {
                     added.push((k, forward.param, shape, lookup, library, getter));
                 }

@@ -19,6 +19,9 @@ use crate::sites::{
 };
 use crate::syntax::Syntax;
 
+/// How many tokens a TypeScript declaration's type may take before its `=`.
+const MAX_TYPE_TOKENS: usize = 64;
+
 /// How many names defined as another name a fixed key is followed through.
 const MAX_ALIASES: usize = 4;
 
@@ -1781,7 +1784,9 @@ impl Extractor<'_> {
             Language::JavaScript if before(1) == "function" || before(1) == "*" => {
                 self.braced(tokens, i, language, false, None)
             }
-            Language::JavaScript if matches!(text(i + 1), "=" | ":") => {
+            // The type of a typed declaration (`const lock: JobLocker = async (..) =>`) names
+            // no function: its declared name does.
+            Language::JavaScript if matches!(text(i + 1), "=" | ":") && before(1) != ":" => {
                 self.arrow(tokens, i, language)
             }
             // `async (key: number): Promise<void> => {` is an arrow function, whatever its
@@ -2121,6 +2126,41 @@ impl Extractor<'_> {
     fn arrow(&self, tokens: &[Token], i: usize, language: Language) -> Option<Header> {
         let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
         let mut at = i + 2;
+        let mut owner = None;
+        // TypeScript's typed declaration `const lock: JobLocker = async (a, b) => {..}`: the
+        // value follows the type's `=`, and the type is its module as a Go method's receiver
+        // type is (a file that names `JobLocker` can call it through a value of that type,
+        // `deps.lock(JOB, ..)`).
+        if text(i + 1) == ":"
+            && matches!(
+                i.checked_sub(1).map_or("", text),
+                "const"
+                    | "let"
+                    | "var"
+                    | "readonly"
+                    | "private"
+                    | "public"
+                    | "protected"
+                    | "static"
+            )
+        {
+            let mut depth = 0usize;
+            at = (i + 2..i + 2 + MAX_TYPE_TOKENS).find(|&k| {
+                match text(k) {
+                    "(" | "[" | "{" | "<" => depth += 1,
+                    ")" | "]" | "}" | ">" => depth = depth.saturating_sub(1),
+                    _ => {}
+                }
+                depth == 0 && matches!(text(k), "=" | ";" | "")
+            })?;
+            (text(at) == "=").then_some(())?;
+            owner = (i + 2..at)
+                .take_while(|&k| tokens[k].kind == TokenKind::Ident || text(k) == ".")
+                .last()
+                .filter(|&k| tokens[k].kind == TokenKind::Ident)
+                .map(|k| text(k).to_owned());
+            at += 1;
+        }
         if text(at) == "async" {
             at += 1;
         }
@@ -2175,7 +2215,7 @@ impl Extractor<'_> {
         Some(Header {
             name_at: i,
             method: false,
-            owner: None,
+            owner,
             params,
             body,
             declaration: false,
