@@ -652,14 +652,21 @@ impl<'a> Checker<'a> {
                 .lock_by_constant(name)
                 .map(|lock| lock.id().clone());
         };
-        if let Some(&(value, _)) = definitions.iter().find(|(_, file)| *file == path) {
-            return Some(value.clone());
-        }
         let one = |values: HashSet<&Id>| {
             (values.len() == 1)
                 .then(|| values.into_iter().next().cloned())
                 .flatten()
         };
+        // The file's own definitions first: one value, or none when it gives the name several
+        // (`advisoryLock` of each step of a list: a call reading `step.advisoryLock` takes any).
+        let here: HashSet<&Id> = definitions
+            .iter()
+            .filter(|(_, file)| *file == path)
+            .map(|&(value, _)| value)
+            .collect();
+        if !here.is_empty() {
+            return one(here);
+        }
         if let Some(value) = one(definitions.iter().map(|&(value, _)| value).collect()) {
             return Some(value);
         }

@@ -1686,6 +1686,22 @@ impl Extractor<'_> {
         for (i, token) in tokens.iter().enumerate() {
             let text = self.text(token.span.clone());
             match (token.kind, text) {
+                // A list literal (`STEPS = [{ .. }, { .. }]`, `steps: [..]`) holds what its
+                // place holds: values of a definition, or a call's arguments and fields.
+                (TokenKind::Punct, "[")
+                    if matches!(
+                        i.checked_sub(1).map(|p| self.text(tokens[p].span.clone())),
+                        None | Some("=" | "return" | "=>" | ":" | "(" | "," | "[")
+                    ) =>
+                {
+                    let before = i.checked_sub(1).map(|p| self.text(tokens[p].span.clone()));
+                    brackets.push(match before {
+                        Some(":" | "(" | "," | "[") => {
+                            brackets.last().copied().unwrap_or(Bracket::Block)
+                        }
+                        _ => Bracket::Block,
+                    });
+                }
                 (TokenKind::Punct, "(" | "[") => {
                     let declarations = i.checked_sub(1).is_some_and(|p| {
                         matches!(self.text(tokens[p].span.clone()), "const" | "var")
@@ -1772,7 +1788,7 @@ impl Extractor<'_> {
             && !previous.newline_before
             && !KEYWORDS_BEFORE_EXPRESSION.contains(&before.as_bytes())
             && before.starts_with(|c: char| c.is_ascii_uppercase());
-        let argument = outer == Some(Bracket::Arguments) && matches!(before, "(" | ",");
+        let argument = outer == Some(Bracket::Arguments) && matches!(before, "(" | "," | "[");
         if type_name || argument {
             Bracket::Fields
         } else {
@@ -2479,7 +2495,9 @@ impl Extractor<'_> {
             return None;
         }
         let value = content.parse::<i64>().ok()?;
-        Some(Id::new(value, content))
+        // Written with its quotes: a string is sent as text, never a JavaScript number that
+        // rounds ([`values::javascript_rounded`] reads no quoted literal).
+        Some(Id::new(value, self.text(string.span.clone())))
     }
 
     /// A definition's value that is not an integer literal, as written, when it could be an id

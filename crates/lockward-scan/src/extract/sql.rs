@@ -759,6 +759,8 @@ impl Extractor<'_> {
             (",", _, _) if !self.in_call(tokens, first) => return Vec::new(),
             ("," | "%", _, _) => index + 2,
             (")", ".", "bind") => return self.bind_chain(tokens, index + 2),
+            // SQLAlchemy's `text("... :id").bindparams(id=KEY)`.
+            (")", ".", "bindparams") if text(index + 4) == "(" => index + 5,
             // A Go statement run with its values (see [`Self::named_use`]): after the context
             // of a `...Context` method.
             (")" | ".", _, _) if self.go_statement_run(tokens, index).is_some() => {
