@@ -127,6 +127,48 @@ pub(crate) fn functions_around(
         .collect()
 }
 
+/// The name of the class whose code holds the byte at `offset`, as the program spells it at run
+/// time: Ruby's `self.class.name`, its modules and classes joined by `::` (`Hmis::Ce::ProcessJob`,
+/// `class A::B` counted as written); Python's `type(self).__name__`, the innermost class's own
+/// name. `None` outside a class, and in Ruby's `class << self` (whose `self.class` is `Class`).
+pub(crate) fn class_name_at(
+    syntax: &Syntax<'_>,
+    language: Language,
+    offset: usize,
+) -> Option<String> {
+    let node = syntax.node_at(offset, offset + 1)?;
+    let mut around = std::iter::successors(Some(node), Node::parent);
+    match language {
+        Language::Ruby => {
+            let mut names = Vec::new();
+            for scope in around {
+                match scope.kind() {
+                    "singleton_class" => return None,
+                    "class" | "module" => {
+                        names.push(
+                            syntax
+                                .text(scope.child_by_field_name("name")?)
+                                .trim_start_matches("::"),
+                        );
+                    }
+                    _ => {}
+                }
+            }
+            // The innermost scope must be a class: a module's method has no `self.class` of it.
+            let innermost = std::iter::successors(Some(node), Node::parent)
+                .find(|n| matches!(n.kind(), "class" | "module"))?;
+            (innermost.kind() == "class").then_some(())?;
+            names.reverse();
+            Some(names.join("::"))
+        }
+        Language::Python => around
+            .find(|n| n.kind() == "class_definition")
+            .and_then(|class| class.child_by_field_name("name"))
+            .map(|name| syntax.text(name).to_owned()),
+        _ => None,
+    }
+}
+
 /// Whether a function around the byte at `offset` has a parameter named `name` (a name read
 /// there is that parameter, not a field of the same name).
 pub(crate) fn parameter_around(

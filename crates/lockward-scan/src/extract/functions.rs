@@ -583,18 +583,16 @@ impl Extractor<'_> {
                 // A local the enclosing function assigns one plain string (`lock_name =
                 // 'candidate-pool-maintenance'`, then `with_advisory_lock!(lock_name, ..)`): that
                 // string, as if written there.
+                // So is the class's name (`with_advisory_lock(self.class.name)`).
                 let string = self.string_content(value).or_else(|| match value {
                     // Only a wanted call's: the function's body is read for it.
-                    [local]
-                        if local.kind == TokenKind::Ident
-                            && param.is_none()
-                            && wanted.contains(name) =>
-                    {
-                        around
-                            .first()
-                            .and_then(|&d| self.local_string(tokens, i, &headers[d].body, local))
+                    _ if !wanted.contains(name) => None,
+                    [local] if local.kind == TokenKind::Ident && param.is_none() => {
+                        around.first().and_then(|&d| {
+                            self.local_string(tokens, i, &headers[d].body, local, language, tree)
+                        })
                     }
-                    _ => None,
+                    _ => self.class_name(value, language, tree),
                 });
                 args.push(Arg {
                     keyword,
@@ -1296,12 +1294,14 @@ impl Extractor<'_> {
 
     /// The plain string the function whose body is `body` assigns the local `name` before
     /// token `before`, when that is its one assignment in the body, alone on its line.
-    fn local_string(
+    fn local_string<'s, 't: 's>(
         &self,
         tokens: &[Token],
         before: usize,
         body: &Range<usize>,
         name: &Token,
+        language: Language,
+        tree: &dyn Fn() -> Option<&'s Syntax<'t>>,
     ) -> Option<String> {
         let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
         let name = self.text(name.span.clone());
@@ -1314,13 +1314,49 @@ impl Extractor<'_> {
                     && text(k.wrapping_sub(1)) != "."
             })
             .count();
-        let value = tokens.get(at + 2)?;
-        let alone = tokens
-            .get(at + 3)
-            .is_none_or(|t| t.newline_before || text(at + 3) == ";");
-        (assignments == 1 && alone)
-            .then(|| self.string_content(std::slice::from_ref(value)))
-            .flatten()
+        if assignments != 1 {
+            return None;
+        }
+        // The value: the tokens to the end of its line or statement.
+        let value_end = (at + 3..end.max(at + 3))
+            .find(|&k| tokens[k].newline_before || text(k) == ";")
+            .unwrap_or(end.max(at + 3));
+        let value = tokens.get(at + 2..value_end)?;
+        self.string_content(value)
+            .or_else(|| self.class_name(value, language, tree))
+    }
+
+    /// The class's name a value spells at run time, when it is Ruby's `self.class.name` (or
+    /// `.to_s`, and `.demodulize` for its last part) or Python's `type(self).__name__`,
+    /// `self.__class__.__name__` or `cls.__name__` (see [`crate::syntax::class_name_at`]).
+    fn class_name<'s, 't: 's>(
+        &self,
+        value: &[Token],
+        language: Language,
+        tree: &dyn Fn() -> Option<&'s Syntax<'t>>,
+    ) -> Option<String> {
+        let words: Vec<&str> = value.iter().map(|t| self.text(t.span.clone())).collect();
+        let last_part = match (language, words.as_slice()) {
+            (Language::Ruby, ["self", ".", "class", ".", "name" | "to_s", rest @ ..]) => match rest
+            {
+                [] | [".", "to_s"] => false,
+                [".", "demodulize"] => true,
+                _ => return None,
+            },
+            (
+                Language::Python,
+                ["type", "(", "self", ")", ".", "__name__"]
+                | ["self", ".", "__class__", ".", "__name__"]
+                | ["cls", ".", "__name__"],
+            ) => false,
+            _ => return None,
+        };
+        let name = crate::syntax::class_name_at(tree()?, language, value.first()?.span.start)?;
+        Some(if last_part {
+            name.rsplit("::").next().unwrap_or(&name).to_owned()
+        } else {
+            name
+        })
     }
 
     /// The token of the nearest assignment of the local `name` (`name = ..`, `name := ..`)
