@@ -521,6 +521,7 @@ fn extract_file(
         sql_literals: HashSet::new(),
         called_names: HashSet::new(),
         sql_holders: Vec::new(),
+        fixed_sql: Vec::new(),
         not_keys: Vec::new(),
         constant_functions: HashSet::new(),
     };
@@ -1567,6 +1568,9 @@ struct Extractor<'a> {
     /// placeholder number and offset. Another file passing the name binds them
     /// ([`functions`]: a wrapper named after the name).
     sql_holders: Vec<SqlHolder>,
+    /// SQL held in a name that locks fixed keys: the name and the keys (a function of the file
+    /// that passes the name takes them, [`functions`]).
+    fixed_sql: Vec<(String, Vec<(Id, Shape)>)>,
     /// Functions that take nothing and return a constant ([`Self::constant_functions`]).
     constant_functions: HashSet<String>,
 }

@@ -711,6 +711,29 @@ impl Extractor<'_> {
                 ));
             }
         }
+        // A function passing SQL the file holds in a name with a fixed key (`q.db.Exec(ctx,
+        // lockRollup)`) takes that key: each call of it is a site (when no parameter is one).
+        if !self.fixed_sql.is_empty() {
+            for (header, definition) in headers.iter().zip(definitions.iter_mut()) {
+                let end = header.body.end.min(tokens.len());
+                for (name, keys) in &self.fixed_sql {
+                    let passed = (header.body.start..end).any(|k| {
+                        tokens[k].kind == TokenKind::Ident
+                            && self.text(tokens[k].span.clone()) == name
+                            && k.checked_sub(1).is_some_and(|p| {
+                                matches!(self.text(tokens[p].span.clone()), "(" | ",")
+                            })
+                    });
+                    if passed {
+                        for key in keys {
+                            if !definition.fixed.contains(key) {
+                                definition.fixed.push(key.clone());
+                            }
+                        }
+                    }
+                }
+            }
+        }
         // SQL held in a name the file never passes is a wrapper of that name whose parameters
         // are its placeholders (`$1` the first argument after the name where it is passed).
         for (name, start, placeholders) in &self.sql_holders {

@@ -2,6 +2,8 @@
 //! values the code binds to their placeholders (`$1`, `?`, `%s`, `%(name)s`, `:name`, a named
 //! parameter map, `.bind(..)` chains, JDBC setters, a format's arguments).
 
+use lockward_registry::Id;
+
 use super::{Binds, Extractor, MAX_CALL_TOKENS, MAX_VALUE_TOKENS, excerpt, is_integer_conversion};
 use crate::lang::{Language, SQL};
 use crate::lexer::{KEYWORDS_BEFORE_EXPRESSION, Token, TokenKind, lex};
@@ -175,12 +177,27 @@ impl Extractor<'_> {
                         _ => None,
                     })
                     .collect();
+                let name = name.to_owned();
                 if !placeholders.is_empty() {
-                    self.sql_holders.push((
-                        name.to_owned(),
-                        tokens[first].span.start,
-                        placeholders,
-                    ));
+                    self.sql_holders
+                        .push((name.clone(), tokens[first].span.start, placeholders));
+                }
+                // SQL with a fixed key (sqlc's `const lockRollup = \`-- name: LockRollup :exec
+                // SELECT pg_advisory_xact_lock(4246)\``): a function of the file that runs it
+                // takes that key.
+                let fixed: Vec<(Id, Shape)> = self.raw[before..]
+                    .iter()
+                    .filter_map(|(_, kind)| match kind {
+                        ItemKind::Call {
+                            key: Key::Literal(id),
+                            shape,
+                            ..
+                        } => Some((id.clone(), *shape)),
+                        _ => None,
+                    })
+                    .collect();
+                if !fixed.is_empty() {
+                    self.fixed_sql.push((name, fixed));
                 }
             }
             self.binds = outer;
