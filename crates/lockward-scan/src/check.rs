@@ -552,7 +552,12 @@ impl<'a> Checker<'a> {
             {
                 (value.clone(), Written::ByName, Some(last_part(name)))
             }
-            Key::Local { name, value } => (value.clone(), Written::Literal, Some(last_part(name))),
+            // A computed value (`crc32("forms-admin:orgs")`) names no constant.
+            Key::Local { name, value } => (
+                value.clone(),
+                Written::Literal,
+                Some(last_part(name)).filter(|_| !name.contains('(')),
+            ),
             // The message shows the key as written (`l.lockID`), the site its name.
             Key::Name(written) => match self.resolve(path, last_part(written)) {
                 Some(value) => (value, Written::ByName, Some(last_part(written))),

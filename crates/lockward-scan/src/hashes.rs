@@ -83,8 +83,22 @@ pub(crate) fn value(
         .iter()
         .filter(|(name, _)| name == function)
         .map(|(_, f)| f.apply(argument));
-    let first = values.next()??;
+    let Some(first) = values.next() else {
+        return library_value(function, argument);
+    };
+    let first = first?;
     values.all(|v| v == Some(first)).then_some(first)
+}
+
+/// The value of a standard library's digest called by its name with a string, when the tree
+/// defines no function of that name: the CRC-32 of Ruby's `Zlib.crc32(name)`, Python's
+/// `zlib.crc32(name)` and `binascii.crc32(name)`, Go's `crc32.ChecksumIEEE([]byte(name))`, an
+/// unsigned 32-bit value in each (`lock_id = Zlib.crc32(key)` in a helper called with a name).
+pub(crate) fn library_value(function: &str, argument: &str) -> Option<i64> {
+    match function {
+        "crc32" | "ChecksumIEEE" => Some(i64::from(crc32fast::hash(argument.as_bytes()))),
+        _ => None,
+    }
 }
 
 /// The hash functions `tokens` defines, by name: each function of one parameter whose body the

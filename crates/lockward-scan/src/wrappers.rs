@@ -677,7 +677,19 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
     let types = TypeTable::new(files.iter().map(|file| &file.wrappers.go_types));
     let values = LazyCell::new(|| Values::new(files));
     let defined = count_definitions(files);
-    fixed_through_calls(&mut known, &by_name, &constants, &types, &defined, &values);
+    let hash_functions: Vec<(String, crate::hashes::HashFunction)> = files
+        .iter()
+        .flat_map(|file| file.hash_functions.iter().cloned())
+        .collect();
+    fixed_through_calls(
+        &mut known,
+        &by_name,
+        &constants,
+        &types,
+        &defined,
+        &values,
+        &hash_functions,
+    );
     known.retain(|k| {
         !k.keys.is_empty()
             || !k.fixed.is_empty()
@@ -1038,6 +1050,7 @@ fn fixed_through_calls<'f>(
     types: &TypeTable,
     defined: &Defined<'_>,
     values: &LazyCell<Values<'f>, impl FnOnce() -> Values<'f>>,
+    hash_functions: &[(String, crate::hashes::HashFunction)],
 ) {
     loop {
         // The helper, the option the call runs under (none: always), the key.
@@ -1110,7 +1123,17 @@ fn fixed_through_calls<'f>(
                             continue;
                         };
                         let key = arg.pair.as_ref().unwrap_or(&arg.key);
+                        // A string the helper hashes with a function of its own or a library's
+                        // (`lock_id = Zlib.crc32(key)`): that hash's value.
+                        let hashed = match (&slot.lookup, &arg.string) {
+                            (Some(Through::Function(function)), Some(string)) => {
+                                crate::hashes::value(hash_functions, function, string)
+                                    .map(Id::plain)
+                            }
+                            _ => None,
+                        };
                         let value = match key {
+                            _ if hashed.is_some() => hashed.as_ref(),
                             Key::Literal(value) | Key::Local { value, .. } | Key::Fixed(value) => {
                                 Some(value)
                             }

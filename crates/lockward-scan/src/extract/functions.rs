@@ -482,7 +482,25 @@ impl Extractor<'_> {
                                 .map(|&(_, p, _)| (d, p))
                         })
                     });
-                let param = param.or(stored);
+                // A local the function computes from a parameter (`lock_id = Zlib.crc32(key)`),
+                // passed on to a helper: the parameter, through that function (its lookup).
+                let looked_up = (param.is_none() && stored.is_none() && wanted.contains(name))
+                    .then_some(value)
+                    .and_then(|value| match value {
+                        [local] if local.kind == TokenKind::Ident => {
+                            Some(self.text(local.span.clone()))
+                        }
+                        _ => None,
+                    })
+                    .and_then(|local| {
+                        around.first().and_then(|&d| {
+                            self.lookups(tokens, &headers[d])
+                                .into_iter()
+                                .find(|lookup| lookup.local == local)
+                                .map(|lookup| (d, lookup.param))
+                        })
+                    });
+                let param = param.or(stored).or(looked_up);
                 // node-postgres (and TypeORM's `queryRunner.query`) bind an array after the
                 // text: `query(LOCK_SQL, [key])` passes each element to its placeholder.
                 if param.is_none()
