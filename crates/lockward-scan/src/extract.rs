@@ -944,6 +944,19 @@ fn extract_file(
             }
         }
     }
+    // A Go method call passing a parameter on runs the method of its receiver's type: another
+    // type's method of the name (a SQLite store's) makes no wrapper of the caller.
+    if language == Language::Go {
+        for definition in &mut sites.wrappers.definitions {
+            for forward in &mut definition.forwards {
+                if forward.qualifier.is_some() {
+                    forward.receiver = tree().and_then(|syntax| {
+                        receivers::receiver_of(syntax, forward.span.start, forward.span.end)
+                    });
+                }
+            }
+        }
+    }
     let mut locator = Locator::new(text, directives.clone());
     sites.wrappers.calls = calls
         .into_iter()

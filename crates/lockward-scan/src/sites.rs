@@ -567,6 +567,10 @@ pub(crate) trait Bindings {
 #[derive(Debug, Clone)]
 pub(crate) struct Forward {
     pub(crate) callee: String,
+    /// The call's bytes (its name to its `)`).
+    pub(crate) span: std::ops::Range<usize>,
+    /// A Go method call's receiver, as far as its file says what it is (see [`Call::receiver`]).
+    pub(crate) receiver: Option<Receiver>,
     /// Passed on after a name holding SQL (`ExecContext(ctx, tryLockQuery, id)`): only such
     /// SQL ([`Definition::holds_sql`]) takes it.
     pub(crate) passed: bool,

@@ -589,6 +589,7 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
             .or_default()
             .push(k);
     }
+    let types = TypeTable::new(files.iter().map(|file| &file.wrappers.go_types));
     // Each round adds at least one key or ends, so this stops.
     loop {
         let mut added = Vec::new();
@@ -637,6 +638,21 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
                             {
                                 return None;
                             }
+                            // A Go call on a value of another type with a method of this name
+                            // runs that one (a SQLite store's), as for a call's site.
+                            if let (Some(receiver), Some(owner)) =
+                                (&forward.receiver, target.definition.owner.as_deref())
+                                && target.language == Language::Go
+                                && types.runs_another(
+                                    receiver,
+                                    directory(caller.path),
+                                    &forward.callee,
+                                    owner,
+                                    directory(target.path),
+                                )
+                            {
+                                return None;
+                            }
                             target.keys.iter().find_map(|&p| {
                                 let key = Slot::key(target, p);
                                 // A getter of what is passed on is read there: the caller's
@@ -674,7 +690,6 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
     let strings = LazyCell::new(|| Strings::new(files, None));
     named_in_bodies(&mut known, &by_name, declared, &strings);
     let constants = Constants::new(files);
-    let types = TypeTable::new(files.iter().map(|file| &file.wrappers.go_types));
     let values = LazyCell::new(|| Values::new(files));
     let defined = count_definitions(files);
     let hash_functions: Vec<(String, crate::hashes::HashFunction)> = files

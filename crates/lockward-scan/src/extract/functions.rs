@@ -406,6 +406,7 @@ impl Extractor<'_> {
             let Some((arguments, close)) = self.arguments(tokens, open) else {
                 continue;
             };
+            let call_span = token.span.start..tokens[close].span.end;
             // A JavaScript method's signature or head at the start of its line (`withAcquire(
             // execute, options: { lockId: number }): Promise<void>;` in a type, `lock(key) {`
             // in a class) is no call.
@@ -517,6 +518,8 @@ impl Extractor<'_> {
                                 .map(|p| (d, p))
                         }) {
                             definitions[d].forwards.push(Forward {
+                                span: call_span.clone(),
+                                receiver: None,
                                 callee: holder.to_owned(),
                                 passed: true,
                                 qualifier: None,
@@ -533,6 +536,8 @@ impl Extractor<'_> {
                     && positional > at
                 {
                     definitions[d].forwards.push(Forward {
+                        span: token.span.start..tokens[close].span.end,
+                        receiver: None,
                         callee: holder.to_owned(),
                         passed: true,
                         qualifier: None,
@@ -543,6 +548,8 @@ impl Extractor<'_> {
                 }
                 if let Some((d, param)) = param {
                     definitions[d].forwards.push(Forward {
+                        span: token.span.start..tokens[close].span.end,
+                        receiver: None,
                         callee: name.to_owned(),
                         passed: false,
                         qualifier: qualifier.clone(),
