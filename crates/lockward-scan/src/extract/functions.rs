@@ -925,6 +925,51 @@ impl Extractor<'_> {
                     param,
                     through: Through::Function(text(name).to_owned()),
                 });
+                continue;
+            }
+            // A standard library's digest of the parameter made bytes, the digest of its text:
+            // Python's `zlib.crc32(name.encode())` (`.encode("utf-8")`), Go's
+            // `crc32.ChecksumIEEE([]byte(name))` ([`crate::hashes::library_value`]).
+            if crate::hashes::library_value(text(name), "").is_some() && text(name + 1) == "(" {
+                let encoded =
+                    (text(name + 3), text(name + 4), text(name + 5)) == (".", "encode", "(");
+                let (at, end) = if encoded && text(name + 6) == ")" && text(name + 7) == ")" {
+                    (name + 2, name + 8)
+                } else if encoded
+                    && tokens
+                        .get(name + 6)
+                        .is_some_and(|t| t.kind == TokenKind::Str)
+                    && matches!(
+                        self.text(tokens[name + 6].content.clone())
+                            .to_ascii_lowercase()
+                            .as_str(),
+                        "utf-8" | "utf8"
+                    )
+                    && (text(name + 7), text(name + 8)) == (")", ")")
+                {
+                    (name + 2, name + 9)
+                } else if (
+                    text(name + 2),
+                    text(name + 3),
+                    text(name + 4),
+                    text(name + 5),
+                ) == ("[", "]", "byte", "(")
+                    && (text(name + 7), text(name + 8)) == (")", ")")
+                {
+                    (name + 6, name + 9)
+                } else {
+                    (0, 0)
+                };
+                if end > 0
+                    && ends(end)
+                    && let Some(param) = param(at)
+                {
+                    lookups.push(Lookup {
+                        local: text(k).to_owned(),
+                        param,
+                        through: Through::Function(text(name).to_owned()),
+                    });
+                }
             }
         }
         lookups
