@@ -536,7 +536,7 @@ impl Extractor<'_> {
                     && positional > at
                 {
                     definitions[d].forwards.push(Forward {
-                        span: token.span.start..tokens[close].span.end,
+                        span: call_span.clone(),
                         receiver: None,
                         callee: holder.to_owned(),
                         passed: true,
@@ -548,7 +548,7 @@ impl Extractor<'_> {
                 }
                 if let Some((d, param)) = param {
                     definitions[d].forwards.push(Forward {
-                        span: token.span.start..tokens[close].span.end,
+                        span: call_span.clone(),
                         receiver: None,
                         callee: name.to_owned(),
                         passed: false,
@@ -1385,8 +1385,9 @@ impl Extractor<'_> {
         (close < before).then(|| &tokens[at + 2..=close])
     }
 
-    /// The plain string the function whose body is `body` assigns the local `name` before
-    /// token `before`, when that is its one assignment in the body, alone on its line.
+    /// The plain string (or the class's name, [`Self::class_name`]) the function whose body is
+    /// `body` assigns the local `name` before token `before`, when that is its one assignment in
+    /// the body, alone on its line.
     fn local_string<'s, 't: 's>(
         &self,
         tokens: &[Token],
@@ -1428,6 +1429,12 @@ impl Extractor<'_> {
         language: Language,
         tree: &dyn Fn() -> Option<&'s Syntax<'t>>,
     ) -> Option<String> {
+        if !value
+            .first()
+            .is_some_and(|first| matches!(self.text(first.span.clone()), "self" | "type" | "cls"))
+        {
+            return None;
+        }
         let words: Vec<&str> = value.iter().map(|t| self.text(t.span.clone())).collect();
         let last_part = match (language, words.as_slice()) {
             (Language::Ruby, ["self", ".", "class", ".", "name" | "to_s", rest @ ..]) => match rest
