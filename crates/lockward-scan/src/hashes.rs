@@ -95,10 +95,12 @@ pub(crate) fn value(
 /// `zlib.crc32(name)` and `binascii.crc32(name)`, Go's `crc32.ChecksumIEEE([]byte(name))`, an
 /// unsigned 32-bit value in each (`lock_id = Zlib.crc32(key)` in a helper called with a name).
 pub(crate) fn library_value(function: &str, argument: &str) -> Option<i64> {
-    match function {
-        "crc32" | "ChecksumIEEE" => Some(i64::from(crc32fast::hash(argument.as_bytes()))),
-        _ => None,
-    }
+    is_library_digest(function).then(|| i64::from(crc32fast::hash(argument.as_bytes())))
+}
+
+/// Whether a function's name is a standard library's digest [`library_value`] computes.
+pub(crate) fn is_library_digest(function: &str) -> bool {
+    matches!(function, "crc32" | "ChecksumIEEE")
 }
 
 /// The hash functions `tokens` defines, by name: each function of one parameter whose body the

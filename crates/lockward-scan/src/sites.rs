@@ -580,6 +580,29 @@ pub(crate) struct Forward {
     pub(crate) param: usize,
 }
 
+impl Forward {
+    /// A parameter passed on as the value bound to SQL another name holds
+    /// (`ExecContext(ctx, tryLockQuery, id)`, `query(LOCK_SQL, [key])`), at `position` of its
+    /// placeholders: only such SQL ([`Definition::holds_sql`]) takes it.
+    pub(crate) fn to_held_sql(
+        holder: &str,
+        span: std::ops::Range<usize>,
+        position: usize,
+        param: usize,
+    ) -> Self {
+        Self {
+            callee: holder.to_owned(),
+            span,
+            receiver: None,
+            passed: true,
+            qualifier: None,
+            position: Some(position),
+            keyword: None,
+            param,
+        }
+    }
+}
+
 /// A call of a name that is (or may be) a wrapper.
 #[derive(Debug, Clone)]
 pub(crate) struct Call {

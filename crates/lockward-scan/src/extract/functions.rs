@@ -266,12 +266,16 @@ impl Extractor<'_> {
             .iter()
             .map(|h| Self::byte_range(tokens, &h.body))
             .collect();
+        // Each definition's locals computed from a parameter: its lookups, and what a local
+        // passed on to a wanted call stands for (below).
+        let header_lookups: Vec<Vec<Lookup>> =
+            headers.iter().map(|h| self.lookups(tokens, h)).collect();
         let mut definitions: Vec<Definition> = headers
             .iter()
             .zip(&spans)
-            .map(|(header, body)| {
+            .zip(&header_lookups)
+            .map(|((header, body), lookups)| {
                 let spreads = self.spreads(tokens, header, language);
-                let lookups = self.lookups(tokens, header);
                 let annotated = self.annotated_query(tokens, header, language);
                 let own = self.own_keys(body, &header.params, language, tree);
                 (header, body, spreads, lookups, annotated, own)
@@ -287,15 +291,14 @@ impl Extractor<'_> {
                         params: header.params.clone(),
                         body_start: body.start,
                         reaches: {
-                            let mut reaches =
-                                self.reaches(&header.params, &spreads, &lookups, body);
+                            let mut reaches = self.reaches(&header.params, &spreads, lookups, body);
                             reaches.extend(annotated.iter().map(|&(p, offset, _)| (p, offset)));
                             reaches
                         },
                         fields: self.reached_fields(&header.params, &spreads, body),
                         hashed: hashed_params(&self.raw, &header.params, body),
                         pairs: {
-                            let mut pairs = self.pair_families(&header.params, &lookups, body);
+                            let mut pairs = self.pair_families(&header.params, lookups, body);
                             pairs.extend(
                                 annotated
                                     .iter()
@@ -495,8 +498,8 @@ impl Extractor<'_> {
                     })
                     .and_then(|local| {
                         around.first().and_then(|&d| {
-                            self.lookups(tokens, &headers[d])
-                                .into_iter()
+                            header_lookups[d]
+                                .iter()
                                 .find(|lookup| lookup.local == local)
                                 .map(|lookup| (d, lookup.param))
                         })
@@ -517,16 +520,12 @@ impl Extractor<'_> {
                             self.param_of(element, &definitions[d].params)
                                 .map(|p| (d, p))
                         }) {
-                            definitions[d].forwards.push(Forward {
-                                span: call_span.clone(),
-                                receiver: None,
-                                callee: holder.to_owned(),
-                                passed: true,
-                                qualifier: None,
-                                position: Some(e + 1),
-                                keyword: None,
+                            definitions[d].forwards.push(Forward::to_held_sql(
+                                holder,
+                                call_span.clone(),
+                                e + 1,
                                 param,
-                            });
+                            ));
                         }
                     }
                 }
@@ -535,16 +534,12 @@ impl Extractor<'_> {
                     && keyword.is_none()
                     && positional > at
                 {
-                    definitions[d].forwards.push(Forward {
-                        span: call_span.clone(),
-                        receiver: None,
-                        callee: holder.to_owned(),
-                        passed: true,
-                        qualifier: None,
-                        position: Some(positional - at),
-                        keyword: None,
+                    definitions[d].forwards.push(Forward::to_held_sql(
+                        holder,
+                        call_span.clone(),
+                        positional - at,
                         param,
-                    });
+                    ));
                 }
                 if let Some((d, param)) = param {
                     definitions[d].forwards.push(Forward {
@@ -929,8 +924,8 @@ impl Extractor<'_> {
             }
             // A standard library's digest of the parameter made bytes, the digest of its text:
             // Python's `zlib.crc32(name.encode())` (`.encode("utf-8")`), Go's
-            // `crc32.ChecksumIEEE([]byte(name))` ([`crate::hashes::library_value`]).
-            if crate::hashes::library_value(text(name), "").is_some() && text(name + 1) == "(" {
+            // `crc32.ChecksumIEEE([]byte(name))` ([`crate::hashes::is_library_digest`]).
+            if crate::hashes::is_library_digest(text(name)) && text(name + 1) == "(" {
                 let encoded =
                     (text(name + 3), text(name + 4), text(name + 5)) == (".", "encode", "(");
                 let (at, end) = if encoded && text(name + 6) == ")" && text(name + 7) == ")" {
