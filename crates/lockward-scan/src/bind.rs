@@ -798,7 +798,7 @@ pub(crate) fn wanted(file: &FileSites, names: &Names) -> Vec<String> {
     for definition in &file.wrappers.definitions {
         wanted.extend(definition.fixed_names.iter().map(|(name, _)| name.clone()));
         for (_, through) in &definition.lookups {
-            if let crate::sites::Through::Function(function) = through {
+            if let crate::sites::Through::Function { function, .. } = through {
                 wanted.push(function.clone());
             }
         }

@@ -630,7 +630,7 @@ fn extract_file(
                     if reads(written) || through_value || instance_variable || bare_field {
                         definition.reaches.push((param, span.start));
                         if let Some(function) = &through {
-                            let through = Through::Function(function.clone());
+                            let through = Through::function(function);
                             if !definition.lookups.contains(&(param, through.clone())) {
                                 definition.lookups.push((param, through));
                             }
@@ -3022,6 +3022,18 @@ impl Extractor<'_> {
         }
         if let Some(inner) = self.newtype_value(tokens, language) {
             tokens = inner;
+        }
+        // A SQL fragment passed as the value (Prisma's `Prisma.sql`hashtext(${'nightly'})``,
+        // postgres.js's `sql`..``): the key its SQL gives.
+        if language == Language::JavaScript
+            && let [path @ .., tag, template] = tokens
+            && token_text(tag) == "sql"
+            && template.kind == TokenKind::Str
+            && token_text(template).starts_with('`')
+            && is_qualifier(text, path)
+        {
+            let inner = lex(text, template.content.clone(), &crate::lang::SQL);
+            return self.key(&inner.tokens, Language::Sql);
         }
         // A Java or Kotlin expression over literals only (`"streams_table".hashCode()`,
         // `1L << 40`): its value, as the language computes it.

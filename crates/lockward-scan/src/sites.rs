@@ -359,8 +359,38 @@ pub(crate) enum Through {
     /// The collection it is looked up in (`LOCK_TYPES[lock_type]`, `KEYS.fetch(scope)`).
     Entry(String),
     /// The function of it that gives the key (`generate_lock_id(lock_name)`): a hash the
-    /// program computes, when the tree defines the function as one ([`crate::hashes`]).
-    Function(String),
+    /// program computes, when the tree defines the function as one ([`crate::hashes`]); with
+    /// the fixed text written before and after the parameter in its argument
+    /// (`KeyFromString(loadPrefix + name)`, `loadPrefix` a string of the helper's file).
+    Function {
+        function: String,
+        before: String,
+        after: String,
+    },
+}
+
+impl Through {
+    /// A function's value of the parameter alone (`generate_lock_id(lock_name)`).
+    pub(crate) fn function(function: &str) -> Self {
+        Self::Function {
+            function: function.to_owned(),
+            before: String::new(),
+            after: String::new(),
+        }
+    }
+
+    /// The function and the text it is given for a caller's string `written`, when the key is
+    /// a function's value.
+    pub(crate) fn function_of(&self, written: &str) -> Option<(&str, String)> {
+        match self {
+            Self::Function {
+                function,
+                before,
+                after,
+            } => Some((function, format!("{before}{written}{after}"))),
+            Self::Entry(_) => None,
+        }
+    }
 }
 
 /// A definition's value that is not an integer literal but could be an id.

@@ -806,6 +806,21 @@ impl<'a> Values<'a> {
     }
 }
 
+/// A name the server hashes (`Prisma.sql`hashtext(${SWEEP_NAMESPACE})`` passed to a helper)
+/// that is a string constant seen from the file at `path`: its key, as the server computes it.
+fn hashed_constant(key: &Key, strings: &Strings<'_>, path: &str) -> Option<Key> {
+    let Key::Hashed { name, library, .. } = key else {
+        return None;
+    };
+    let text = strings.text_of(path, &Key::Name(name.clone()))?;
+    match lockward_registry::well_known::name_key(library, text)? {
+        lockward_registry::AdvisoryKey::Bigint(value) => {
+            Some(Key::Literal(Id::new(value, value.to_string())))
+        }
+        lockward_registry::AdvisoryKey::Pair(..) => None,
+    }
+}
+
 /// The string constants of the tree ([`FileSites::strings`]), by name, and each file's names
 /// it assigns one string ([`FileSites::local_strings`]).
 struct Strings<'a> {
@@ -1141,9 +1156,11 @@ fn fixed_through_calls<'f>(
                         // A string the helper hashes with a function of its own or a library's
                         // (`lock_id = Zlib.crc32(key)`): that hash's value.
                         let hashed = match (&slot.lookup, &arg.string) {
-                            (Some(Through::Function(function)), Some(string)) => {
-                                crate::hashes::value(hash_functions, function, string)
-                                    .map(Id::plain)
+                            (Some(through), Some(string)) => {
+                                through.function_of(string).and_then(|(function, text)| {
+                                    crate::hashes::value(hash_functions, function, &text)
+                                        .map(Id::plain)
+                                })
                             }
                             _ => None,
                         };
@@ -1483,18 +1500,21 @@ pub(crate) fn resolve(
                 // (`with_transaction_lock(ADVISORY_LOCK)`): its value once the tree's hash
                 // functions are known ([`crate::values::resolve_tree`]).
                 let argument = match &slot.lookup {
-                    Some(Through::Function(_)) => arg
+                    Some(through @ Through::Function { .. }) => arg
                         .string
                         .as_deref()
-                        .or_else(|| strings.text_of_arg(&file.path, arg)),
+                        .or_else(|| strings.text_of_arg(&file.path, arg))
+                        .and_then(|written| through.function_of(written)),
                     _ => None,
                 };
                 let key = match (&arg.string, &slot.lookup) {
-                    (_, Some(Through::Function(function))) if let Some(argument) = argument => {
+                    (_, Some(Through::Function { .. }))
+                        if let Some((function, argument)) = argument =>
+                    {
                         Key::HashOf {
-                            function: function.clone(),
-                            argument: argument.to_owned(),
+                            function: function.to_owned(),
                             shown: format!("{function}(\"{argument}\")"),
+                            argument,
                         }
                     }
                     (Some(entry), Some(Through::Entry(collection))) => Key::Member {
@@ -1515,8 +1535,11 @@ pub(crate) fn resolve(
                         }
                     }
                     // A string no library this scan knows hashes locks nothing it can name.
-                    (Some(_), None | Some(Through::Function(_))) => continue,
-                    (None, _) => arg.pair.clone().unwrap_or_else(|| arg.key.clone()),
+                    (Some(_), None | Some(Through::Function { .. })) => continue,
+                    (None, _) => {
+                        let key = arg.pair.as_ref().unwrap_or(&arg.key);
+                        hashed_constant(key, &strings, &file.path).unwrap_or_else(|| key.clone())
+                    }
                 };
                 let shape = if arg.pair.is_some() {
                     Shape::Pair

@@ -487,8 +487,9 @@ impl Extractor<'_> {
                         })
                     });
                 // A local the function computes from a parameter (`lock_id = Zlib.crc32(key)`),
-                // passed on to a helper: the parameter, through that function (its lookup).
-                let looked_up = (param.is_none() && stored.is_none() && wanted.contains(name))
+                // passed on to a call: the parameter, through that function (its lookup), when
+                // the call is a helper's (known only once every file is read).
+                let looked_up = (param.is_none() && stored.is_none())
                     .then_some(value)
                     .and_then(|value| match value {
                         [local] if local.kind == TokenKind::Ident => {
@@ -874,6 +875,35 @@ impl Extractor<'_> {
                 .get(end)
                 .is_none_or(|t| t.newline_before || matches!(text(end), ";" | "}"))
         };
+        // A fixed text: a plain string literal, or a name this file assigns one.
+        let fixed_text = |k: usize| -> Option<String> {
+            let token = tokens.get(k)?;
+            if let Some(content) = crate::values::plain_string(self.file, token) {
+                return Some(content.to_owned());
+            }
+            (token.kind == TokenKind::Ident && param(k).is_none())
+                .then(|| self.string_locals.get(text(k)).cloned().flatten())
+                .flatten()
+        };
+        // The parameter at `k`, alone or joined with a fixed text (`loadPrefix + name`,
+        // `name + ":lock"`): which one, the texts before and after it, and the token after.
+        let named = |k: usize| -> Option<(usize, String, String, usize)> {
+            if text(k + 1) == "+" {
+                if let Some(p) = param(k)
+                    && let Some(after) = fixed_text(k + 2)
+                {
+                    return Some((p, String::new(), after, k + 3));
+                }
+                if let Some(before) = fixed_text(k)
+                    && let Some(p) = param(k + 2)
+                    && text(k + 3) != "+"
+                {
+                    return Some((p, before, String::new(), k + 3));
+                }
+                return None;
+            }
+            param(k).map(|p| (p, String::new(), String::new(), k + 1))
+        };
         let mut lookups = Vec::new();
         for k in header.body.clone() {
             if !is_ident(k) || !matches!(text(k + 1), "=" | ":=") || !is_ident(k + 2) {
@@ -900,7 +930,19 @@ impl Extractor<'_> {
             }
             // `local = function(param)`, through a receiver or a type (`self.key_of(name)`,
             // `Keys::of(name)`): the function's value of it.
-            let mut name = k + 2;
+            // A numeric conversion around it (Go's `int64(crc32.ChecksumIEEE(..))`) converts
+            // the value, the same id.
+            let converted = usize::from(
+                matches!(
+                    text(k + 2),
+                    "int64" | "uint64" | "int32" | "uint32" | "int" | "uint"
+                ) && text(k + 3) == "("
+                    && is_ident(k + 4),
+            );
+            let ends = |end: usize| {
+                (end..end + converted).all(|c| text(c) == ")") && ends(end + converted)
+            };
+            let mut name = k + 2 + 2 * converted;
             while matches!(text(name + 1), "." | "::") && is_ident(name + 2) {
                 name += 2;
             }
@@ -910,15 +952,19 @@ impl Extractor<'_> {
                 "TrimSpace" | "strip" | "trim" | "Trim" | "trim_start" | "trim_end"
             );
             if text(name + 1) == "("
-                && text(name + 3) == ")"
                 && !trims
-                && ends(name + 4)
-                && let Some(param) = param(name + 2)
+                && let Some((param, before, after, close)) = named(name + 2)
+                && text(close) == ")"
+                && ends(close + 1)
             {
                 lookups.push(Lookup {
                     local: text(k).to_owned(),
                     param,
-                    through: Through::Function(text(name).to_owned()),
+                    through: Through::Function {
+                        function: text(name).to_owned(),
+                        before,
+                        after,
+                    },
                 });
                 continue;
             }
@@ -928,8 +974,18 @@ impl Extractor<'_> {
             if crate::hashes::is_library_digest(text(name)) && text(name + 1) == "(" {
                 let encoded =
                     (text(name + 3), text(name + 4), text(name + 5)) == (".", "encode", "(");
-                let (at, end) = if encoded && text(name + 6) == ")" && text(name + 7) == ")" {
-                    (name + 2, name + 8)
+                let named_at = |at: usize, closing: usize| {
+                    named(at).filter(|&(.., next)| {
+                        (next..next + closing).all(|c| text(c) == ")") && ends(next + closing)
+                    })
+                };
+                let alone = |end: usize| {
+                    param(name + 2)
+                        .filter(|_| ends(end))
+                        .map(|p| (p, String::new(), String::new(), end))
+                };
+                let found = if encoded && text(name + 6) == ")" && text(name + 7) == ")" {
+                    alone(name + 8)
                 } else if encoded
                     && tokens
                         .get(name + 6)
@@ -942,27 +998,28 @@ impl Extractor<'_> {
                     )
                     && (text(name + 7), text(name + 8)) == (")", ")")
                 {
-                    (name + 2, name + 9)
+                    alone(name + 9)
                 } else if (
                     text(name + 2),
                     text(name + 3),
                     text(name + 4),
                     text(name + 5),
                 ) == ("[", "]", "byte", "(")
-                    && (text(name + 7), text(name + 8)) == (")", ")")
                 {
-                    (name + 6, name + 9)
+                    // Go's `[]byte(prefix + name)`: the bytes of the text joined.
+                    named_at(name + 6, 2)
                 } else {
-                    (0, 0)
+                    None
                 };
-                if end > 0
-                    && ends(end)
-                    && let Some(param) = param(at)
-                {
+                if let Some((param, before, after, _)) = found {
                     lookups.push(Lookup {
                         local: text(k).to_owned(),
                         param,
-                        through: Through::Function(text(name).to_owned()),
+                        through: Through::Function {
+                            function: text(name).to_owned(),
+                            before,
+                            after,
+                        },
                     });
                 }
             }
