@@ -783,6 +783,10 @@ pub(crate) fn wanted(file: &FileSites, names: &Names) -> Vec<String> {
     for call in &file.wrappers.calls {
         for arg in &call.args {
             key(&arg.key);
+            // A list literal's elements (`[]int64{issuanceKey, rotationKey}`).
+            for element in &arg.elements {
+                key(&element.key);
+            }
         }
     }
     // So is a function a name or a definition is assigned the call of (`REPORT_LOCK =

@@ -984,7 +984,7 @@ fn extract_file(
                     &aliases,
                     &member_names,
                 );
-                for field in &mut arg.fields {
+                for field in arg.fields.iter_mut().chain(&mut arg.elements) {
                     member_local(&mut field.key);
                     resolve_key(
                         &mut field.key,

@@ -367,6 +367,9 @@ pub(crate) enum Through {
         before: String,
         after: String,
     },
+    /// Each element of it, in a loop (`for _, key := range keys`, `for key in keys:`,
+    /// `keys.each do |key|`): a caller's list literal locks each of its values.
+    Each,
 }
 
 impl Through {
@@ -388,7 +391,7 @@ impl Through {
                 before,
                 after,
             } => Some((function, format!("{before}{written}{after}"))),
-            Self::Entry(_) => None,
+            Self::Entry(_) | Self::Each => None,
         }
     }
 }
@@ -677,6 +680,9 @@ pub(crate) struct Arg {
     /// A tuple of two values passed as the key (`(7_002_000, shard)`): the first, a pair's
     /// family.
     pub(crate) pair: Option<Key>,
+    /// A list literal's elements (`[]int64{agentKey, gatewayKey}`, `[A, B]`, `listOf(A, B)`),
+    /// each as an argument: a helper locking each element of its parameter takes each.
+    pub(crate) elements: Vec<Arg>,
 }
 
 /// One file's definitions and calls.

@@ -1152,6 +1152,19 @@ fn fixed_through_calls<'f>(
                         let Some(arg) = slot.pick(&call.args) else {
                             continue;
                         };
+                        // A helper locking each element of a list literal: each value.
+                        if slot.lookup == Some(Through::Each) {
+                            locks.extend(arg.elements.iter().filter_map(|element| {
+                                let value = match &element.key {
+                                    Key::Literal(value)
+                                    | Key::Local { value, .. }
+                                    | Key::Fixed(value) => Some(value),
+                                    key => values.value_of(key),
+                                };
+                                value.map(|value| (value.clone(), slot.shape))
+                            }));
+                            continue;
+                        }
                         let key = arg.pair.as_ref().unwrap_or(&arg.key);
                         // A string the helper hashes with a function of its own or a library's
                         // (`lock_id = Zlib.crc32(key)`): that hash's value.
@@ -1483,6 +1496,43 @@ pub(crate) fn resolve(
                     (None, _) => strings.text_of_arg(&file.path, arg),
                     (Some(_), Some(_)) => None,
                 };
+                // A helper locking each element of its parameter: each value of a list literal
+                // passed there is a site (a list held elsewhere is a dynamic key).
+                if slot.lookup == Some(Through::Each) && !arg.elements.is_empty() {
+                    for element in &arg.elements {
+                        // A name the library hashes (`sweepAll(['deals:nightly'])`).
+                        if let Some(library) = slot.library {
+                            let name = element
+                                .string
+                                .as_deref()
+                                .or_else(|| strings.text_of_arg(&file.path, element));
+                            if let Some(name) = name
+                                && let Some(key) =
+                                    lockward_registry::well_known::name_key(library, name)
+                            {
+                                named.push(NamedSite {
+                                    at: written_at(element, at).clone(),
+                                    library,
+                                    name: name.to_owned(),
+                                    key,
+                                    via: None,
+                                });
+                            }
+                            continue;
+                        }
+                        let key = hashed_constant(&element.key, &strings, &file.path)
+                            .unwrap_or_else(|| element.key.clone());
+                        items.push(Item {
+                            at: written_at(element, at).clone(),
+                            kind: ItemKind::Wrapper {
+                                function: call.callee.clone(),
+                                shape: slot.shape,
+                                key,
+                            },
+                        });
+                    }
+                    continue;
+                }
                 if let (Some(library), Some(name)) = (slot.library, name) {
                     if let Some(key) = lockward_registry::well_known::name_key(library, name) {
                         named.push(NamedSite {
@@ -1535,7 +1585,7 @@ pub(crate) fn resolve(
                         }
                     }
                     // A string no library this scan knows hashes locks nothing it can name.
-                    (Some(_), None | Some(Through::Function { .. })) => continue,
+                    (Some(_), None | Some(Through::Function { .. } | Through::Each)) => continue,
                     (None, _) => {
                         let key = arg.pair.as_ref().unwrap_or(&arg.key);
                         hashed_constant(key, &strings, &file.path).unwrap_or_else(|| key.clone())

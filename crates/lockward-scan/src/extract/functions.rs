@@ -454,8 +454,8 @@ impl Extractor<'_> {
             // A wanted name passed as an argument (`ExecContext(ctx, tryLockQuery, id)`): the SQL
             // another file holds in it, bound by the arguments after it.
             let mut holder: Option<(usize, &str, usize)> = None;
-            for argument in &arguments {
-                let argument = &tokens[argument.clone()];
+            for range in &arguments {
+                let argument = &tokens[range.clone()];
                 let (keyword, value) = self.keyword_argument(argument, language);
                 if keyword.is_none() {
                     positional += 1;
@@ -599,6 +599,7 @@ impl Extractor<'_> {
                         at: None,
                         fields: Vec::new(),
                         pair: None,
+                        elements: Vec::new(),
                     })
                     .collect();
                 // A local the enclosing function assigns one plain string (`lock_name =
@@ -615,6 +616,13 @@ impl Extractor<'_> {
                     }
                     _ => self.class_name(value, language, tree),
                 });
+                // Only a wanted call's: a helper locking each element is known by then.
+                let elements = if wanted.contains(name) && keyword.is_none() {
+                    self.list_elements(tokens, range, language, &around, &definitions)
+                        .unwrap_or_default()
+                } else {
+                    Vec::new()
+                };
                 args.push(Arg {
                     keyword,
                     string,
@@ -626,6 +634,7 @@ impl Extractor<'_> {
                     pair: self
                         .pair_literal(value, language)
                         .map(|family| key_of(family, false)),
+                    elements,
                 });
             }
             let within = around.first().map(|&d| definitions[d].body_start);
@@ -904,8 +913,76 @@ impl Extractor<'_> {
             }
             param(k).map(|p| (p, String::new(), String::new(), k + 1))
         };
+        // A parameter iterated at `at` (`keys`, `&keys`, `sorted(keys)`, `keys.iter()`): which,
+        // and the token after it.
+        let iterated = |at: usize| -> Option<(usize, usize)> {
+            let (p, mut next) = match text(at) {
+                "&" => (param(at + 1)?, at + 2),
+                "sorted" if text(at + 1) == "(" && text(at + 3) == ")" => (param(at + 2)?, at + 4),
+                _ => (param(at)?, at + 1),
+            };
+            while text(next) == "." && matches!(text(next + 1), "iter" | "sorted" | "sort" | "uniq")
+            {
+                next += 2;
+                if text(next) == "(" && text(next + 1) == ")" {
+                    next += 2;
+                }
+            }
+            Some((p, next))
+        };
+        // A loop over a parameter's elements, with the local each is: Go's `for _, key := range
+        // keys {`, Python's `for key in keys:`, Rust's `for key in keys {`, Kotlin's `for (key in
+        // keys)`, JavaScript's `for (const key of keys)`, Java's `for (long key : keys)`, Ruby's
+        // `keys.each do |key|`, JavaScript's `keys.forEach((key) =>`.
+        let each = |k: usize| -> Option<(usize, usize)> {
+            let parenthesised = text(k + 1) == "(";
+            let element = match text(k) {
+                "for"
+                    if (text(k + 1), text(k + 2)) == ("_", ",")
+                        && matches!(text(k + 4), ":=" | "=")
+                        && text(k + 5) == "range" =>
+                {
+                    let (p, next) = iterated(k + 6)?;
+                    return (text(next) == "{").then_some((k + 3, p));
+                }
+                "for" if parenthesised && matches!(text(k + 2), "const" | "let" | "var") => {
+                    (text(k + 4) == "of").then_some((k + 3, k + 5))?
+                }
+                "for" if parenthesised && text(k + 4) == ":" && is_ident(k + 2) => (k + 3, k + 5),
+                "for" if text(k + 1 + usize::from(parenthesised) + 1) == "in" => {
+                    let at = k + 1 + usize::from(parenthesised);
+                    (at, at + 2)
+                }
+                _ if text(k + 1) == "." && matches!(text(k + 2), "each" | "forEach") => {
+                    let p = param(k)?;
+                    let local = match (text(k + 3), text(k + 4), text(k + 5), text(k + 6)) {
+                        ("do" | "{", "|", _, "|") | ("(", "(", _, ")") => k + 5,
+                        ("(", _, "=>", _) => k + 4,
+                        _ => return None,
+                    };
+                    return is_ident(local).then_some((local, p));
+                }
+                _ => return None,
+            };
+            let (local, at) = element;
+            let (p, next) = iterated(at)?;
+            let closes = match text(next) {
+                ")" => parenthesised,
+                ":" | "{" => !parenthesised,
+                _ => false,
+            };
+            (closes && is_ident(local)).then_some((local, p))
+        };
         let mut lookups = Vec::new();
         for k in header.body.clone() {
+            if let Some((local, param)) = each(k) {
+                lookups.push(Lookup {
+                    local: text(local).to_owned(),
+                    param,
+                    through: Through::Each,
+                });
+                continue;
+            }
             if !is_ident(k) || !matches!(text(k + 1), "=" | ":=") || !is_ident(k + 2) {
                 continue;
             }
@@ -946,10 +1023,23 @@ impl Extractor<'_> {
             while matches!(text(name + 1), "." | "::") && is_ident(name + 2) {
                 name += 2;
             }
-            // Trimming (`name = strings.TrimSpace(name)`) leaves a name written in code as it is.
+            // Trimming (`name = strings.TrimSpace(name)`) leaves a name written in code as it is;
+            // copying or sorting a list (`keys = slices.Clone(keys)`) leaves its elements.
             let trims = matches!(
                 text(name),
-                "TrimSpace" | "strip" | "trim" | "Trim" | "trim_start" | "trim_end"
+                "TrimSpace"
+                    | "strip"
+                    | "trim"
+                    | "Trim"
+                    | "trim_start"
+                    | "trim_end"
+                    | "Clone"
+                    | "clone"
+                    | "copy"
+                    | "sorted"
+                    | "list"
+                    | "tuple"
+                    | "Compact"
             );
             if text(name + 1) == "("
                 && !trims
@@ -1851,7 +1941,6 @@ impl Extractor<'_> {
         }
     }
 
-    /// The parameter a value is, when it is exactly one (`key`, `&key`, `*key`).
     /// The elements of an array literal argument (`[KEY, shard]`), each as a positional
     /// argument; `None` when the argument is no array literal.
     fn array_elements(
@@ -1862,12 +1951,68 @@ impl Extractor<'_> {
         around: &[usize],
         definitions: &[Definition],
     ) -> Option<Vec<Arg>> {
-        let value = &tokens[argument.clone()];
-        let (open, close) = (value.first()?, value.last()?);
-        if self.text(open.span.clone()) != "[" || self.text(close.span.clone()) != "]" {
+        let open = tokens.get(argument.start)?;
+        if self.text(open.span.clone()) != "[" {
             return None;
         }
-        let (elements, _) = self.arguments(tokens, argument.start)?;
+        self.list_elements(tokens, argument, language, around, definitions)
+    }
+
+    /// The elements of a list literal argument, each as a positional argument: `[A, B]`, Rust's
+    /// `&[A, B]` and `vec![A, B]`, Go's `[]int64{A, B}`, Kotlin's `listOf(A, B)` (`setOf`,
+    /// `arrayOf`, `longArrayOf`), Java's `List.of(A, B)` (`Set.of`, `Arrays.asList`); `None`
+    /// for any other value.
+    fn list_elements(
+        &self,
+        tokens: &[Token],
+        argument: &Range<usize>,
+        language: Language,
+        around: &[usize],
+        definitions: &[Definition],
+    ) -> Option<Vec<Arg>> {
+        let text = |k: usize| {
+            tokens
+                .get(k)
+                .filter(|_| argument.contains(&k))
+                .map_or("", |t| self.text(t.span.clone()))
+        };
+        let start = argument.start;
+        let open = match (
+            text(start),
+            text(start + 1),
+            text(start + 2),
+            text(start + 3),
+        ) {
+            ("[", "]", _, "{") | ("List" | "Set" | "Arrays", ".", "of" | "asList", "(") => {
+                start + 3
+            }
+            ("[", ..) => start,
+            ("&", "[", ..) | ("vec", "!", "[", _) => start + 1 + usize::from(text(start) == "vec"),
+            (
+                "listOf" | "setOf" | "arrayOf" | "longArrayOf" | "intArrayOf" | "mutableListOf",
+                "(",
+                ..,
+            ) => start + 1,
+            _ => return None,
+        };
+        let (_, close) = self.arguments(tokens, open)?;
+        if close + 1 != argument.end {
+            return None;
+        }
+        self.elements_from(tokens, open, language, around, definitions)
+    }
+
+    /// The values between the bracket at `open` and its closing one, each as an argument.
+    fn elements_from(
+        &self,
+        tokens: &[Token],
+        open: usize,
+        language: Language,
+        around: &[usize],
+        definitions: &[Definition],
+    ) -> Option<Vec<Arg>> {
+        let open_at = tokens[open].span.start;
+        let (elements, _) = self.arguments(tokens, open)?;
         Some(
             elements
                 .iter()
@@ -1882,16 +2027,18 @@ impl Extractor<'_> {
                         key: self.key(value, language),
                         string: self.string_content(value),
                         param,
-                        offset: value.first().map_or(open.span.start, |t| t.span.start),
+                        offset: value.first().map_or(open_at, |t| t.span.start),
                         at: None,
                         fields: Vec::new(),
                         pair: None,
+                        elements: Vec::new(),
                     }
                 })
                 .collect(),
         )
     }
 
+    /// The parameter a value is, when it is exactly one (`key`, `&key`, `*key`).
     fn param_of(&self, value: &[Token], params: &[Param]) -> Option<usize> {
         let value = match value {
             [prefix, rest @ ..] if matches!(self.text(prefix.span.clone()), "&" | "*") => rest,
