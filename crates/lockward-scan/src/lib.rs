@@ -150,7 +150,11 @@ pub fn scan(registry: &Registry, root: &Path, options: &ScanOptions) -> ScanRepo
     let mut walked = walk::walk(registry, root, options);
     let declared = wrappers::Declared::new(registry.scan_settings());
     let names = walk::names(registry);
-    let mut calls = follow_wrappers(registry, root, options, &mut walked, &declared);
+    let mut searched = HashSet::new();
+    let mut follow = |walked: &mut walk::Walked| {
+        follow_wrappers(registry, root, options, walked, &declared, &mut searched)
+    };
+    let mut calls = follow(&mut walked);
     calls.extend(declared.names().map(str::to_owned));
     let index = bind::Index::new(root, std::mem::take(&mut walked.sources));
     bind::load(
@@ -161,6 +165,10 @@ pub fn scan(registry: &Registry, root: &Path, options: &ScanOptions) -> ScanRepo
         &calls,
         &mut walked.files,
     );
+    // A helper known only once the files its keys are bound in are read (one that takes no key
+    // and passes a constant another file of its package defines): its calls, which pass no key
+    // to bind.
+    follow(&mut walked);
     bind::fixed_names(&index, &mut walked.files);
     wrappers::resolve(&mut walked.files, &declared, Some(&index));
     bind::rewrite(&index, &names, &mut walked.files);
@@ -183,8 +191,8 @@ pub fn scan(registry: &Registry, root: &Path, options: &ScanOptions) -> ScanRepo
 /// wrapper of a wrapper is found, and a pathological tree still ends.
 const MAX_WRAPPER_PASSES: usize = 4;
 
-/// Finds the calls of the wrappers the walk inferred (and the wrappers of those, across files),
-/// and returns their names. A pass reads only the files the first walk lexed when every new name
+/// Finds the calls of the wrappers the walk inferred (and the wrappers of those, across files)
+/// that `searched` does not hold yet, and returns their names. A pass reads only the files the first walk lexed when every new name
 /// holds a trigger word, and walks the tree again (lexing only files that hold a new name)
 /// otherwise.
 fn follow_wrappers(
@@ -193,9 +201,10 @@ fn follow_wrappers(
     options: &ScanOptions,
     walked: &mut walk::Walked,
     declared: &wrappers::Declared,
+    searched: &mut HashSet<(String, Language)>,
 ) -> HashSet<String> {
     let names = walk::names(registry);
-    let mut searched: HashSet<(String, Language)> = HashSet::new();
+    let mut found_names = HashSet::new();
     for _ in 0..MAX_WRAPPER_PASSES {
         let new: Vec<(String, Language, bool)> = wrappers::inferred_names(&walked.files, declared)
             .into_iter()
@@ -210,6 +219,7 @@ fn follow_wrappers(
             new.iter()
                 .map(|(name, language, _)| (name.clone(), *language)),
         );
+        found_names.extend(new.iter().map(|(name, _, _)| name.clone()));
         let languages: HashSet<Language> = new.iter().map(|(_, language, _)| *language).collect();
         // A helper followed only where a call surely runs it (`Migrate`, `_begin_transaction`)
         // is looked for in the files lexed so far, never over the whole tree again: its name is
@@ -242,7 +252,7 @@ fn follow_wrappers(
             }
         }
     }
-    searched.into_iter().map(|(name, _)| name).collect()
+    found_names
 }
 
 /// Checks one source text as [`scan`] would check it at `path` (relative to the registry's

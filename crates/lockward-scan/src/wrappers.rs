@@ -750,11 +750,15 @@ fn written_at<'a>(arg: &'a Arg, at: &'a Location) -> &'a Location {
 /// classes of ids), by name: the full name (`LockType.TOKEN_REFRESH`) and its last part.
 struct Values<'a> {
     by_name: HashMap<&'a str, Vec<&'a Id>>,
+    /// Go's names each file assigns one integer at its outermost scope
+    /// ([`FileSites::exports`]), with the file's directory (its package).
+    go_constants: HashMap<&'a str, Vec<(&'a str, &'a Id)>>,
 }
 
 impl<'a> Values<'a> {
     fn new(files: &'a [FileSites]) -> Self {
         let mut by_name: HashMap<&str, Vec<&Id>> = HashMap::new();
+        let mut go_constants: HashMap<&str, Vec<(&str, &Id)>> = HashMap::new();
         for file in files {
             // Members of enums no pattern names are definitions once a key uses them.
             let members = file.members.iter().map(|(item, _)| item);
@@ -771,8 +775,38 @@ impl<'a> Values<'a> {
                     }
                 }
             }
+            if file.language == Language::Go {
+                for (name, value) in &file.exports {
+                    go_constants
+                        .entry(name.as_str())
+                        .or_default()
+                        .push((directory(&file.path), value));
+                }
+            }
         }
-        Self { by_name }
+        Self {
+            by_name,
+            go_constants,
+        }
+    }
+
+    /// [`Self::value_of`], seen from the file at `path`: a Go constant of any case
+    /// (`issuanceFenceKey`) that the file's package defines, its directory's files holding one
+    /// value of it.
+    fn value_from(&self, key: &Key, path: &str) -> Option<&'a Id> {
+        if let Key::Name(name) = key
+            && Language::from_path(path) == Some(Language::Go)
+            && let Some(defined) = self.go_constants.get(name.as_str())
+        {
+            let mut values = defined
+                .iter()
+                .filter(|(dir, _)| *dir == directory(path))
+                .map(|&(_, value)| value);
+            if let Some(first) = values.next() {
+                return values.all(|v| v.value() == first.value()).then_some(first);
+            }
+        }
+        self.value_of(key)
     }
 
     /// The id a key written as a constant's name or an enum's member holds, when every
@@ -1159,7 +1193,7 @@ fn fixed_through_calls<'f>(
                                     Key::Literal(value)
                                     | Key::Local { value, .. }
                                     | Key::Fixed(value) => Some(value),
-                                    key => values.value_of(key),
+                                    key => values.value_from(key, caller.path),
                                 };
                                 value.map(|value| (value.clone(), slot.shape))
                             }));
@@ -1184,7 +1218,7 @@ fn fixed_through_calls<'f>(
                             }
                             // A constant or an enum member of another file
                             // (`LockType.TOKEN_REFRESH` imported from `app.locks`).
-                            key => values.value_of(key),
+                            key => values.value_from(key, caller.path),
                         };
                         if let Some(value) = value {
                             let shape = if arg.pair.is_some() {
