@@ -140,6 +140,60 @@ pub(crate) fn functions(
     found
 }
 
+/// The hash a helper's body computes from its `parameter` into the local named at token `at`
+/// before it locks it (`const hash = createHash('sha256').update(jobName).digest()`, then
+/// `const lockId = hash.readBigInt64BE(0)`): the statements from the body's first token to the
+/// end of that assignment, run as a function of the parameter that returns the local. `None`
+/// unless they digest the parameter into an integer, as [`functions`] requires of a function.
+pub(crate) fn computed_local(
+    text: &str,
+    tokens: &[Token],
+    language: Language,
+    body_start: usize,
+    at: usize,
+    parameter: &str,
+) -> Option<HashFunction> {
+    // Past Python's `:` and a docstring.
+    let body_start = body_start + usize::from(token_text(text, tokens, body_start) == ":");
+    let body_start = if tokens.get(body_start)?.kind == TokenKind::Str
+        && tokens.get(body_start + 1).is_some_and(|t| t.newline_before)
+    {
+        body_start + 1
+    } else {
+        body_start
+    };
+    let first = tokens.get(body_start)?;
+    let end = expression_end(text, tokens, at + 2, false);
+    let last = tokens.get(end.checked_sub(1)?)?;
+    let statements = text.get(first.span.start..last.span.end)?;
+    if !DIGEST_HINTS
+        .iter()
+        .any(|hint| crate::words::contains_ignore_case(statements.as_bytes(), hint.as_bytes()))
+    {
+        return None;
+    }
+    let local = token_text(text, tokens, at);
+    let value = match language {
+        Language::Ruby | Language::Rust => local.to_owned(),
+        _ => format!("return {local}"),
+    };
+    // At the first statement's indentation, for Python.
+    let indent = match language {
+        Language::Python => {
+            let line = text[..first.span.start].rfind('\n').map_or(0, |n| n + 1);
+            text.get(line..first.span.start).unwrap_or("")
+        }
+        _ => "",
+    };
+    let function = HashFunction {
+        language,
+        parameter: parameter.to_owned(),
+        body: Body::Statements,
+        source: format!("{statements}\n{indent}{value}\n"),
+    };
+    function.apply("lockward").is_some().then_some(function)
+}
+
 /// `String.hashCode()` of the JVM for the literal whose content (between its quotes) is
 /// `content`: `None` when the literal has an escape or a template (`\n`, `$name`), whose string
 /// this does not rebuild.
@@ -154,7 +208,8 @@ pub(crate) fn jvm_string_hash(content: &str, language: Language) -> Option<i32> 
 
 /// Words one of which a body that digests holds (`sha256`, `Sum64`, `crc32`, `hashCode`,
 /// `createHash`, `Digest::`), in any case.
-const DIGEST_HINTS: &[&str] = &["sha", "md5", "crc", "fnv", "xxh", "hash", "digest", "sum"];
+pub(crate) const DIGEST_HINTS: &[&str] =
+    &["sha", "md5", "crc", "fnv", "xxh", "hash", "digest", "sum"];
 
 /// A function of one parameter defined at `i`: its name, its parameter, and its body's tokens.
 fn definition(
@@ -1106,9 +1161,16 @@ impl Parser<'_, '_> {
                 fed.extend(more);
                 Value::Hasher(algorithm, fed)
             }
-            (Value::Hasher(algorithm, fed), "Sum") if matches!(positional(0), Some(Value::Nil)) => {
+            // Go's `Sum(b)` appends the digest to `b` (`sha256.New().Sum([]byte(name))`, the
+            // name's bytes first); `Sum(nil)` is the digest alone.
+            (Value::Hasher(algorithm, fed), "Sum") if args.len() == 1 => {
+                let mut out = match positional(0)? {
+                    Value::Nil => Vec::new(),
+                    value => bytes_of(value)?,
+                };
                 self.machine.hashed = true;
-                Value::Bytes(algorithm.digest(&fed))
+                out.extend(algorithm.digest(&fed));
+                Value::Bytes(out)
             }
             (Value::Hasher(algorithm, fed), "Sum64" | "Sum32") if args.is_empty() => {
                 let wide = matches!(
@@ -1436,6 +1498,35 @@ mod tests {
     // The expected values were computed with Python's hashlib, zlib, struct and xxhash.
 
     #[test]
+    fn a_helpers_statements_digest_its_parameter_on_a_line_of_any_length() {
+        // Minified: the body starts past column 65,535 (a width `format!` refuses).
+        let source = format!(
+            "{}function lock(name) {{ const d = createHash('sha256').update(name).digest(); const id = d.readBigInt64BE(0); return query(id); }}",
+            "x=1;".repeat(20_000)
+        );
+        let lexed = lex(&source, 0..source.len(), Language::JavaScript.syntax());
+        let word = |k: usize| token_text(&source, &lexed.tokens, k);
+        let open = (0..lexed.tokens.len())
+            .find(|&k| word(k) == "{")
+            .expect("a body");
+        let id = (open..lexed.tokens.len())
+            .find(|&k| word(k) == "id")
+            .expect("the local");
+        let function = computed_local(
+            &source,
+            &lexed.tokens,
+            Language::JavaScript,
+            open + 1,
+            id,
+            "name",
+        )
+        .expect("the statements digest the name");
+        let digest = sha2::Sha256::digest(b"nightly");
+        let expected = i64::from_be_bytes(digest[..8].try_into().expect("eight bytes"));
+        assert_eq!(function.apply("nightly"), Some(expected));
+    }
+
+    #[test]
     fn go_digests_read_as_integers() {
         let sha = "func createTableLockID(storeType string) int64 {\n\th := sha256.Sum256([]byte(storeType))\n\n\treturn int64(binary.BigEndian.Uint64(h[:])) //nolint:gosec\n}\n";
         assert_eq!(
@@ -1455,6 +1546,13 @@ mod tests {
         );
         let crc = "func key(name string) int64 { return int64(crc32.ChecksumIEEE([]byte(name))) }";
         assert_eq!(hash(Language::Go, crc, "reindex"), Some(4_176_679_049));
+        // `Sum(b)` appends the digest to `b`: the first four bytes read are the name's own
+        // (`"topo"`), as Go computes it.
+        let appended = "func lockID(id string) uint32 {\n\tx := sha256.New().Sum([]byte(id))\n\treturn binary.BigEndian.Uint32(x)\n}\n";
+        assert_eq!(
+            hash(Language::Go, appended, "topology:cache"),
+            Some(0x746f_706f)
+        );
     }
 
     #[test]

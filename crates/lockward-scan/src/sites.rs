@@ -367,6 +367,9 @@ pub(crate) enum Through {
         before: String,
         after: String,
     },
+    /// What the helper's own statements compute from it with a digest before locking it
+    /// (`const lockId = createHash('sha256').update(jobName).digest().readBigInt64BE(0)`).
+    Digest(Box<crate::hashes::HashFunction>),
     /// Each element of it, in a loop (`for _, key := range keys`, `for key in keys:`,
     /// `keys.each do |key|`): a caller's list literal locks each of its values.
     Each,
@@ -391,8 +394,22 @@ impl Through {
                 before,
                 after,
             } => Some((function, format!("{before}{written}{after}"))),
-            Self::Entry(_) | Self::Each => None,
+            Self::Entry(_) | Self::Digest(_) | Self::Each => None,
         }
+    }
+
+    /// The key a caller's string `written` gives: the function's value of the text it is
+    /// given, among the tree's `hash_functions`, or what the helper's statements compute.
+    pub(crate) fn value_of(
+        &self,
+        written: &str,
+        hash_functions: &[(String, crate::hashes::HashFunction)],
+    ) -> Option<i64> {
+        if let Self::Digest(function) = self {
+            return function.apply(written);
+        }
+        let (function, text) = self.function_of(written)?;
+        crate::hashes::value(hash_functions, function, &text)
     }
 }
 

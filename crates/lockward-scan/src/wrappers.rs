@@ -1204,10 +1204,7 @@ fn fixed_through_calls<'f>(
                         // (`lock_id = Zlib.crc32(key)`): that hash's value.
                         let hashed = match (&slot.lookup, &arg.string) {
                             (Some(through), Some(string)) => {
-                                through.function_of(string).and_then(|(function, text)| {
-                                    crate::hashes::value(hash_functions, function, &text)
-                                        .map(Id::plain)
-                                })
+                                through.value_of(string, hash_functions).map(Id::plain)
                             }
                             _ => None,
                         };
@@ -1591,7 +1588,22 @@ pub(crate) fn resolve(
                         .and_then(|written| through.function_of(written)),
                     _ => None,
                 };
+                // A string the helper's own statements digest: their value of it.
+                let digested = match &slot.lookup {
+                    Some(Through::Digest(function)) => arg
+                        .string
+                        .as_deref()
+                        .or_else(|| strings.text_of_arg(&file.path, arg))
+                        .and_then(|written| {
+                            Some(Key::Local {
+                                name: format!("{}(\"{written}\")", call.callee),
+                                value: Id::plain(function.apply(written)?),
+                            })
+                        }),
+                    _ => None,
+                };
                 let key = match (&arg.string, &slot.lookup) {
+                    (_, Some(Through::Digest(_))) if let Some(key) = digested => key,
                     (_, Some(Through::Function { .. }))
                         if let Some((function, argument)) = argument =>
                     {
@@ -1619,7 +1631,10 @@ pub(crate) fn resolve(
                         }
                     }
                     // A string no library this scan knows hashes locks nothing it can name.
-                    (Some(_), None | Some(Through::Function { .. } | Through::Each)) => continue,
+                    (
+                        Some(_),
+                        None | Some(Through::Function { .. } | Through::Digest(_) | Through::Each),
+                    ) => continue,
                     (None, _) => {
                         let key = arg.pair.as_ref().unwrap_or(&arg.key);
                         hashed_constant(key, &strings, &file.path).unwrap_or_else(|| key.clone())

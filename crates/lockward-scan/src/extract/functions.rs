@@ -268,8 +268,10 @@ impl Extractor<'_> {
             .collect();
         // Each definition's locals computed from a parameter: its lookups, and what a local
         // passed on to a wanted call stands for (below).
-        let header_lookups: Vec<Vec<Lookup>> =
-            headers.iter().map(|h| self.lookups(tokens, h)).collect();
+        let header_lookups: Vec<Vec<Lookup>> = headers
+            .iter()
+            .map(|h| self.lookups(tokens, h, language))
+            .collect();
         let mut definitions: Vec<Definition> = headers
             .iter()
             .zip(&spans)
@@ -875,7 +877,7 @@ impl Extractor<'_> {
 
     /// The locals of a definition's body that look a parameter up in a collection
     /// (`type_id = LOCK_TYPES[lock_type]`): a caller's string there names the entry.
-    fn lookups(&self, tokens: &[Token], header: &Header) -> Vec<Lookup> {
+    fn lookups(&self, tokens: &[Token], header: &Header, language: Language) -> Vec<Lookup> {
         let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
         let is_ident = |k: usize| tokens.get(k).is_some_and(|t| t.kind == TokenKind::Ident);
         let param = |k: usize| header.params.iter().position(|p| p.name == text(k));
@@ -973,6 +975,14 @@ impl Extractor<'_> {
             };
             (closes && is_ident(local)).then_some((local, p))
         };
+        // Whether the body may digest at all ([`crate::hashes::computed_local`] is tried only then).
+        let digests = {
+            let body = Self::byte_range(tokens, &header.body);
+            let body = self.file.get(body).unwrap_or("").as_bytes();
+            crate::hashes::DIGEST_HINTS
+                .iter()
+                .any(|hint| crate::words::contains_ignore_case(body, hint.as_bytes()))
+        };
         let mut lookups = Vec::new();
         for k in header.body.clone() {
             if let Some((local, param)) = each(k) {
@@ -983,7 +993,41 @@ impl Extractor<'_> {
                 });
                 continue;
             }
-            if !is_ident(k) || !matches!(text(k + 1), "=" | ":=") || !is_ident(k + 2) {
+            if !is_ident(k) || !matches!(text(k + 1), "=" | ":=") {
+                continue;
+            }
+            // A local the body's statements before it digest a parameter into
+            // ([`crate::hashes::computed_local`]).
+            let starts_statement = tokens[k].newline_before
+                || k.checked_sub(1).is_some_and(|p| {
+                    matches!(text(p), "const" | "let" | "var" | "val" | ";" | "{")
+                });
+            if digests
+                && starts_statement
+                && !lookups
+                    .iter()
+                    .any(|lookup: &Lookup| lookup.local == text(k))
+                && let Some((param, function)) =
+                    header.params.iter().enumerate().find_map(|(p, param)| {
+                        crate::hashes::computed_local(
+                            self.file,
+                            tokens,
+                            language,
+                            header.body.start,
+                            k,
+                            &param.name,
+                        )
+                        .map(|function| (p, function))
+                    })
+            {
+                lookups.push(Lookup {
+                    local: text(k).to_owned(),
+                    param,
+                    through: Through::Digest(Box::new(function)),
+                });
+                continue;
+            }
+            if !is_ident(k + 2) {
                 continue;
             }
             // `local = COLLECTION[param]`, or looked up by a method (Ruby's `KEYS.fetch(scope)`,
