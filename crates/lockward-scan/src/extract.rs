@@ -493,11 +493,14 @@ fn extract_file(
     let found = collections::find(text, &code.tokens, language);
     let matching = |container: &str| names.is_constant(&words::split(container));
     let hash_functions = crate::hashes::functions(text, &code.tokens, language);
+    let locals_of_strings = string_locals(text, &code.tokens);
+    let strings = file_strings(text, &code.tokens, language, &locals_of_strings);
     let mut extractor = Extractor {
         file: text,
         names,
         hash_functions: &hash_functions,
-        string_locals: string_locals(text, &code.tokens),
+        string_locals: locals_of_strings,
+        constant_strings: strings.iter().cloned().collect(),
         counted: HashMap::new(),
         raw: Vec::new(),
         locals: HashMap::new(),
@@ -544,7 +547,6 @@ fn extract_file(
     extractor.walk(&code.tokens, language, true);
     extractor.strings(&code.tokens, language, 0);
     extractor.raw.sort_by_key(|(span, _)| span.start);
-    let strings = file_strings(text, &code.tokens, language, &extractor.string_locals);
     // Before the functions are read: a helper that takes no key and hashes a constant locks
     // that constant's key.
     if extractor.raw.iter().any(|(_, kind)| {
@@ -1531,6 +1533,8 @@ struct Extractor<'a> {
     hash_functions: &'a [(String, crate::hashes::HashFunction)],
     /// The names the file assigns a plain string ([`string_locals`]).
     string_locals: HashMap<String, Option<String>>,
+    /// The file's string constants ([`file_strings`]): a hash function's argument may name one.
+    constant_strings: HashMap<String, String>,
     /// Values read off a counter the file counts up at its outermost scope ([`counted`]), by
     /// where the value starts: `None` where it cannot be known.
     counted: HashMap<usize, Option<i64>>,
@@ -1940,7 +1944,12 @@ impl Extractor<'_> {
             let written = if counted.is_some() { &[][..] } else { written };
             let expr = match &literal {
                 Some(_) => None,
-                None => values::parse(self.file, written, language),
+                None => values::parse_with(
+                    self.file,
+                    written,
+                    language,
+                    Some(&|name: &str| self.constant_strings.get(name).cloned()),
+                ),
             };
             (binding, literal, expr, Some(value), typed)
         };
@@ -3057,8 +3066,25 @@ impl Extractor<'_> {
         }
         // A function called with a fixed string (`createTableLockID("endorser")`): the file's
         // hash's value, or, by what is written, another file's ([`values::resolve_tree`]).
+        // So is one called with a string constant of the file (`lockKey(JOB_NAME)`).
+        let named_hash_call = || {
+            let [path @ .., name, open, argument, close] = tokens else {
+                return None;
+            };
+            let held = self.constant_strings.get(token_text(argument))?;
+            (name.kind == TokenKind::Ident
+                && argument.kind == TokenKind::Ident
+                && token_text(open) == "("
+                && token_text(close) == ")"
+                && is_qualifier(text, path))
+            .then(|| Key::HashOf {
+                function: token_text(name).to_owned(),
+                argument: held.to_owned(),
+                shown: text[tokens[0].span.start..close.span.end].to_owned(),
+            })
+        };
         if language != Language::Sql
-            && let Some(call) = hash_call(text, tokens)
+            && let Some(call) = hash_call(text, tokens).or_else(named_hash_call)
         {
             return match &call {
                 Key::HashOf {

@@ -95,6 +95,17 @@ pub(crate) fn literal_value(text: &str, tokens: &[Token], language: Language) ->
 /// Parses `tokens` (all of them) as an integer expression of `language`. `None` for anything
 /// else: a float, a string, a call, a division, an unknown operator.
 pub(crate) fn parse(text: &str, tokens: &[Token], language: Language) -> Option<Expr> {
+    parse_with(text, tokens, language, None)
+}
+
+/// [`parse`], a hash function's argument being a name `strings` gives the text of too
+/// (`convertLockIdToAdvisoryLockId(topologyCacheLockId)`, the name a string of the file).
+pub(crate) fn parse_with(
+    text: &str,
+    tokens: &[Token],
+    language: Language,
+    strings: Option<&StringOf<'_>>,
+) -> Option<Expr> {
     let tokens = strip_type_assertion(text, tokens);
     let mut parser = Parser {
         text,
@@ -102,6 +113,7 @@ pub(crate) fn parse(text: &str, tokens: &[Token], language: Language) -> Option<
         at: 0,
         language,
         depth: 0,
+        strings,
     };
     let expr = parser.expression(0)?;
     (parser.at == tokens.len()).then_some(expr)
@@ -139,7 +151,12 @@ struct Parser<'a> {
     at: usize,
     language: Language,
     depth: usize,
+    /// The text of a name that holds a string, for a hash function's argument.
+    strings: Option<&'a StringOf<'a>>,
 }
+
+/// The text of a name that holds a string, when it holds one.
+pub(crate) type StringOf<'a> = dyn Fn(&str) -> Option<String> + 'a;
 
 impl Parser<'_> {
     fn peek(&self, ahead: usize) -> Option<&str> {
@@ -373,14 +390,21 @@ impl Parser<'_> {
                 // A call is never a constant, but of a fixed string it may be a hash the program
                 // computes (`createTableLockID("endorser")`), known once the tree's functions are.
                 if self.peek(0) == Some("(") {
-                    let argument = plain_string(text, self.tokens.get(self.at + 1)?)?;
+                    let token = self.tokens.get(self.at + 1)?;
+                    let argument = match plain_string(text, token) {
+                        Some(argument) => argument.to_owned(),
+                        None if token.kind == TokenKind::Ident => {
+                            (self.strings?)(&text[token.span.clone()])?
+                        }
+                        None => return None,
+                    };
                     if self.peek(2) != Some(")") {
                         return None;
                     }
                     self.at += 3;
                     return Some(Expr::Hash {
                         function: name.to_owned(),
-                        argument: argument.to_owned(),
+                        argument,
                     });
                 }
                 Some(Expr::Name(name.to_owned()))
