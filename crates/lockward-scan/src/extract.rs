@@ -1942,14 +1942,21 @@ impl Extractor<'_> {
                 None => literal,
             };
             let written = if counted.is_some() { &[][..] } else { written };
-            let expr = match &literal {
-                Some(_) => None,
-                None => values::parse_with(
+            // A hash of a string constant at the outermost scope (`VACUUM_LOCK_ID =
+            // lock_key(VACUUM_JOB)`): a function's local given one is the constant's alias,
+            // whose key its lock call names.
+            let expr = if literal.is_some() {
+                None
+            } else {
+                let line = self.file[..span.start].rfind('\n').map_or(0, |n| n + 1);
+                let outermost = !self.file[line..].starts_with([' ', '\t']);
+                let strings = |name: &str| self.constant_strings.get(name).cloned();
+                values::parse_with(
                     self.file,
                     written,
                     language,
-                    Some(&|name: &str| self.constant_strings.get(name).cloned()),
-                ),
+                    outermost.then_some(&strings as &values::StringOf<'_>),
+                )
             };
             (binding, literal, expr, Some(value), typed)
         };
