@@ -1085,40 +1085,25 @@ impl Extractor<'_> {
                     | "tuple"
                     | "Compact"
             );
-            if text(name + 1) == "("
-                && !trims
-                && let Some((param, before, after, close)) = named(name + 2)
-                && text(close) == ")"
-                && ends(close + 1)
-            {
-                lookups.push(Lookup {
-                    local: text(k).to_owned(),
-                    param,
-                    through: Through::Function {
-                        function: text(name).to_owned(),
-                        before,
-                        after,
-                    },
-                });
-                continue;
-            }
+            let called = (text(name + 1) == "(" && !trims)
+                .then(|| named(name + 2))
+                .flatten()
+                .filter(|&(.., close)| text(close) == ")" && ends(close + 1));
             // A standard library's digest of the parameter made bytes, the digest of its text:
             // Python's `zlib.crc32(name.encode())` (`.encode("utf-8")`), Go's
             // `crc32.ChecksumIEEE([]byte(name))` ([`crate::hashes::is_library_digest`]).
-            if crate::hashes::is_library_digest(text(name)) && text(name + 1) == "(" {
+            let digested = || {
+                if !crate::hashes::is_library_digest(text(name)) || text(name + 1) != "(" {
+                    return None;
+                }
                 let encoded =
                     (text(name + 3), text(name + 4), text(name + 5)) == (".", "encode", "(");
-                let named_at = |at: usize, closing: usize| {
-                    named(at).filter(|&(.., next)| {
-                        (next..next + closing).all(|c| text(c) == ")") && ends(next + closing)
-                    })
-                };
                 let alone = |end: usize| {
                     param(name + 2)
                         .filter(|_| ends(end))
                         .map(|p| (p, String::new(), String::new(), end))
                 };
-                let found = if encoded && text(name + 6) == ")" && text(name + 7) == ")" {
+                if encoded && text(name + 6) == ")" && text(name + 7) == ")" {
                     alone(name + 8)
                 } else if encoded
                     && tokens
@@ -1141,21 +1126,23 @@ impl Extractor<'_> {
                 ) == ("[", "]", "byte", "(")
                 {
                     // Go's `[]byte(prefix + name)`: the bytes of the text joined.
-                    named_at(name + 6, 2)
+                    named(name + 6).filter(|&(.., next)| {
+                        (text(next), text(next + 1)) == (")", ")") && ends(next + 2)
+                    })
                 } else {
                     None
-                };
-                if let Some((param, before, after, _)) = found {
-                    lookups.push(Lookup {
-                        local: text(k).to_owned(),
-                        param,
-                        through: Through::Function {
-                            function: text(name).to_owned(),
-                            before,
-                            after,
-                        },
-                    });
                 }
+            };
+            if let Some((param, before, after, _)) = called.or_else(digested) {
+                lookups.push(Lookup {
+                    local: text(k).to_owned(),
+                    param,
+                    through: Through::Function {
+                        function: text(name).to_owned(),
+                        before,
+                        after,
+                    },
+                });
             }
         }
         lookups
