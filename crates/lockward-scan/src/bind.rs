@@ -798,6 +798,18 @@ pub(crate) fn wanted(file: &FileSites, names: &Names) -> Vec<String> {
     );
     for pending in &file.pending {
         crate::values::hash_calls(&pending.expr, &mut wanted);
+        // A constant defined as another file's name (`var DefaultAdvisoryLockKey =
+        // coord.LockKeyReaper`).
+        let mut read = Vec::new();
+        crate::values::names_in(&pending.expr, &mut read);
+        wanted.extend(read.into_iter().filter(|n| !is_pattern_name(names, n)));
+        wanted.extend(
+            pending
+                .written
+                .iter()
+                .filter(|w| !is_pattern_name(names, w))
+                .cloned(),
+        );
     }
     for definition in &file.wrappers.definitions {
         wanted.extend(definition.fixed_names.iter().map(|(name, _)| name.clone()));
@@ -925,6 +937,56 @@ pub(crate) fn rewrite(index: &Index, names: &Names, files: &mut [FileSites]) {
         if let Some(key) = files[f].items[i].kind.key_mut() {
             *key = bound;
         }
+    }
+}
+
+/// Gives the names a definition's expression reads that no pattern matches their values where
+/// they are bound (`var DefaultAdvisoryLockKey = coord.LockKeyReaper`, the package `coord`'s
+/// variable): the checker's evaluation over the tree's definitions then computes it.
+pub(crate) fn bind_definitions(index: &Index, names: &Names, files: &mut [FileSites]) {
+    let mut bound: Vec<(usize, usize, HashMap<String, i64>)> = Vec::new();
+    {
+        let mut binder = Binder::new(index, files);
+        for (f, file) in files.iter().enumerate() {
+            for (p, pending) in file.pending.iter().enumerate() {
+                let mut read = Vec::new();
+                crate::values::names_in(&pending.expr, &mut read);
+                let mut values: HashMap<String, i64> = HashMap::new();
+                for name in read {
+                    if is_pattern_name(names, &name) {
+                        continue;
+                    }
+                    // As written, qualified (`coord.LockKeyReaper`), or the file's own name.
+                    let written: Vec<&str> = pending
+                        .written
+                        .iter()
+                        .filter(|w| last_part(w) == name)
+                        .map(String::as_str)
+                        .collect();
+                    let written = if written.is_empty() {
+                        vec![name.as_str()]
+                    } else {
+                        written
+                    };
+                    let found: Vec<Id> = written
+                        .into_iter()
+                        .filter(|w| !shadowed(file, w))
+                        .filter_map(|w| binder.value(file, w))
+                        .collect();
+                    if let Some(value) = one(found) {
+                        values.insert(name, value.value());
+                    }
+                }
+                if !values.is_empty() {
+                    bound.push((f, p, values));
+                }
+            }
+        }
+    }
+    for (f, p, values) in bound {
+        let pending = &mut files[f].pending[p];
+        let expr = std::mem::replace(&mut pending.expr, crate::sites::Expr::Name(String::new()));
+        pending.expr = crate::values::substitute(expr, &mut |n| values.get(n).copied());
     }
 }
 

@@ -444,8 +444,8 @@ impl<'s, 'a> FunctionLocals<'s, 'a> {
 /// What an extracted item still needs once the whole file is read.
 enum Later {
     Nothing,
-    /// A definition whose value is an expression.
-    Evaluate(Expr),
+    /// A definition whose value is an expression, and the qualified names it reads.
+    Evaluate(Expr, Vec<String>),
     /// A member under a name no pattern matches.
     Candidate(Option<Expr>),
 }
@@ -760,7 +760,9 @@ fn extract_file(
             let later = match &kind {
                 ItemKind::Definition { value: None, .. } => expressions
                     .remove(&span.start)
-                    .map_or(Later::Nothing, Later::Evaluate),
+                    .map_or(Later::Nothing, |(expr, written)| {
+                        Later::Evaluate(expr, written)
+                    }),
                 _ => Later::Nothing,
             };
             (span, kind, later)
@@ -773,7 +775,7 @@ fn extract_file(
         };
         let expr = member.value.clone().filter(|_| member.literal.is_none());
         let later = if matching(&member.container) {
-            expr.map_or(Later::Nothing, Later::Evaluate)
+            expr.map_or(Later::Nothing, |expr| Later::Evaluate(expr, Vec::new()))
         } else {
             Later::Candidate(expr)
         };
@@ -930,12 +932,13 @@ fn extract_file(
         };
         match later {
             Later::Nothing => sites.items.push(Item { at, kind }),
-            Later::Evaluate(expr) => {
+            Later::Evaluate(expr, written) => {
                 if let Some(expr) = evaluate(expr, &mut kind) {
                     sites.pending.push(Pending {
                         item: sites.items.len(),
                         expr,
                         language,
+                        written,
                     });
                 }
                 sites.items.push(Item { at, kind });
@@ -1560,8 +1563,9 @@ struct Extractor<'a> {
     /// Offsets of the keys of entries of every collection and enum: their container's name,
     /// not a class around them, decides whether they are ids.
     all_members: HashSet<usize>,
-    /// The expressions of definitions whose value is not a literal, by the name's offset.
-    expressions: HashMap<usize, Expr>,
+    /// The expressions of definitions whose value is not a literal, by the name's offset, with
+    /// the qualified names they read as written (`coord.LockKeyReaper`).
+    expressions: HashMap<usize, (Expr, Vec<String>)>,
     /// Names assigned a member (`family = LOCK_TYPES["mine-topic"]`): a use of the name is a
     /// use of the member (`None` when the name is assigned something else too).
     member_locals: HashMap<String, Option<Key>>,
@@ -1595,6 +1599,30 @@ struct Extractor<'a> {
 /// SQL held in a name ([`Extractor`]'s `sql_holders`): the name, where its text starts, and each
 /// lock call's placeholder number and offset.
 type SqlHolder = (String, usize, Vec<(usize, usize)>);
+
+/// The qualified names `tokens` read, as written (`coord.LockKeyReaper`, `Locks::BASE`): where
+/// another file binds them, a definition's expression reads them by their last part.
+fn qualified_names(text: &str, tokens: &[Token]) -> Vec<String> {
+    let word = |k: usize| tokens.get(k).map_or("", |t| &text[t.span.clone()]);
+    let is_ident = |k: usize| tokens.get(k).is_some_and(|t| t.kind == TokenKind::Ident);
+    let mut found = Vec::new();
+    let mut k = 0;
+    while k < tokens.len() {
+        if !is_ident(k) || (k > 0 && matches!(word(k - 1), "." | "::")) {
+            k += 1;
+            continue;
+        }
+        let mut end = k;
+        while matches!(word(end + 1), "." | "::") && is_ident(end + 2) {
+            end += 2;
+        }
+        if end > k {
+            found.push(text[tokens[k].span.start..tokens[end].span.end].to_owned());
+        }
+        k = end + 1;
+    }
+    found
+}
 
 /// The number of braces open before each token.
 fn innermost_braces(text: &str, tokens: &[Token]) -> Vec<Option<usize>> {
@@ -2072,7 +2100,8 @@ impl Extractor<'_> {
                 && !type_alias
                 && let Some(expr) = expr
             {
-                self.expressions.insert(span.start, expr);
+                let written = qualified_names(self.file, &tokens[value.clone().unwrap_or(0..0)]);
+                self.expressions.insert(span.start, (expr, written));
             }
             if literal.is_none()
                 && !type_alias

@@ -172,6 +172,7 @@ pub fn scan(registry: &Registry, root: &Path, options: &ScanOptions) -> ScanRepo
     bind::fixed_names(&index, &mut walked.files);
     wrappers::resolve(&mut walked.files, &declared, Some(&index));
     bind::rewrite(&index, &names, &mut walked.files);
+    bind::bind_definitions(&index, &names, &mut walked.files);
     values::block_siblings(&mut walked.files);
     values::resolve_tree(&mut walked.files, registry);
     let plugins = options

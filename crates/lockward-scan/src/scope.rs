@@ -98,12 +98,19 @@ pub(crate) fn outermost(
     };
     let mut ancestors = std::iter::successors(node.parent(), Node::parent);
     match language {
-        Language::Go => !ancestors.any(|n| {
+        // A package variable given its value in `func init()` (`LockKeyReaper =
+        // fnvKey("reaper")`) holds it before any other code of the program runs.
+        Language::Go => match ancestors.find(|n| {
             matches!(
                 n.kind(),
                 "function_declaration" | "method_declaration" | "func_literal"
             )
-        }),
+        }) {
+            None => true,
+            Some(function) => {
+                syntax.is_some_and(|syntax| go_init_assignment(syntax, node, function))
+            }
+        },
         Language::Python => !ancestors.any(|n| {
             matches!(
                 n.kind(),
@@ -163,6 +170,31 @@ pub(crate) fn outermost(
         }
         Language::Ruby | Language::Sql => false,
     }
+}
+
+/// Whether `name` is the left side of an assignment (`=`, not `:=`) that is a statement of
+/// `function`'s own body, `function` being Go's `func init()`.
+fn go_init_assignment(syntax: &Syntax<'_>, name: Node<'_>, function: Node<'_>) -> bool {
+    let named_init = function.kind() == "function_declaration"
+        && function
+            .child_by_field_name("name")
+            .is_some_and(|n| syntax.text(n) == "init");
+    let Some(left) = name.parent().filter(|p| p.kind() == "expression_list") else {
+        return false;
+    };
+    let Some(statement) = left.parent().filter(|p| p.kind() == "assignment_statement") else {
+        return false;
+    };
+    let body = function.child_by_field_name("body");
+    named_init
+        && statement.child_by_field_name("left") == Some(left)
+        && statement.parent().and_then(|list| {
+            if list.kind() == "statement_list" {
+                list.parent()
+            } else {
+                Some(list)
+            }
+        }) == body
 }
 
 /// Whether a Kotlin property is declared `val` (read-only), not `var`.

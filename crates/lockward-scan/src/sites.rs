@@ -514,6 +514,9 @@ pub(crate) struct Pending {
     pub(crate) item: usize,
     pub(crate) expr: Expr,
     pub(crate) language: Language,
+    /// The qualified names the expression reads, as written (`coord.LockKeyReaper`; the
+    /// expression reads `LockKeyReaper`): bound where another file defines them.
+    pub(crate) written: Vec<String>,
 }
 
 /// A string passed as the name of a lock to a library that hashes it into a key

@@ -742,6 +742,7 @@ pub(crate) fn resolve_tree(files: &mut [FileSites], registry: &Registry) {
                         item: file.items.len(),
                         expr,
                         language: file.language,
+                        written: Vec::new(),
                     });
                 }
                 file.items.push(item);
