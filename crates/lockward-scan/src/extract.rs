@@ -704,8 +704,9 @@ fn extract_file(
         ..
     } = extractor;
     let (allows, unresolved) = place_allows_and_unresolved(text, allows, unresolved);
-    let own_hash =
-        |function: &str, argument: &str| crate::hashes::value(&hash_functions, function, argument);
+    let own_hash = |function: &str, arguments: &[crate::sites::HashArg]| {
+        crate::hashes::value(&hash_functions, function, arguments)
+    };
     // Most files assign only literals: then there is nothing to evaluate.
     let expressions_assigned = locals
         .values()
@@ -735,14 +736,27 @@ fn extract_file(
             .filter_map(|(name, local)| Some((name.clone(), local.as_ref()?.literal.clone()?)))
             .collect()
     };
+    // The names assigned a hash call's value, exact whatever the language's numbers hold.
+    let hashed_names: Vec<String> = locals
+        .iter()
+        .filter(|(_, local)| {
+            local.as_ref().is_some_and(|l| {
+                let mut called = Vec::new();
+                values::hash_calls(&l.expr, &mut called);
+                !called.is_empty()
+            })
+        })
+        .map(|(name, _)| name.clone())
+        .collect();
     // A name assigned a call of a function that may be another file's hash.
-    let hash_locals: Vec<(String, String, String)> = locals
+    let hash_locals: Vec<(String, String, Vec<crate::sites::HashArg>)> = locals
         .iter()
         .filter(|(name, _)| !local_ids.contains_key(*name))
         .filter_map(|(name, local)| match &local.as_ref()?.expr {
-            Expr::Hash { function, argument } => {
-                Some((name.clone(), function.clone(), argument.clone()))
-            }
+            Expr::Hash {
+                function,
+                arguments,
+            } => Some((name.clone(), function.clone(), arguments.clone())),
             _ => None,
         })
         .collect();
@@ -1037,7 +1051,13 @@ fn extract_file(
         .map(|(span, name)| (name, locator.locate(span)))
         .collect();
     if language == Language::JavaScript {
-        sites.findings = unsafe_js_integers(path, &mut sites.items, &sql_exact);
+        // And the names the file assigns one's value (`const key = lockKey("reports")`).
+        let hashes: HashSet<&str> = hash_functions
+            .iter()
+            .map(|(name, _)| name.as_str())
+            .chain(hashed_names.iter().map(String::as_str))
+            .collect();
+        sites.findings = unsafe_js_integers(path, &mut sites.items, &sql_exact, &hashes);
     }
     if !only_wrappers || !sites.wrappers.is_empty() {
         bind_across_files(&mut sites, tree(), &assignments, &local_ids);
@@ -1093,18 +1113,45 @@ fn extract_file(
 /// `tokens` as a call of a function with a fixed string (`createTableLockID("endorser")`,
 /// `LockIds.lock_id('seed')`): a [`Key::HashOf`], resolved once the tree's hash functions are
 /// known.
-fn hash_call(text: &str, tokens: &[Token]) -> Option<Key> {
-    let [path @ .., name, open, string, close] = tokens else {
+fn hash_call(text: &str, tokens: &[Token], language: Language) -> Option<Key> {
+    let close = tokens.last()?;
+    let open = tokens
+        .iter()
+        .position(|t| t.kind == TokenKind::Punct && &text[t.span.clone()] == "(")?;
+    let (path, name) = (&tokens[..open.checked_sub(1)?], &tokens[open - 1]);
+    if name.kind != TokenKind::Ident
+        || &text[close.span.clone()] != ")"
+        || !is_qualifier(text, path)
+    {
         return None;
-    };
-    let argument = values::plain_string(text, string)?;
-    (name.kind == TokenKind::Ident
-        && &text[open.span.clone()] == "("
-        && &text[close.span.clone()] == ")"
-        && is_qualifier(text, path))
-    .then(|| Key::HashOf {
+    }
+    // Strings and integers between commas (`lockKey("reports", "nightly")`), one string at
+    // least.
+    let inside = &tokens[open + 1..tokens.len() - 1];
+    let mut arguments = Vec::new();
+    for (k, token) in inside.iter().enumerate() {
+        let word = &text[token.span.clone()];
+        if k % 2 == 1 {
+            if word != "," {
+                return None;
+            }
+            continue;
+        }
+        arguments.push(match token.kind {
+            TokenKind::Number => crate::sites::HashArg::Int(language.parse_int(word)?),
+            _ => crate::sites::HashArg::Str(values::plain_string(text, token)?.to_owned()),
+        });
+    }
+    if inside.len().is_multiple_of(2)
+        || !arguments
+            .iter()
+            .any(|a| matches!(a, crate::sites::HashArg::Str(_)))
+    {
+        return None;
+    }
+    Some(Key::HashOf {
         function: text[name.span.clone()].to_owned(),
-        argument: argument.to_owned(),
+        arguments,
         shown: text[tokens[0].span.start..close.span.end].to_owned(),
     })
 }
@@ -1173,7 +1220,7 @@ fn carried_in_fields<'s>(
         let written = &text[write.value.clone()];
         match literal_value(text, &code.tokens, language) {
             Some(id) => Key::Literal(id),
-            None => hash_call(text, &code.tokens)
+            None => hash_call(text, &code.tokens, language)
                 // An expression of the file's constants (`PERIODIC_TASK_LOCK_BASE + 2`).
                 .or_else(|| {
                     let expr = values::parse(text, &code.tokens, language)?;
@@ -1267,11 +1314,14 @@ fn next_to(a: &Token, b: &Token) -> bool {
 /// `unsafe-js-integer` for every id written as a JavaScript number literal beyond 2^53 - 1. The
 /// site's id becomes the number the code runs with: that is the lock it takes. A literal of SQL
 /// text (the calls at `sql_exact`, by line and column) is no JavaScript number: PostgreSQL parses
-/// it, exactly.
+/// it, exactly. Nor is the value of one of the file's hash functions (`lockKey("nightly")`, or a
+/// name assigned one, among `hash_functions`): the interpreter computes it as the function does,
+/// a `BigInt` or a number it holds exactly.
 fn unsafe_js_integers(
     path: &str,
     items: &mut [Item],
     sql_exact: &HashSet<(usize, usize)>,
+    hash_functions: &HashSet<&str>,
 ) -> Vec<(Location, Finding)> {
     // A constant's literal is reported once, where it is written: its uses in the file take the
     // value it runs with, quietly.
@@ -1298,6 +1348,15 @@ fn unsafe_js_integers(
             | ItemKind::Keyword { key, .. }
             | ItemKind::Wrapper { key, .. } => match key {
                 Key::Literal(value) => (value, false),
+                Key::Local { name, .. }
+                    if hash_functions.contains(name.as_str())
+                        || (name.ends_with(')')
+                            && name.split_once('(').is_some_and(|(called, _)| {
+                                hash_functions.contains(crate::sites::last_part(called))
+                            })) =>
+                {
+                    continue;
+                }
                 Key::Local { value, name } => (value, defined.contains(name.as_str())),
                 _ => continue,
             },
@@ -3115,19 +3174,19 @@ impl Extractor<'_> {
                 && is_qualifier(text, path))
             .then(|| Key::HashOf {
                 function: token_text(name).to_owned(),
-                argument: held.to_owned(),
+                arguments: vec![crate::sites::HashArg::Str(held.to_owned())],
                 shown: text[tokens[0].span.start..close.span.end].to_owned(),
             })
         };
         if language != Language::Sql
-            && let Some(call) = hash_call(text, tokens).or_else(named_hash_call)
+            && let Some(call) = hash_call(text, tokens, language).or_else(named_hash_call)
         {
             return match &call {
                 Key::HashOf {
                     function,
-                    argument,
+                    arguments,
                     shown,
-                } => match crate::hashes::value(self.hash_functions, function, argument) {
+                } => match crate::hashes::value(self.hash_functions, function, arguments) {
                     Some(value) => Key::Local {
                         name: shown.clone(),
                         value: Id::plain(value),

@@ -19,6 +19,7 @@ use md5::Digest as _;
 
 use crate::lang::Language;
 use crate::lexer::{Token, TokenKind, closing_bracket, lex};
+use crate::sites::HashArg;
 
 /// How many statements a hash function's body may hold: a digest and a read take a few.
 const MAX_STATEMENTS: usize = 12;
@@ -31,7 +32,8 @@ const MAX_DEPTH: usize = 24;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct HashFunction {
     language: Language,
-    parameter: String,
+    /// Its parameters, in order (most often one: the name).
+    parameters: Vec<String>,
     body: Body,
     source: String,
 }
@@ -46,15 +48,35 @@ enum Body {
 }
 
 impl HashFunction {
-    /// The integer the function returns for `argument`: `None` when the body does something the
-    /// interpreter does not know, or its value is no bigint.
+    /// The integer the function of one parameter returns for `argument`.
     pub(crate) fn apply(&self, argument: &str) -> Option<i64> {
+        self.apply_all(&[HashArg::Str(argument.to_owned())])
+    }
+
+    /// The integer the function returns for `arguments` (one per parameter): `None` when the
+    /// body does something the interpreter does not know, or its value is no bigint.
+    pub(crate) fn apply_all(&self, arguments: &[HashArg]) -> Option<i64> {
+        if arguments.len() != self.parameters.len() {
+            return None;
+        }
         let lexed = lex(&self.source, 0..self.source.len(), self.language.syntax());
+        let env = self
+            .parameters
+            .iter()
+            .zip(arguments)
+            .map(|(parameter, argument)| {
+                let value = match argument {
+                    HashArg::Str(text) => Value::Str(text.clone()),
+                    HashArg::Int(n) => int(*n),
+                };
+                (parameter.clone(), value)
+            })
+            .collect();
         let mut machine = Machine {
             text: &self.source,
             tokens: &lexed.tokens,
             language: self.language,
-            env: HashMap::from([(self.parameter.clone(), Value::Str(argument.to_owned()))]),
+            env,
             hashed: false,
         };
         let value = match self.body {
@@ -77,14 +99,17 @@ impl HashFunction {
 pub(crate) fn value(
     functions: &[(String, HashFunction)],
     function: &str,
-    argument: &str,
+    arguments: &[HashArg],
 ) -> Option<i64> {
     let mut values = functions
         .iter()
         .filter(|(name, _)| name == function)
-        .map(|(_, f)| f.apply(argument));
+        .map(|(_, f)| f.apply_all(arguments));
     let Some(first) = values.next() else {
-        return library_value(function, argument);
+        return match arguments {
+            [HashArg::Str(argument)] => library_value(function, argument),
+            _ => None,
+        };
     };
     let first = first?;
     values.all(|v| v == Some(first)).then_some(first)
@@ -103,8 +128,8 @@ pub(crate) fn is_library_digest(function: &str) -> bool {
     matches!(function, "crc32" | "ChecksumIEEE")
 }
 
-/// The hash functions `tokens` defines, by name: each function of one parameter whose body the
-/// interpreter runs to an integer through a digest (tried on a sample name).
+/// The hash functions `tokens` defines, by name: each function of a few parameters whose body
+/// the interpreter runs to an integer through a digest (tried on a sample name for each).
 pub(crate) fn functions(
     text: &str,
     tokens: &[Token],
@@ -112,7 +137,7 @@ pub(crate) fn functions(
 ) -> Vec<(String, HashFunction)> {
     let mut found = Vec::new();
     for i in 0..tokens.len() {
-        let Some((name, parameter, body, range)) = definition(text, tokens, i, language) else {
+        let Some((name, parameters, body, range)) = definition(text, tokens, i, language) else {
             continue;
         };
         let Some(first) = tokens.get(range.start) else {
@@ -127,13 +152,14 @@ pub(crate) fn functions(
         {
             continue;
         }
+        let sample = vec![HashArg::Str("lockward".to_owned()); parameters.len()];
         let function = HashFunction {
             language,
-            parameter,
+            parameters,
             body,
             source: source.to_owned(),
         };
-        if function.apply("lockward").is_some() {
+        if function.apply_all(&sample).is_some() {
             found.push((name, function));
         }
     }
@@ -187,7 +213,7 @@ pub(crate) fn computed_local(
     };
     let function = HashFunction {
         language,
-        parameter: parameter.to_owned(),
+        parameters: vec![parameter.to_owned()],
         body: Body::Statements,
         source: format!("{statements}\n{indent}{value}\n"),
     };
@@ -211,13 +237,17 @@ pub(crate) fn jvm_string_hash(content: &str, language: Language) -> Option<i32> 
 pub(crate) const DIGEST_HINTS: &[&str] =
     &["sha", "md5", "crc", "fnv", "xxh", "hash", "digest", "sum"];
 
-/// A function of one parameter defined at `i`: its name, its parameter, and its body's tokens.
+/// How many parameters a hash function is read with at most.
+const MAX_PARAMETERS: usize = 4;
+
+/// A function of a few parameters defined at `i`: its name, its parameters, and its body's
+/// tokens.
 fn definition(
     text: &str,
     tokens: &[Token],
     i: usize,
     language: Language,
-) -> Option<(String, String, Body, std::ops::Range<usize>)> {
+) -> Option<(String, Vec<String>, Body, std::ops::Range<usize>)> {
     let word = |k: usize| token_text(text, tokens, k);
     let is_ident = |k: usize| tokens.get(k).is_some_and(|t| t.kind == TokenKind::Ident);
     // The name, and where its parameter list opens.
@@ -249,23 +279,35 @@ fn definition(
     if !is_ident(name) {
         return None;
     }
-    // One parameter, possibly typed: `(name string)`, `(name: str)`, `(String name)`, `name =>`.
-    let (parameter, after) = if word(open) == "(" {
-        let close = (open + 1..tokens.len().min(open + 8)).find(|&k| word(k) == ")")?;
+    // Parameters, possibly typed: `(name string)`, `(name: str)`, `(String name)`,
+    // `(namespace: str, key: int)`, `name =>`; no defaults, no rest parameters.
+    let (parameters, after) = if word(open) == "(" {
+        let close =
+            (open + 1..tokens.len().min(open + 8 * MAX_PARAMETERS)).find(|&k| word(k) == ")")?;
         let inside: Vec<usize> = (open + 1..close).collect();
-        if inside.iter().any(|&k| word(k) == ",") || inside.is_empty() {
+        let mut parameters = Vec::new();
+        for part in inside.split(|&k| word(k) == ",") {
+            if part
+                .iter()
+                .any(|&k| matches!(word(k), "=" | "*" | "**" | "..." | "(" | "<"))
+            {
+                return None;
+            }
+            let parameter = match language {
+                Language::Java => *part.last()?,
+                _ => *part.first()?,
+            };
+            if !is_ident(parameter) {
+                return None;
+            }
+            parameters.push(word(parameter).to_owned());
+        }
+        if parameters.is_empty() || parameters.len() > MAX_PARAMETERS {
             return None;
         }
-        let parameter = match language {
-            Language::Java => *inside.last()?,
-            _ => inside[0],
-        };
-        if !is_ident(parameter) {
-            return None;
-        }
-        (word(parameter).to_owned(), close + 1)
+        (parameters, close + 1)
     } else if language == Language::JavaScript && is_ident(open) && word(open + 1) == "=>" {
-        (word(open).to_owned(), open + 1)
+        (vec![word(open).to_owned()], open + 1)
     } else {
         return None;
     };
@@ -288,7 +330,7 @@ fn definition(
             let end = (colon + 1..tokens.len())
                 .find(|&k| tokens[k].newline_before && column(k) < body)
                 .unwrap_or(tokens.len());
-            Some((name, parameter, Body::Statements, colon + 1..end))
+            Some((name, parameters, Body::Statements, colon + 1..end))
         }
         Language::Ruby => {
             // To the `end` that closes the `def`, counting the blocks between.
@@ -308,7 +350,7 @@ fn definition(
                 }
                 k += 1;
             }
-            (depth == 0 && k > after).then_some((name, parameter, Body::Statements, after..k))
+            (depth == 0 && k > after).then_some((name, parameters, Body::Statements, after..k))
         }
         _ => {
             let header = (after..limit).find(|&k| matches!(word(k), "{" | "=>" | "="))?;
@@ -316,19 +358,20 @@ fn definition(
                 "{" => {
                     let close = closing_bracket(text, tokens, header)?;
                     (close > header + 1)
-                        .then(|| (name, parameter, Body::Statements, header + 1..close))
+                        .then(|| (name, parameters, Body::Statements, header + 1..close))
                 }
                 "=>" if word(header + 1) == "{" => {
                     let close = closing_bracket(text, tokens, header + 1)?;
                     (close > header + 2)
-                        .then(|| (name, parameter, Body::Statements, header + 2..close))
+                        .then(|| (name, parameters, Body::Statements, header + 2..close))
                 }
                 "=>" | "=" => {
                     if word(header) == "=" && language != Language::Kotlin {
                         return None;
                     }
                     let end = expression_end(text, tokens, header + 1, true);
-                    (end > header + 1).then(|| (name, parameter, Body::Expression, header + 1..end))
+                    (end > header + 1)
+                        .then(|| (name, parameters, Body::Expression, header + 1..end))
                 }
                 _ => None,
             }
@@ -405,6 +448,10 @@ enum Algorithm {
     Fnv64,
     Fnv64a,
     Xxh64,
+    /// BLAKE2b of an output of that many bytes (Python's `hashlib.blake2b(.., digest_size=8)`:
+    /// the length is part of the hash, not a cut of the 64-byte one).
+    Blake2b(usize),
+    Blake2s(usize),
 }
 
 impl Algorithm {
@@ -432,6 +479,8 @@ impl Algorithm {
                 .map_or_else(|_| Vec::new(), |v| v.to_be_bytes().to_vec()),
             Self::Fnv64 | Self::Fnv64a | Self::Xxh64 => u64::try_from(self.sum(bytes))
                 .map_or_else(|_| Vec::new(), |v| v.to_be_bytes().to_vec()),
+            Self::Blake2b(size) => blake2b(size, bytes),
+            Self::Blake2s(size) => blake2s(size, bytes),
         }
     }
 
@@ -457,11 +506,129 @@ impl Algorithm {
                 (h ^ u64::from(b)).wrapping_mul(FNV64_PRIME)
             })),
             Self::Xxh64 => i128::from(xxhash_rust::xxh64::xxh64(bytes, 0)),
-            Self::Md5 | Self::Sha1 | Self::Sha256 | Self::Sha512 => {
+            Self::Md5
+            | Self::Sha1
+            | Self::Sha256
+            | Self::Sha512
+            | Self::Blake2b(_)
+            | Self::Blake2s(_) => {
                 let digest = self.digest(bytes);
-                i128::from(u64::from_be_bytes(digest[..8].try_into().unwrap_or([0; 8])))
+                i128::from(u64::from_be_bytes(
+                    digest
+                        .get(..8)
+                        .and_then(|d| d.try_into().ok())
+                        .unwrap_or([0; 8]),
+                ))
             }
         }
+    }
+}
+
+/// What an interpolating literal builds ([`interpolated`]).
+enum Interpolation {
+    /// The literal interpolates nothing in its language.
+    None,
+    /// The string it builds of the names it interpolates.
+    Built(String),
+    /// It interpolates something else than names known as a string or an integer (a format
+    /// spec, a call, an escape).
+    Unknown,
+}
+
+/// The string an interpolating literal builds of plain names (Python's `f"{a}:{b}"`,
+/// JavaScript's `` `${a}:${b}` ``, Ruby's `"#{a}:#{b}"`, Kotlin's `"$a:${b}"`).
+fn interpolated<'v>(
+    word: &str,
+    content: &str,
+    language: Language,
+    value: &dyn Fn(&str) -> Option<&'v Value>,
+) -> Interpolation {
+    let (open, close, braces_only) = match language {
+        Language::Python if word.starts_with(['f', 'F']) => ("{", "}", true),
+        Language::JavaScript if word.starts_with('`') => ("${", "}", false),
+        Language::Ruby if word.starts_with('"') && content.contains("#{") => ("#{", "}", false),
+        Language::Kotlin if content.contains('$') => ("${", "}", false),
+        _ => return Interpolation::None,
+    };
+    let text = |name: &str| match value(name)? {
+        Value::Str(s) => Some(s.clone()),
+        Value::Int(n) => Some(n.value.to_string()),
+        _ => None,
+    };
+    let is_name = |name: &str| {
+        !name.is_empty()
+            && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+    };
+    let built = (|| {
+        if content.contains('\\') {
+            return None;
+        }
+        let mut built = String::new();
+        let mut rest = content;
+        while !rest.is_empty() {
+            if braces_only && (rest.starts_with("{{") || rest.starts_with("}}")) {
+                built.push_str(&rest[..1]);
+                rest = &rest[2..];
+            } else if let Some(after) = rest.strip_prefix(open) {
+                let end = after.find(close)?;
+                let name = &after[..end];
+                if !is_name(name) {
+                    return None;
+                }
+                built.push_str(&text(name)?);
+                rest = &after[end + close.len()..];
+            } else if language == Language::Kotlin && rest.starts_with('$') {
+                // `$name`: the longest name after the sign.
+                let after = &rest[1..];
+                let end = after
+                    .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .unwrap_or(after.len());
+                let name = &after[..end];
+                if !is_name(name) {
+                    return None;
+                }
+                built.push_str(&text(name)?);
+                rest = &after[end..];
+            } else if braces_only && rest.starts_with('}') {
+                return None;
+            } else {
+                let c = rest.chars().next()?;
+                built.push(c);
+                rest = &rest[c.len_utf8()..];
+            }
+        }
+        Some(built)
+    })();
+    built.map_or(Interpolation::Unknown, Interpolation::Built)
+}
+
+/// A BLAKE2b digest of `size` bytes: the sizes programs ask for (the crate fixes the size at
+/// compile time); another size gives no bytes, which then reads as no integer.
+fn blake2b(size: usize, bytes: &[u8]) -> Vec<u8> {
+    use blake2::digest::consts::{U4, U8, U16, U20, U32, U48, U64};
+    match size {
+        4 => blake2::Blake2b::<U4>::digest(bytes).to_vec(),
+        8 => blake2::Blake2b::<U8>::digest(bytes).to_vec(),
+        16 => blake2::Blake2b::<U16>::digest(bytes).to_vec(),
+        20 => blake2::Blake2b::<U20>::digest(bytes).to_vec(),
+        32 => blake2::Blake2b::<U32>::digest(bytes).to_vec(),
+        48 => blake2::Blake2b::<U48>::digest(bytes).to_vec(),
+        64 => blake2::Blake2b::<U64>::digest(bytes).to_vec(),
+        _ => Vec::new(),
+    }
+}
+
+/// A BLAKE2s digest of `size` bytes, as [`blake2b`].
+fn blake2s(size: usize, bytes: &[u8]) -> Vec<u8> {
+    use blake2::digest::consts::{U4, U8, U16, U20, U32};
+    match size {
+        4 => blake2::Blake2s::<U4>::digest(bytes).to_vec(),
+        8 => blake2::Blake2s::<U8>::digest(bytes).to_vec(),
+        16 => blake2::Blake2s::<U16>::digest(bytes).to_vec(),
+        20 => blake2::Blake2s::<U20>::digest(bytes).to_vec(),
+        32 => blake2::Blake2s::<U32>::digest(bytes).to_vec(),
+        _ => Vec::new(),
     }
 }
 
@@ -741,7 +908,15 @@ impl Parser<'_, '_> {
             TokenKind::Str => {
                 self.at += 1;
                 let content = &text[token.content.clone()];
-                // Only plain text: no escape, interpolation or template to rebuild.
+                // An interpolation of the function's own values (`f"{namespace}:{key}"`).
+                match interpolated(word, content, self.machine.language, &|name| {
+                    self.machine.env.get(name)
+                }) {
+                    Interpolation::Built(built) => return Some(Value::Str(built)),
+                    Interpolation::Unknown => return None,
+                    Interpolation::None => {}
+                }
+                // Otherwise only plain text: no escape, interpolation or template to rebuild.
                 if content.contains(['\\', '$', '{', '#', '%']) || word.starts_with(['f', 'F', '`'])
                 {
                     return None;
@@ -752,6 +927,26 @@ impl Parser<'_, '_> {
                 self.at += 1;
                 let inner = self.binary(0)?;
                 self.eat(")").then_some(inner)
+            }
+            // Python's f-string, lexed as its prefix and a string: `f"{namespace}:{key}"`.
+            TokenKind::Ident
+                if self.machine.language == Language::Python
+                    && matches!(word, "f" | "F")
+                    && self.machine.tokens.get(self.at + 1).is_some_and(|next| {
+                        next.kind == TokenKind::Str && next.span.start == token.span.end
+                    }) =>
+            {
+                let string = self.machine.tokens[self.at + 1].clone();
+                self.at += 2;
+                match interpolated(
+                    "f\"",
+                    &text[string.content.clone()],
+                    Language::Python,
+                    &|name| self.machine.env.get(name),
+                ) {
+                    Interpolation::Built(built) => Some(Value::Str(built)),
+                    Interpolation::None | Interpolation::Unknown => None,
+                }
             }
             TokenKind::Ident => {
                 // A dotted path: `hashlib.sha256`, `binary.BigEndian.Uint64`, `Digest::SHA512`.
@@ -984,6 +1179,33 @@ impl Parser<'_, '_> {
                 int(wrap(n.value, bits, signed))
             }
             // Python.
+            (Language::Python, Some("hashlib") | None, name @ ("blake2b" | "blake2s")) => {
+                // Only the output length among the keywords: a key, salt or person is another
+                // hash.
+                if args
+                    .iter()
+                    .any(|(kw, _)| kw.as_deref().is_some_and(|kw| kw != "digest_size"))
+                    || args.iter().filter(|(kw, _)| kw.is_none()).count() > 1
+                {
+                    return None;
+                }
+                let size = match keyword("digest_size") {
+                    Some(Value::Int(n)) => usize::try_from(n.value).ok()?,
+                    None if name == "blake2b" => 64,
+                    None => 32,
+                    _ => return None,
+                };
+                let fed = match positional(0) {
+                    Some(value) => bytes_of(value)?,
+                    None => Vec::new(),
+                };
+                let algorithm = if name == "blake2b" {
+                    Algorithm::Blake2b(size)
+                } else {
+                    Algorithm::Blake2s(size)
+                };
+                Value::Hasher(algorithm, fed)
+            }
             (Language::Python, Some("hashlib") | None, name)
                 if Algorithm::named(name).is_some() && args.len() <= 1 =>
             {
@@ -1498,6 +1720,48 @@ mod tests {
     // The expected values were computed with Python's hashlib, zlib, struct and xxhash.
 
     #[test]
+    fn interpolated_strings_and_blake2_of_a_chosen_length_digest_the_parameter() {
+        let python = "def lock_key(value: str) -> int:\n    digest = hashlib.blake2b(f\"trainer:{value}\".encode(), digest_size=8).digest()\n    return int.from_bytes(digest, \"big\", signed=True)\n";
+        assert_eq!(
+            hash(Language::Python, python, "singleton"),
+            Some(-1_378_207_693_681_147_347)
+        );
+        let sha = "def lock_key(value):\n    digest = hashlib.sha256(f\"trainer:{value}\".encode()).digest()\n    return int.from_bytes(digest[:8], \"big\", signed=True)\n";
+        assert_eq!(
+            hash(Language::Python, sha, "singleton"),
+            Some(5_811_018_721_093_062_989)
+        );
+        // Doubled braces are literal ones.
+        let braces = "def lock_key(value):\n    digest = hashlib.sha256(f\"{{jobs}}:{value}\".encode()).digest()\n    return int.from_bytes(digest[:8], \"big\", signed=True)\n";
+        assert_eq!(
+            hash(Language::Python, braces, "nightly"),
+            Some(2_164_252_319_283_174_881)
+        );
+        let blake = "def lock_key(value):\n    digest = hashlib.blake2b(value.encode(), digest_size=8).digest()\n    return int.from_bytes(digest, \"big\", signed=True)\n";
+        assert_eq!(
+            hash(Language::Python, blake, "singleton"),
+            Some(-551_586_401_914_026_850)
+        );
+        let javascript = "function lockKey(name) {\n  return createHash('sha256').update(`jobs:${name}`).digest().readBigInt64BE(0);\n}\n";
+        assert_eq!(
+            hash(Language::JavaScript, javascript, "nightly"),
+            Some(2_634_744_463_948_869_091)
+        );
+        let ruby = "def lock_key(name)\n  Zlib.crc32(\"jobs:#{name}\")\nend\n";
+        assert_eq!(hash(Language::Ruby, ruby, "nightly"), Some(3_761_665_076));
+        // A format spec, a call, or a name the function does not know: no value.
+        for body in ["{value!r}", "{value:>8}", "{value.upper()}", "{other}"] {
+            let source = format!(
+                "def lock_key(value):\n    digest = hashlib.sha256(f\"{body}\".encode()).digest()\n    return int.from_bytes(digest[:8], \"big\", signed=True)\n"
+            );
+            assert_eq!(hash(Language::Python, &source, "x"), None, "{body}");
+        }
+        // A key or a salt makes another hash.
+        let keyed = "def lock_key(value):\n    digest = hashlib.blake2b(value.encode(), digest_size=8, key=b\"k\").digest()\n    return int.from_bytes(digest, \"big\", signed=True)\n";
+        assert_eq!(hash(Language::Python, keyed, "x"), None);
+    }
+
+    #[test]
     fn a_helpers_statements_digest_its_parameter_on_a_line_of_any_length() {
         // Minified: the body starts past column 65,535 (a width `format!` refuses).
         let source = format!(
@@ -1626,12 +1890,21 @@ mod tests {
             functions(source, &lexed.tokens, Language::Python)
         };
         let mut both = found(crc);
-        assert_eq!(value(&both, "key", "reindex"), Some(4_176_679_049));
+        assert_eq!(
+            value(&both, "key", &[HashArg::Str("reindex".into())]),
+            Some(4_176_679_049)
+        );
         both.extend(found(crc));
-        assert_eq!(value(&both, "key", "reindex"), Some(4_176_679_049));
+        assert_eq!(
+            value(&both, "key", &[HashArg::Str("reindex".into())]),
+            Some(4_176_679_049)
+        );
         both.extend(found(md5));
-        assert_eq!(value(&both, "key", "reindex"), None);
-        assert_eq!(value(&both, "other", "reindex"), None);
+        assert_eq!(value(&both, "key", &[HashArg::Str("reindex".into())]), None);
+        assert_eq!(
+            value(&both, "other", &[HashArg::Str("reindex".into())]),
+            None
+        );
     }
 
     #[test]

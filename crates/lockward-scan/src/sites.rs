@@ -154,7 +154,7 @@ pub(crate) enum Key {
     /// [`crate::values::resolve_tree`]); otherwise a dynamic key, shown as written.
     HashOf {
         function: String,
-        argument: String,
+        arguments: Vec<HashArg>,
         shown: String,
     },
     /// Anything else: a placeholder, a variable, an expression.
@@ -275,7 +275,7 @@ pub(crate) struct FileSites {
     pub(crate) hash_functions: Vec<(String, crate::hashes::HashFunction)>,
     /// Its names assigned such a call (`REPORT_LOCK = lock_key("daily_report")`), with the
     /// function and the string, for a function of another file.
-    pub(crate) hash_locals: Vec<(String, String, String)>,
+    pub(crate) hash_locals: Vec<(String, String, Vec<HashArg>)>,
 }
 
 /// An integer constant of a Go `const (...)` block.
@@ -409,7 +409,7 @@ impl Through {
             return function.apply(written);
         }
         let (function, text) = self.function_of(written)?;
-        crate::hashes::value(hash_functions, function, &text)
+        crate::hashes::value(hash_functions, function, &[HashArg::Str(text)])
     }
 }
 
@@ -474,8 +474,16 @@ pub(crate) enum Expr {
     /// value with [`crate::values::substitute_hashes`]; unknown until then.
     Hash {
         function: String,
-        argument: String,
+        arguments: Vec<HashArg>,
     },
+}
+
+/// A fixed argument of a hash function's call: a string or an integer
+/// (`compute_advisory_lock_id("bootstrap_token", 0)`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum HashArg {
+    Str(String),
+    Int(i128),
 }
 
 impl Expr {

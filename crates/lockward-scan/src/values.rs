@@ -17,7 +17,7 @@ use lockward_registry::{Id, Registry};
 
 use crate::lang::Language;
 use crate::lexer::{Token, TokenKind};
-use crate::sites::{BlockMember, Expr, FileSites, Item, ItemKind, Key, Op, Pending};
+use crate::sites::{BlockMember, Expr, FileSites, HashArg, Item, ItemKind, Key, Op, Pending};
 
 /// The largest integer a JavaScript number holds exactly, and its negation.
 pub(crate) const MAX_SAFE_INTEGER: i128 = (1 << 53) - 1;
@@ -389,22 +389,37 @@ impl Parser<'_> {
                 }
                 // A call is never a constant, but of a fixed string it may be a hash the program
                 // computes (`createTableLockID("endorser")`), known once the tree's functions are.
+                // Of several: strings and integers (`compute_advisory_lock_id("bootstrap", 0)`),
+                // one string at least.
                 if self.peek(0) == Some("(") {
-                    let token = self.tokens.get(self.at + 1)?;
-                    let argument = match plain_string(text, token) {
-                        Some(argument) => argument.to_owned(),
-                        None if token.kind == TokenKind::Ident => {
-                            (self.strings?)(&text[token.span.clone()])?
+                    let mut arguments = Vec::new();
+                    let mut k = self.at + 1;
+                    loop {
+                        let token = self.tokens.get(k)?;
+                        let argument = match plain_string(text, token) {
+                            Some(argument) => HashArg::Str(argument.to_owned()),
+                            None if token.kind == TokenKind::Ident => {
+                                HashArg::Str((self.strings?)(&text[token.span.clone()])?)
+                            }
+                            None if token.kind == TokenKind::Number => {
+                                HashArg::Int(self.language.parse_int(&text[token.span.clone()])?)
+                            }
+                            None => return None,
+                        };
+                        arguments.push(argument);
+                        match self.tokens.get(k + 1).map(|t| &text[t.span.clone()]) {
+                            Some(",") => k += 2,
+                            Some(")") => break,
+                            _ => return None,
                         }
-                        None => return None,
-                    };
-                    if self.peek(2) != Some(")") {
+                    }
+                    if !arguments.iter().any(|a| matches!(a, HashArg::Str(_))) {
                         return None;
                     }
-                    self.at += 3;
+                    self.at = k + 2;
                     return Some(Expr::Hash {
                         function: name.to_owned(),
-                        argument,
+                        arguments,
                     });
                 }
                 Some(Expr::Name(name.to_owned()))
@@ -639,14 +654,23 @@ pub(crate) fn hash_calls(expr: &Expr, out: &mut Vec<String>) {
 
 /// `expr` with the hash calls `hash` knows (`createTableLockID("endorser")`, by the function's
 /// name and the string) replaced by their values.
-pub(crate) fn substitute_hashes(expr: Expr, hash: &dyn Fn(&str, &str) -> Option<i64>) -> Expr {
+pub(crate) fn substitute_hashes(
+    expr: Expr,
+    hash: &dyn Fn(&str, &[HashArg]) -> Option<i64>,
+) -> Expr {
     expr.map_leaves(&mut |leaf| match leaf {
-        Expr::Hash { function, argument } => match hash(&function, &argument) {
+        Expr::Hash {
+            function,
+            arguments,
+        } => match hash(&function, &arguments) {
             Some(value) => Expr::Int {
                 value: i128::from(value),
                 wide: true,
             },
-            None => Expr::Hash { function, argument },
+            None => Expr::Hash {
+                function,
+                arguments,
+            },
         },
         other => other,
     })
@@ -758,8 +782,8 @@ pub(crate) fn resolve_tree(files: &mut [FileSites], registry: &Registry) {
     // Without one, a standard library's digest still computes its calls
     // ([`crate::hashes::library_value`]).
     {
-        let hash = |function: &str, argument: &str| {
-            crate::hashes::value(&hash_functions, function, argument)
+        let hash = |function: &str, arguments: &[HashArg]| {
+            crate::hashes::value(&hash_functions, function, arguments)
         };
         for file in files.iter_mut() {
             for pending in &mut file.pending {
@@ -773,19 +797,19 @@ pub(crate) fn resolve_tree(files: &mut [FileSites], registry: &Registry) {
                 let Some(key) = item.kind.key_mut() else {
                     continue;
                 };
-                let (written, function, argument) = match &*key {
+                let (written, function, arguments) = match &*key {
                     Key::HashOf {
                         function,
-                        argument,
+                        arguments,
                         shown,
-                    } => (shown, function, argument),
+                    } => (shown, function, arguments.clone()),
                     Key::Name(written) => match hash_locals.iter().find(|(n, _, _)| n == written) {
-                        Some((_, function, argument)) => (written, function, argument),
+                        Some((_, function, arguments)) => (written, function, arguments.clone()),
                         None => continue,
                     },
                     _ => continue,
                 };
-                if let Some(value) = hash(function, argument) {
+                if let Some(value) = hash(function, &arguments) {
                     *key = Key::Local {
                         name: written.clone(),
                         value: Id::plain(value),

@@ -1610,7 +1610,7 @@ pub(crate) fn resolve(
                         Key::HashOf {
                             function: function.to_owned(),
                             shown: format!("{function}(\"{argument}\")"),
-                            argument,
+                            arguments: vec![crate::sites::HashArg::Str(argument)],
                         }
                     }
                     (Some(entry), Some(Through::Entry(collection))) => Key::Member {

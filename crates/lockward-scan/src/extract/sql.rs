@@ -817,10 +817,43 @@ impl Extractor<'_> {
         // The `)` of a call without arguments inside a value (`"streams_table".hashCode()`):
         // part of the value, as its `(`.
         let mut empty_call = None;
+        // The `)` of a call of fixed strings and integers inside a value
+        // (`lockKey("reports", "nightly")`, a hash the program may compute): the call is one value.
+        let mut fixed_call: Option<usize> = None;
         for (i, token) in tokens.iter().enumerate().skip(start).take(MAX_CALL_TOKENS) {
             let piece = text(i);
             if empty_call == Some(i) {
                 current.push(token.clone());
+                continue;
+            }
+            if let Some(close) = fixed_call {
+                current.push(token.clone());
+                if i == close {
+                    fixed_call = None;
+                }
+                continue;
+            }
+            if piece == "("
+                && current
+                    .last()
+                    .is_some_and(|t: &Token| t.kind == TokenKind::Ident)
+                && !is_integer_conversion(text(i - 1), language)
+                && !self.wraps_values(&current)
+                && let Some(close) = crate::lexer::closing_bracket(self.file, tokens, i)
+                && close > i + 1
+                && tokens[i + 1..close]
+                    .iter()
+                    .enumerate()
+                    .all(|(k, t)| match k % 2 {
+                        0 => matches!(t.kind, TokenKind::Str | TokenKind::Number),
+                        _ => self.text(t.span.clone()) == ",",
+                    })
+                && tokens[i + 1..close]
+                    .iter()
+                    .any(|t| t.kind == TokenKind::Str)
+            {
+                current.push(token.clone());
+                fixed_call = Some(close);
                 continue;
             }
             if piece == "(" && text(i + 1) == ")" && !current.is_empty() {
