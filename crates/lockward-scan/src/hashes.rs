@@ -1749,6 +1749,16 @@ mod tests {
         );
         let ruby = "def lock_key(name)\n  Zlib.crc32(\"jobs:#{name}\")\nend\n";
         assert_eq!(hash(Language::Ruby, ruby, "nightly"), Some(3_761_665_076));
+        let kotlin = "fun lockKey(name: String): Long = \"jobs:$name\".hashCode().toLong()\n";
+        assert_eq!(
+            hash(Language::Kotlin, kotlin, "nightly"),
+            Some(-628_220_799)
+        );
+        let braced = "fun lockKey(name: String): Long = \"jobs:${name}\".hashCode().toLong()\n";
+        assert_eq!(
+            hash(Language::Kotlin, braced, "nightly"),
+            Some(-628_220_799)
+        );
         // A format spec, a call, or a name the function does not know: no value.
         for body in ["{value!r}", "{value:>8}", "{value.upper()}", "{other}"] {
             let source = format!(
