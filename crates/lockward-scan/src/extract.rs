@@ -2131,6 +2131,7 @@ impl Extractor<'_> {
                 && !name_words
                     .last()
                     .is_some_and(|last| SETTING_WORDS.contains(&last.as_str()))
+                && !crate::sites::is_sentinel(&name_words)
                 && self.in_lock_ids_class(tokens, i, language));
         let in_arguments = context == Bracket::Arguments;
         // A field of a struct literal or of an object passed to a call, and a call's keyword

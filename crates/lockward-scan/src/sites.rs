@@ -23,6 +23,19 @@ pub(crate) const SETTING_WORDS: &[&str] = &[
     "millis", "delay", "duration", "mask", "bits", "shift",
 ];
 
+/// The first words of a name that make its value the one meaning "no lock" (`InvalidLockKey`,
+/// `NO_LOCK_ID`, `UNSET_ADVISORY_LOCK`), not an id any code takes.
+pub(crate) const SENTINEL_WORDS: &[&str] = &[
+    "invalid", "unknown", "unset", "null", "nil", "none", "empty", "no", "missing",
+];
+
+/// Whether a name's first word is one of [`SENTINEL_WORDS`].
+pub(crate) fn is_sentinel(words: &[String]) -> bool {
+    words
+        .first()
+        .is_some_and(|first| SENTINEL_WORDS.contains(&first.as_str()))
+}
+
 /// What names count: the constant patterns and the keywords, from `[scan]`.
 #[derive(Debug, Clone)]
 pub(crate) struct Names {
@@ -67,14 +80,16 @@ impl Names {
         Some(runs)
     }
 
-    /// Whether a name is a lock constant's: it matches a pattern, and its last word does not
-    /// make it a setting next to the id (`ADVISORY_LOCK_TIMEOUT`, golang-migrate's
-    /// `advisoryLockIDSalt`): a pattern such as `ADVISORY_LOCK*` matches those too.
+    /// Whether a name is a lock constant's: it matches a pattern, its last word does not make
+    /// it a setting next to the id (`ADVISORY_LOCK_TIMEOUT`, golang-migrate's
+    /// `advisoryLockIDSalt`): a pattern such as `ADVISORY_LOCK*` matches those too), and its
+    /// first word does not make it the value that means "no lock" (`InvalidLockKey = -1`,
+    /// `NO_LOCK_ID = 0`).
     pub(crate) fn is_constant(&self, words: &[String]) -> bool {
         let setting = words
             .last()
             .is_some_and(|last| SETTING_WORDS.contains(&last.as_str()));
-        !setting && self.patterns.iter().any(|p| p.matches(words))
+        !setting && !is_sentinel(words) && self.patterns.iter().any(|p| p.matches(words))
     }
 
     pub(crate) fn is_keyword(&self, words: &[String]) -> bool {
