@@ -501,6 +501,11 @@ fn extract_file(
         hash_functions: &hash_functions,
         string_locals: locals_of_strings,
         constant_strings: strings.iter().cloned().collect(),
+        psql_variables: if language == Language::Sql {
+            psql_variables(text)
+        } else {
+            HashMap::new()
+        },
         counted: HashMap::new(),
         raw: Vec::new(),
         locals: HashMap::new(),
@@ -1597,6 +1602,8 @@ struct Extractor<'a> {
     string_locals: HashMap<String, Option<String>>,
     /// The file's string constants ([`file_strings`]): a hash function's argument may name one.
     constant_strings: HashMap<String, String>,
+    /// A SQL script's psql variables set to an integer (`\set lockKey 1`), read as `:lockKey`.
+    psql_variables: HashMap<String, Id>,
     /// Values read off a counter the file counts up at its outermost scope ([`counted`]), by
     /// where the value starts: `None` where it cannot be known.
     counted: HashMap<usize, Option<i64>>,
@@ -1681,6 +1688,40 @@ fn qualified_names(text: &str, tokens: &[Token]) -> Vec<String> {
         k = end + 1;
     }
     found
+}
+
+/// The psql variables a SQL script sets to one integer (`\set lockKey 1`): a name set to two
+/// values, or to anything else, is left out.
+fn psql_variables(text: &str) -> HashMap<String, Id> {
+    let mut found: HashMap<String, Option<Id>> = HashMap::new();
+    for line in text.lines() {
+        let Some(rest) = line.trim_start().strip_prefix("\\set") else {
+            continue;
+        };
+        let mut words = rest.split_whitespace();
+        let (Some(name), value, None) = (words.next(), words.next(), words.next()) else {
+            continue;
+        };
+        if rest.chars().next().is_some_and(|c| !c.is_whitespace()) {
+            continue;
+        }
+        let value = value
+            .and_then(|v| Language::Sql.parse_int(v))
+            .and_then(|v| i64::try_from(v).ok())
+            .map(|v| Id::new(v, value.unwrap_or_default()));
+        found
+            .entry(name.to_owned())
+            .and_modify(|known| {
+                if known.as_ref().map(Id::value) != value.as_ref().map(Id::value) {
+                    *known = None;
+                }
+            })
+            .or_insert(value);
+    }
+    found
+        .into_iter()
+        .filter_map(|(name, value)| Some((name, value?)))
+        .collect()
 }
 
 /// The number of braces open before each token.
@@ -3330,12 +3371,31 @@ impl Extractor<'_> {
                 }
             }
         }
-        // Interpolation: `{NAME}`, `${NAME}`, `#{NAME}`.
+        // A psql variable of the script (`:lockKey` after `\set lockKey 1`).
+        if language == Language::Sql
+            && self.binds.is_none()
+            && let [colon, name] = tokens
+            && token_text(colon) == ":"
+            && name.kind == TokenKind::Ident
+            && colon.span.end == name.span.start
+            && let Some(value) = self.psql_variables.get(token_text(name))
+        {
+            return Key::Local {
+                name: format!(":{}", token_text(name)),
+                value: value.clone(),
+            };
+        }
+        // Interpolation: `{NAME}`, `${NAME}`, `#{NAME}`: what is inside is the host language's
+        // code (`${ADVISORY_LOCK_KEYS.migrations}` reads a JavaScript object's entry).
+        let mut host = None;
         if let [first, second, ..] = tokens
             && matches!(token_text(first), "$" | "#")
             && token_text(second) == "{"
         {
             tokens = &tokens[1..];
+            if language == Language::Sql {
+                host = self.binds.as_ref().map(|binds| binds.language);
+            }
         }
         // Kotlin's bare `$NAME`.
         if let [dollar, name] = tokens
@@ -3409,7 +3469,18 @@ impl Extractor<'_> {
         {
             return Key::Name(format!("@{}", token_text(name)));
         }
-        if let Some(key) = self.member_key(tokens, language, &shown) {
+        // A member of a constant's collection or enum (`ADVISORY_LOCK_KEYS.migrations`) as the
+        // host language reads it; a parameter's field (`options.lockId`) stays the SQL's own.
+        let member_language = match (host, tokens.first()) {
+            (Some(host), Some(first))
+                if first.kind == TokenKind::Ident
+                    && token_text(first).starts_with(|c: char| c.is_ascii_uppercase()) =>
+            {
+                host
+            }
+            _ => language,
+        };
+        if let Some(key) = self.member_key(tokens, member_language, &shown) {
             return key;
         }
         // A Java getter without arguments (`alk.getQueryVal()`) reads a field: the path to it.
