@@ -75,6 +75,17 @@ impl<'r> Index<'r> {
         files
     }
 
+    /// The module path `dir`'s `go.mod` declares (`module github.com/acme/app`), if it has one.
+    fn go_module(&self, dir: &str) -> Option<String> {
+        let text = std::fs::read_to_string(self.root.join(dir).join("go.mod")).ok()?;
+        text.lines().find_map(|line| {
+            let path = line.trim().strip_prefix("module")?;
+            path.starts_with(char::is_whitespace)
+                .then(|| path.trim().trim_matches('"').to_owned())
+                .filter(|path| !path.is_empty())
+        })
+    }
+
     /// The directories directly in `dir`.
     fn subdirs(&self, dir: &str) -> Vec<String> {
         let Ok(entries) = std::fs::read_dir(self.root.join(dir)) else {
@@ -120,6 +131,28 @@ impl<'r> Index<'r> {
     /// tail of the path (`internal/locks` of `github.com/acme/app/internal/locks`) under the
     /// importing file's directory or one above it (the module's root).
     fn go_package_dir(&self, import: &str, from: &str) -> Option<String> {
+        // The module's own package, by the module path its `go.mod` declares
+        // (`github.com/acme/app/pkg/constants` is `pkg/constants` under the `go.mod` of
+        // `module github.com/acme/app`, whatever `operator/pkg/constants` is nearer).
+        for dir in Self::ancestors(from) {
+            let Some(module) = self.go_module(dir) else {
+                continue;
+            };
+            let rest = if import == module {
+                Some("")
+            } else {
+                import
+                    .strip_prefix(module.as_str())
+                    .and_then(|rest| rest.strip_prefix('/'))
+            };
+            if let Some(rest) = rest {
+                let package = join(dir, rest);
+                if self.in_dir(&package).iter().any(|p| is(p, Language::Go)) {
+                    return Some(package);
+                }
+            }
+            break;
+        }
         let parts: Vec<&str> = import.split('/').collect();
         (0..parts.len()).find_map(|skip| {
             let tail = parts[skip..].join("/");

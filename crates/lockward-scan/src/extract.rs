@@ -506,6 +506,12 @@ fn extract_file(
         } else {
             HashMap::new()
         },
+        wanted_calls: if language == Language::Sql {
+            HashSet::new()
+        } else {
+            wanted.clone()
+        },
+        sql_calls: Vec::new(),
         counted: HashMap::new(),
         raw: Vec::new(),
         locals: HashMap::new(),
@@ -587,12 +593,15 @@ fn extract_file(
             })
         });
     }
+    let sql_calls = std::mem::take(&mut extractor.sql_calls);
     let Functions {
         mut definitions,
         mut calls,
         defined,
         candidates,
     } = extractor.functions(&code.tokens, language, wanted, &tree);
+    calls.extend(sql_calls);
+    calls.sort_by_key(|(span, _)| span.start);
     // A Rust fn of an `impl` block is called by its type's path (`PgMutex::try_acquire(..)`)
     // from other files: the type is its owner, as a Go method's receiver type is. Its `fn new`
     // is a constructor, called as `ElectionSql::new(..)`: named after the type.
@@ -1604,6 +1613,12 @@ struct Extractor<'a> {
     constant_strings: HashMap<String, String>,
     /// A SQL script's psql variables set to an integer (`\set lockKey 1`), read as `:lockKey`.
     psql_variables: HashMap<String, Id>,
+    /// The names whose calls are looked for: in the SQL of a host language's string, a SQL
+    /// function's (`select update_views($1::bigint, $2)`).
+    wanted_calls: HashSet<String>,
+    /// The calls of wanted SQL functions found in the SQL of the file's strings, their keys bound
+    /// to the values the host passes ([`Self::sql_function_calls`]).
+    sql_calls: Vec<(Range<usize>, Call)>,
     /// Values read off a counter the file counts up at its outermost scope ([`counted`]), by
     /// where the value starts: `None` where it cannot be known.
     counted: HashMap<usize, Option<i64>>,
@@ -2036,6 +2051,7 @@ impl Extractor<'_> {
                         None
                     } else {
                         literal_value(self.file, tokens, language)
+                            .or_else(|| self.numeric_string(tokens))
                     };
                     (literal, constant.expr)
                 }

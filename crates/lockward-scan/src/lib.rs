@@ -221,7 +221,20 @@ fn follow_wrappers(
                 .map(|(name, language, _)| (name.clone(), *language)),
         );
         found_names.extend(new.iter().map(|(name, _, _)| name.clone()));
-        let languages: HashSet<Language> = new.iter().map(|(_, language, _)| *language).collect();
+        let mut languages: HashSet<Language> =
+            new.iter().map(|(_, language, _)| *language).collect();
+        // A SQL function is called from the SQL of any language's strings
+        // (`db.execute("select update_views($1::bigint, $2)", &[&LOCK_KEY, &data])`).
+        if languages.contains(&Language::Sql) {
+            languages.extend([
+                Language::Python,
+                Language::Go,
+                Language::Rust,
+                Language::Ruby,
+                Language::JavaScript,
+                Language::Java,
+            ]);
+        }
         // A helper followed only where a call surely runs it (`Migrate`, `_begin_transaction`)
         // is looked for in the files lexed so far, never over the whole tree again: its name is
         // most often a common word, and such a pass cost the worst case a tenth.

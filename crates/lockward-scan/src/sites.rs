@@ -700,6 +700,8 @@ pub(crate) struct Call {
     /// The variable its value is assigned to (`b := newBarrier(ctx, db, 9931)`): a method
     /// called on it later in the same function may lock what this call stored.
     pub(crate) assigned: Option<String>,
+    /// Made in the SQL of a host language's string: a call of a SQL function.
+    pub(crate) in_sql: bool,
 }
 
 /// One argument of a call.

@@ -1393,8 +1393,9 @@ pub(crate) fn resolve(
                         // A recursive call.
                         continue;
                     }
+                    let called_in = if call.in_sql { Language::Sql } else { language };
                     if call.passed != target.definition.holds_sql
-                        || !target.callable_from(&file.path, language, qualifier, &file.wrappers)
+                        || !target.callable_from(&file.path, called_in, qualifier, &file.wrappers)
                     {
                         continue;
                     }

@@ -677,6 +677,7 @@ impl Extractor<'_> {
                         passed: true,
                         switch: None,
                         assigned: None,
+                        in_sql: false,
                     },
                 ));
             }
@@ -739,6 +740,7 @@ impl Extractor<'_> {
                         passed: false,
                         switch,
                         assigned,
+                        in_sql: false,
                     },
                 ));
             }

@@ -7,7 +7,7 @@ use lockward_registry::Id;
 use super::{Binds, Extractor, MAX_CALL_TOKENS, MAX_VALUE_TOKENS, excerpt, is_integer_conversion};
 use crate::lang::{Language, SQL};
 use crate::lexer::{KEYWORDS_BEFORE_EXPRESSION, Token, TokenKind, lex};
-use crate::sites::{ItemKind, Key, Shape};
+use crate::sites::{Arg, Call, ItemKind, Key, Shape};
 use crate::words;
 
 impl Extractor<'_> {
@@ -85,7 +85,12 @@ impl Extractor<'_> {
                 ));
                 continue;
             }
-            if !crate::words::contains_ignore_case(bytes, b"advisory")
+            // SQL that calls a wanted SQL function is walked for those calls too.
+            let calls_wanted = self
+                .wanted_calls
+                .iter()
+                .any(|name| crate::words::contains_ignore_case(bytes, name.as_bytes()));
+            if !(calls_wanted || crate::words::contains_ignore_case(bytes, b"advisory"))
                 || !reads_as_sql(bytes)
                 || self.is_pattern_operand(tokens, index)
                 || self.in_assertion(tokens, index, language)
@@ -132,6 +137,8 @@ impl Extractor<'_> {
             let outer = self.binds.replace(binds);
             let before = self.raw.len();
             self.walk(&inner.tokens, Language::Sql, false);
+            let calls_before = self.sql_calls.len();
+            self.sql_function_calls(&inner.tokens);
             // The key concatenated into the text after it:
             // `"SELECT pg_advisory_unlock(" + lockNumber.getLockNumber() + ")"`.
             if used_at.is_none()
@@ -153,6 +160,12 @@ impl Extractor<'_> {
             if let Some(used_at) = used_at {
                 for (span, _) in &mut self.raw[before..] {
                     *span = used_at.clone();
+                }
+                for (span, call) in &mut self.sql_calls[calls_before..] {
+                    *span = used_at.clone();
+                    for arg in &mut call.args {
+                        arg.offset = used_at.start;
+                    }
                 }
             } else if let Some(name) = self.holder(tokens, first)
                 // Named for its lock (`tryLockQuery`, `LOCK_SQL`, `unlock`): another name (`q`)
@@ -1254,6 +1267,87 @@ impl Extractor<'_> {
 
     /// `tokens` without an integer cast: `1001042::bigint`, `$1::int8` and `CAST($1 AS bigint)`
     /// are the literal and the placeholder (but `Locks::ADVISORY_LOCK_FOO` is a path).
+    /// The calls of wanted SQL functions in the SQL being walked (a host language's string:
+    /// `db.execute("select update_views($1::bigint, $2::jsonb)", &[&LOCK_KEY, &data])`), each
+    /// argument's key read as a lock call's is, its placeholders bound to the values passed.
+    fn sql_function_calls(&mut self, tokens: &[Token]) {
+        if self.wanted_calls.is_empty() {
+            return;
+        }
+        let text = |i: usize| tokens.get(i).map_or("", |t| self.text(t.span.clone()));
+        let mut found = Vec::new();
+        for (i, token) in tokens.iter().enumerate() {
+            let name = text(i);
+            // Its name after `FUNCTION` or `PROCEDURE` (`CREATE FUNCTION f(..)`, `DROP FUNCTION
+            // f(..)`, a schema between) names it, calls nothing.
+            let before = if i >= 2 && text(i - 1) == "." {
+                i.checked_sub(3)
+            } else {
+                i.checked_sub(1)
+            };
+            let named = before.is_some_and(|b| {
+                text(b).eq_ignore_ascii_case("function")
+                    || text(b).eq_ignore_ascii_case("procedure")
+            });
+            if token.kind != TokenKind::Ident
+                || named
+                || text(i + 1) != "("
+                || !self.wanted_calls.contains(name)
+                || super::LOCK_FUNCTIONS
+                    .iter()
+                    .any(|f| f.eq_ignore_ascii_case(name))
+            {
+                continue;
+            }
+            let Some(close) = crate::lexer::closing_bracket(self.file, tokens, i + 1) else {
+                continue;
+            };
+            let mut args = Vec::new();
+            let mut depth = 0usize;
+            let mut start = i + 2;
+            for k in i + 2..=close {
+                match text(k) {
+                    "(" | "[" => depth += 1,
+                    ")" | "]" if k < close => depth = depth.saturating_sub(1),
+                    _ => {}
+                }
+                if (k == close || (depth == 0 && text(k) == ",")) && k > start {
+                    let value = &tokens[start..k];
+                    args.push(Arg {
+                        keyword: None,
+                        key: self
+                            .bound_key(value)
+                            .unwrap_or_else(|| self.key(value, Language::Sql)),
+                        string: None,
+                        param: None,
+                        offset: value[0].span.start,
+                        at: None,
+                        fields: Vec::new(),
+                        pair: None,
+                        elements: Vec::new(),
+                    });
+                    start = k + 1;
+                }
+            }
+            found.push((
+                token.span.start..tokens[close].span.end,
+                Call {
+                    callee: name.to_owned(),
+                    qualifier: None,
+                    at: None,
+                    args,
+                    within: None,
+                    receiver: None,
+                    passed: false,
+                    switch: None,
+                    assigned: None,
+                    in_sql: true,
+                },
+            ));
+        }
+        self.sql_calls.extend(found);
+    }
+
     pub(super) fn without_cast<'t>(&self, tokens: &'t [Token]) -> &'t [Token] {
         let text = |t: &Token| self.text(t.span.clone());
         let integer_type = |t: &Token| {
