@@ -718,7 +718,7 @@ fn extract_file(
         ..
     } = extractor;
     let (allows, unresolved) = place_allows_and_unresolved(text, allows, unresolved);
-    let own_hash = |function: &str, arguments: &[crate::sites::HashArg]| {
+    let own_hash = |function: &str, arguments: &[crate::hashes::HashArg]| {
         crate::hashes::value(&hash_functions, function, arguments)
     };
     // Most files assign only literals: then there is nothing to evaluate.
@@ -763,7 +763,7 @@ fn extract_file(
         .map(|(name, _)| name.clone())
         .collect();
     // A name assigned a call of a function that may be another file's hash.
-    let hash_locals: Vec<(String, String, Vec<crate::sites::HashArg>)> = locals
+    let hash_locals: Vec<(String, String, Vec<crate::hashes::HashArg>)> = locals
         .iter()
         .filter(|(name, _)| !local_ids.contains_key(*name))
         .filter_map(|(name, local)| match &local.as_ref()?.expr {
@@ -1152,14 +1152,14 @@ fn hash_call(text: &str, tokens: &[Token], language: Language) -> Option<Key> {
             continue;
         }
         arguments.push(match token.kind {
-            TokenKind::Number => crate::sites::HashArg::Int(language.parse_int(word)?),
-            _ => crate::sites::HashArg::Str(values::plain_string(text, token)?.to_owned()),
+            TokenKind::Number => crate::hashes::HashArg::Int(language.parse_int(word)?),
+            _ => crate::hashes::HashArg::Str(values::plain_string(text, token)?.to_owned()),
         });
     }
     if inside.len().is_multiple_of(2)
         || !arguments
             .iter()
-            .any(|a| matches!(a, crate::sites::HashArg::Str(_)))
+            .any(|a| matches!(a, crate::hashes::HashArg::Str(_)))
     {
         return None;
     }
@@ -3232,7 +3232,7 @@ impl Extractor<'_> {
                 && is_qualifier(text, path))
             .then(|| Key::HashOf {
                 function: token_text(name).to_owned(),
-                arguments: vec![crate::sites::HashArg::Str(held.to_owned())],
+                arguments: vec![crate::hashes::HashArg::Str(held.to_owned())],
                 shown: text[tokens[0].span.start..close.span.end].to_owned(),
             })
         };

@@ -19,7 +19,6 @@ use md5::Digest as _;
 
 use crate::lang::Language;
 use crate::lexer::{Token, TokenKind, closing_bracket, lex};
-use crate::sites::HashArg;
 
 /// How many statements a hash function's body may hold: a digest and a read take a few.
 const MAX_STATEMENTS: usize = 12;
@@ -36,6 +35,14 @@ pub(crate) struct HashFunction {
     parameters: Vec<String>,
     body: Body,
     source: String,
+}
+
+/// A fixed argument of a hash function's call: a string or an integer
+/// (`compute_advisory_lock_id("bootstrap_token", 0)`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum HashArg {
+    Str(String),
+    Int(i128),
 }
 
 /// What the kept source is.

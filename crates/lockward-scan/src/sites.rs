@@ -8,6 +8,7 @@ use std::ops::Range;
 
 use lockward_registry::{Code, Finding, Id, Span};
 
+use crate::hashes::HashArg;
 use crate::lang::Language;
 use crate::receivers::{GoTypes, Receiver};
 use crate::scope::Scope;
@@ -491,14 +492,6 @@ pub(crate) enum Expr {
         function: String,
         arguments: Vec<HashArg>,
     },
-}
-
-/// A fixed argument of a hash function's call: a string or an integer
-/// (`compute_advisory_lock_id("bootstrap_token", 0)`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) enum HashArg {
-    Str(String),
-    Int(i128),
 }
 
 impl Expr {

@@ -15,9 +15,10 @@ use std::collections::{HashMap, HashSet};
 
 use lockward_registry::{Id, Registry};
 
+use crate::hashes::HashArg;
 use crate::lang::Language;
 use crate::lexer::{Token, TokenKind};
-use crate::sites::{BlockMember, Expr, FileSites, HashArg, Item, ItemKind, Key, Op, Pending};
+use crate::sites::{BlockMember, Expr, FileSites, Item, ItemKind, Key, Op, Pending};
 
 /// The largest integer a JavaScript number holds exactly, and its negation.
 pub(crate) const MAX_SAFE_INTEGER: i128 = (1 << 53) - 1;

@@ -1611,7 +1611,7 @@ pub(crate) fn resolve(
                         Key::HashOf {
                             function: function.to_owned(),
                             shown: format!("{function}(\"{argument}\")"),
-                            arguments: vec![crate::sites::HashArg::Str(argument)],
+                            arguments: vec![crate::hashes::HashArg::Str(argument)],
                         }
                     }
                     (Some(entry), Some(Through::Entry(collection))) => Key::Member {
