@@ -1279,12 +1279,19 @@ impl Extractor<'_> {
         for (i, token) in tokens.iter().enumerate() {
             let name = text(i);
             // Its name after `FUNCTION` or `PROCEDURE` (`CREATE FUNCTION f(..)`, `DROP FUNCTION
-            // f(..)`, a schema between) names it, calls nothing.
-            let before = if i >= 2 && text(i - 1) == "." {
+            // IF EXISTS f(..)`, a schema between) names it, calls nothing.
+            let mut before = if i >= 2 && text(i - 1) == "." {
                 i.checked_sub(3)
             } else {
                 i.checked_sub(1)
             };
+            if let Some(b) = before
+                && b >= 2
+                && text(b).eq_ignore_ascii_case("exists")
+                && text(b - 1).eq_ignore_ascii_case("if")
+            {
+                before = Some(b - 2);
+            }
             let named = before.is_some_and(|b| {
                 text(b).eq_ignore_ascii_case("function")
                     || text(b).eq_ignore_ascii_case("procedure")
