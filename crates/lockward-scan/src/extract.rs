@@ -463,20 +463,22 @@ pub(crate) fn extract_calls(
     names: &Names,
     wanted: &HashSet<String>,
 ) -> FileSites {
-    extract_file(path, language, text, names, wanted, false)
+    extract_file(path, language, text, names, wanted, &HashSet::new(), false)
 }
 
 /// The wrapper definitions and calls of the `wanted` names in one file (a later pass's look
-/// for wrappers): nothing else, and `None` when it has neither. Such a file is not parsed: most
-/// files a pass lexes, for holding a wrapper's name as a word, call no wrapper.
+/// for wrappers), the `sql_functions` among them called in the SQL of its strings too: nothing
+/// else, and `None` when it has neither. Such a file is not parsed: most files a pass lexes, for
+/// holding a wrapper's name as a word, call no wrapper.
 pub(crate) fn extract_wrappers(
     path: &str,
     language: Language,
     text: &str,
     names: &Names,
     wanted: &HashSet<String>,
+    sql_functions: &HashSet<String>,
 ) -> Option<FileSites> {
-    let mut sites = extract_file(path, language, text, names, wanted, true);
+    let mut sites = extract_file(path, language, text, names, wanted, sql_functions, true);
     sites.only_wrappers();
     (!sites.wrappers.is_empty()).then_some(sites)
 }
@@ -487,6 +489,7 @@ fn extract_file(
     text: &str,
     names: &Names,
     wanted: &HashSet<String>,
+    sql_functions: &HashSet<String>,
     only_wrappers: bool,
 ) -> FileSites {
     let code = lex(text, 0..text.len(), language.syntax());
@@ -506,10 +509,10 @@ fn extract_file(
         } else {
             HashMap::new()
         },
-        wanted_calls: if language == Language::Sql {
+        sql_functions: if language == Language::Sql {
             HashSet::new()
         } else {
-            wanted.clone()
+            sql_functions.clone()
         },
         sql_calls: Vec::new(),
         counted: HashMap::new(),
@@ -1139,30 +1142,9 @@ fn hash_call(text: &str, tokens: &[Token], language: Language) -> Option<Key> {
     {
         return None;
     }
-    // Strings and integers between commas (`lockKey("reports", "nightly")`), one string at
-    // least.
-    let inside = &tokens[open + 1..tokens.len() - 1];
-    let mut arguments = Vec::new();
-    for (k, token) in inside.iter().enumerate() {
-        let word = &text[token.span.clone()];
-        if k % 2 == 1 {
-            if word != "," {
-                return None;
-            }
-            continue;
-        }
-        arguments.push(match token.kind {
-            TokenKind::Number => crate::hashes::HashArg::Int(language.parse_int(word)?),
-            _ => crate::hashes::HashArg::Str(values::plain_string(text, token)?.to_owned()),
-        });
-    }
-    if inside.len().is_multiple_of(2)
-        || !arguments
-            .iter()
-            .any(|a| matches!(a, crate::hashes::HashArg::Str(_)))
-    {
-        return None;
-    }
+    // `lockKey("reports", "nightly")`.
+    let arguments =
+        values::fixed_arguments(text, &tokens[open + 1..tokens.len() - 1], language, None)?;
     Some(Key::HashOf {
         function: text[name.span.clone()].to_owned(),
         arguments,
@@ -1328,14 +1310,14 @@ fn next_to(a: &Token, b: &Token) -> bool {
 /// `unsafe-js-integer` for every id written as a JavaScript number literal beyond 2^53 - 1. The
 /// site's id becomes the number the code runs with: that is the lock it takes. A literal of SQL
 /// text (the calls at `sql_exact`, by line and column) is no JavaScript number: PostgreSQL parses
-/// it, exactly. Nor is the value of one of the file's hash functions (`lockKey("nightly")`, or a
-/// name assigned one, among `hash_functions`): the interpreter computes it as the function does,
-/// a `BigInt` or a number it holds exactly.
+/// it, exactly. Nor is the value of one of the file's hash functions (`lockKey("nightly")`), or of
+/// a name assigned one (both in `hashed`): the interpreter computes it as the function does, a
+/// `BigInt` or a number it holds exactly.
 fn unsafe_js_integers(
     path: &str,
     items: &mut [Item],
     sql_exact: &HashSet<(usize, usize)>,
-    hash_functions: &HashSet<&str>,
+    hashed: &HashSet<&str>,
 ) -> Vec<(Location, Finding)> {
     // A constant's literal is reported once, where it is written: its uses in the file take the
     // value it runs with, quietly.
@@ -1363,10 +1345,10 @@ fn unsafe_js_integers(
             | ItemKind::Wrapper { key, .. } => match key {
                 Key::Literal(value) => (value, false),
                 Key::Local { name, .. }
-                    if hash_functions.contains(name.as_str())
+                    if hashed.contains(name.as_str())
                         || (name.ends_with(')')
                             && name.split_once('(').is_some_and(|(called, _)| {
-                                hash_functions.contains(crate::sites::last_part(called))
+                                hashed.contains(crate::sites::last_part(called))
                             })) =>
                 {
                     continue;
@@ -1613,9 +1595,9 @@ struct Extractor<'a> {
     constant_strings: HashMap<String, String>,
     /// A SQL script's psql variables set to an integer (`\set lockKey 1`), read as `:lockKey`.
     psql_variables: HashMap<String, Id>,
-    /// The names whose calls are looked for: in the SQL of a host language's string, a SQL
-    /// function's (`select update_views($1::bigint, $2)`).
-    wanted_calls: HashSet<String>,
+    /// The SQL functions whose calls are looked for in the SQL of the file's strings (`select
+    /// update_views($1::bigint, $2)`): a pass's new wrappers defined in SQL.
+    sql_functions: HashSet<String>,
     /// The calls of wanted SQL functions found in the SQL of the file's strings, their keys bound
     /// to the values the host passes ([`Self::sql_function_calls`]).
     sql_calls: Vec<(Range<usize>, Call)>,

@@ -255,8 +255,21 @@ fn follow_wrappers(
             Cow::Borrowed(&walked.lexed)
         };
         let only = walk::covered(&names, &loose).then_some(&*read);
+        let sql_functions: HashSet<String> = new
+            .iter()
+            .filter(|(_, language, _)| *language == Language::Sql)
+            .map(|(name, _, _)| name.clone())
+            .collect();
         let new: HashSet<String> = new.into_iter().map(|(name, _, _)| name).collect();
-        for found in walk::calls(registry, root, options, &new, &languages, only) {
+        for found in walk::calls(
+            registry,
+            root,
+            options,
+            &new,
+            &sql_functions,
+            &languages,
+            only,
+        ) {
             match walked
                 .files
                 .binary_search_by(|file| file.path.as_str().cmp(&found.path))

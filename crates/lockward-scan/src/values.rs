@@ -390,34 +390,16 @@ impl Parser<'_> {
                 }
                 // A call is never a constant, but of a fixed string it may be a hash the program
                 // computes (`createTableLockID("endorser")`), known once the tree's functions are.
-                // Of several: strings and integers (`compute_advisory_lock_id("bootstrap", 0)`),
-                // one string at least.
+                // Of several (`compute_advisory_lock_id("bootstrap", 0)`).
                 if self.peek(0) == Some("(") {
-                    let mut arguments = Vec::new();
-                    let mut k = self.at + 1;
-                    loop {
-                        let token = self.tokens.get(k)?;
-                        let argument = match plain_string(text, token) {
-                            Some(argument) => HashArg::Str(argument.to_owned()),
-                            None if token.kind == TokenKind::Ident => {
-                                HashArg::Str((self.strings?)(&text[token.span.clone()])?)
-                            }
-                            None if token.kind == TokenKind::Number => {
-                                HashArg::Int(self.language.parse_int(&text[token.span.clone()])?)
-                            }
-                            None => return None,
-                        };
-                        arguments.push(argument);
-                        match self.tokens.get(k + 1).map(|t| &text[t.span.clone()]) {
-                            Some(",") => k += 2,
-                            Some(")") => break,
-                            _ => return None,
-                        }
-                    }
-                    if !arguments.iter().any(|a| matches!(a, HashArg::Str(_))) {
-                        return None;
-                    }
-                    self.at = k + 2;
+                    let close = crate::lexer::closing_bracket(text, self.tokens, self.at)?;
+                    let arguments = fixed_arguments(
+                        text,
+                        &self.tokens[self.at + 1..close],
+                        self.language,
+                        self.strings,
+                    )?;
+                    self.at = close + 1;
                     return Some(Expr::Hash {
                         function: name.to_owned(),
                         arguments,
@@ -428,6 +410,40 @@ impl Parser<'_> {
             _ => None,
         }
     }
+}
+
+/// The fixed arguments of a call, `inside` its parentheses: strings (or a name `strings` knows
+/// holds one) and integers between commas, one string at least (`"reports", "nightly"`,
+/// `"bootstrap_token", 0`); `None` for anything else.
+pub(crate) fn fixed_arguments(
+    text: &str,
+    inside: &[Token],
+    language: Language,
+    strings: Option<&StringOf<'_>>,
+) -> Option<Vec<HashArg>> {
+    if inside.len().is_multiple_of(2) {
+        return None;
+    }
+    let mut arguments = Vec::with_capacity(inside.len().div_ceil(2));
+    for (k, token) in inside.iter().enumerate() {
+        let word = &text[token.span.clone()];
+        if k % 2 == 1 {
+            if word != "," {
+                return None;
+            }
+            continue;
+        }
+        arguments.push(match plain_string(text, token) {
+            Some(argument) => HashArg::Str(argument.to_owned()),
+            None if token.kind == TokenKind::Ident => HashArg::Str(strings?(word)?),
+            None if token.kind == TokenKind::Number => HashArg::Int(language.parse_int(word)?),
+            None => return None,
+        });
+    }
+    arguments
+        .iter()
+        .any(|a| matches!(a, HashArg::Str(_)))
+        .then_some(arguments)
 }
 
 /// The content of a string literal that is only text: no escape, interpolation or template

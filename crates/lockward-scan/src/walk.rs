@@ -94,6 +94,8 @@ enum Mode {
     Calls {
         matcher: Regex,
         wanted: HashSet<String>,
+        /// The SQL functions among them, looked for in the SQL of every language's strings.
+        sql_functions: HashSet<String>,
         /// The languages that may call them (see [`crate::wrappers::family`]): other files are
         /// not read.
         languages: HashSet<Language>,
@@ -139,6 +141,7 @@ pub(crate) fn calls(
     root: &Path,
     options: &ScanOptions,
     wanted: &HashSet<String>,
+    sql_functions: &HashSet<String>,
     languages: &HashSet<Language>,
     only: Option<&[String]>,
 ) -> Vec<FileSites> {
@@ -157,6 +160,7 @@ pub(crate) fn calls(
         let mode = Mode::Calls {
             matcher,
             wanted: wanted.clone(),
+            sql_functions: sql_functions.clone(),
             languages: languages.clone(),
         };
         return walk_for(registry, root, options, mode).files;
@@ -174,7 +178,14 @@ pub(crate) fn calls(
             continue;
         }
         let text = String::from_utf8_lossy(&bytes);
-        files.extend(extract_wrappers(relative, language, &text, &names, wanted));
+        files.extend(extract_wrappers(
+            relative,
+            language,
+            &text,
+            &names,
+            wanted,
+            sql_functions,
+        ));
     }
     files
 }
@@ -416,7 +427,10 @@ impl Shared<'_> {
         let read = std::fs::File::open(path)
             .and_then(|file| file.take(self.max_file_size + 1).read_to_end(buffer));
         if let Mode::Calls {
-            matcher, wanted, ..
+            matcher,
+            wanted,
+            sql_functions,
+            ..
         } = &self.mode
         {
             if read.is_ok()
@@ -425,9 +439,14 @@ impl Shared<'_> {
                 && !looks_binary(buffer)
             {
                 let text = String::from_utf8_lossy(buffer);
-                if let Some(sites) =
-                    extract_wrappers(relative, language, &text, &self.names, wanted)
-                {
+                if let Some(sites) = extract_wrappers(
+                    relative,
+                    language,
+                    &text,
+                    &self.names,
+                    wanted,
+                    sql_functions,
+                ) {
                     lock(&self.files).push(sites);
                 }
             }

@@ -85,9 +85,9 @@ impl Extractor<'_> {
                 ));
                 continue;
             }
-            // SQL that calls a wanted SQL function is walked for those calls too.
+            // SQL that calls one of a pass's SQL functions is walked for those calls too.
             let calls_wanted = self
-                .wanted_calls
+                .sql_functions
                 .iter()
                 .any(|name| crate::words::contains_ignore_case(bytes, name.as_bytes()));
             if !(calls_wanted || crate::words::contains_ignore_case(bytes, b"advisory"))
@@ -853,17 +853,8 @@ impl Extractor<'_> {
                 && !is_integer_conversion(text(i - 1), language)
                 && !self.wraps_values(&current)
                 && let Some(close) = crate::lexer::closing_bracket(self.file, tokens, i)
-                && close > i + 1
-                && tokens[i + 1..close]
-                    .iter()
-                    .enumerate()
-                    .all(|(k, t)| match k % 2 {
-                        0 => matches!(t.kind, TokenKind::Str | TokenKind::Number),
-                        _ => self.text(t.span.clone()) == ",",
-                    })
-                && tokens[i + 1..close]
-                    .iter()
-                    .any(|t| t.kind == TokenKind::Str)
+                && crate::values::fixed_arguments(self.file, &tokens[i + 1..close], language, None)
+                    .is_some()
             {
                 current.push(token.clone());
                 fixed_call = Some(close);
@@ -1271,7 +1262,7 @@ impl Extractor<'_> {
     /// `db.execute("select update_views($1::bigint, $2::jsonb)", &[&LOCK_KEY, &data])`), each
     /// argument's key read as a lock call's is, its placeholders bound to the values passed.
     fn sql_function_calls(&mut self, tokens: &[Token]) {
-        if self.wanted_calls.is_empty() {
+        if self.sql_functions.is_empty() {
             return;
         }
         let text = |i: usize| tokens.get(i).map_or("", |t| self.text(t.span.clone()));
@@ -1299,28 +1290,24 @@ impl Extractor<'_> {
             if token.kind != TokenKind::Ident
                 || named
                 || text(i + 1) != "("
-                || !self.wanted_calls.contains(name)
+                || !self.sql_functions.contains(name)
                 || super::LOCK_FUNCTIONS
                     .iter()
                     .any(|f| f.eq_ignore_ascii_case(name))
             {
                 continue;
             }
-            let Some(close) = crate::lexer::closing_bracket(self.file, tokens, i + 1) else {
+            let Some((ranges, close)) =
+                Self::call_arguments(tokens, i + 1, self.file, MAX_CALL_TOKENS)
+            else {
                 continue;
             };
-            let mut args = Vec::new();
-            let mut depth = 0usize;
-            let mut start = i + 2;
-            for k in i + 2..=close {
-                match text(k) {
-                    "(" | "[" => depth += 1,
-                    ")" | "]" if k < close => depth = depth.saturating_sub(1),
-                    _ => {}
-                }
-                if (k == close || (depth == 0 && text(k) == ",")) && k > start {
-                    let value = &tokens[start..k];
-                    args.push(Arg {
+            let args = ranges
+                .into_iter()
+                .filter(|range| !range.is_empty())
+                .map(|range| {
+                    let value = &tokens[range];
+                    Arg {
                         keyword: None,
                         key: self
                             .bound_key(value)
@@ -1332,10 +1319,9 @@ impl Extractor<'_> {
                         fields: Vec::new(),
                         pair: None,
                         elements: Vec::new(),
-                    });
-                    start = k + 1;
-                }
-            }
+                    }
+                })
+                .collect();
             found.push((
                 token.span.start..tokens[close].span.end,
                 Call {
