@@ -911,11 +911,15 @@ pub(crate) fn fixed_names(index: &Index, files: &mut [FileSites]) {
     let mut found: Vec<(usize, usize, Id, Shape)> = Vec::new();
     {
         let mut defined: HashMap<&str, Vec<&Id>> = HashMap::new();
-        for item in files.iter().flat_map(|file| &file.items) {
+        for (file, item) in files
+            .iter()
+            .flat_map(|file| file.items.iter().map(move |item| (file, item)))
+        {
             if let ItemKind::Definition {
                 name,
                 value: Some(value),
             } = &item.kind
+                && !file.configured.contains(name)
             {
                 defined.entry(last_part(name)).or_default().push(value);
             }
@@ -970,6 +974,32 @@ pub(crate) fn rewrite(index: &Index, names: &Names, files: &mut [FileSites]) {
         if let Some(key) = files[f].items[i].kind.key_mut() {
             *key = bound;
         }
+    }
+}
+
+/// Gives each argument of a wrapper's call that is a name bound in another file its value, as
+/// [`rewrite`] gives a site's key: a function that takes no key and passes another package's
+/// constant to a helper (`ViewsTracker.flush` running `select update_views($1::bigint, ..)` with
+/// `util.DBLockKeyUpdateViews`) then locks that value, and each call of it is a site
+/// ([`crate::wrappers`]' fixed keys through calls).
+pub(crate) fn call_arguments(index: &Index, names: &Names, files: &mut [FileSites]) {
+    let mut keys: Vec<(usize, usize, usize, Key)> = Vec::new();
+    {
+        let mut binder = Binder::new(index, files);
+        for (f, file) in files.iter().enumerate() {
+            for (c, call) in file.wrappers.calls.iter().enumerate() {
+                for (a, arg) in call.args.iter().enumerate() {
+                    if arg.param.is_none()
+                        && let Some(bound) = bound_key(&mut binder, file, &arg.key, names)
+                    {
+                        keys.push((f, c, a, bound));
+                    }
+                }
+            }
+        }
+    }
+    for (f, c, a, bound) in keys {
+        files[f].wrappers.calls[c].args[a].key = bound;
     }
 }
 

@@ -49,6 +49,7 @@ pub(crate) fn check(
                 name,
                 value: Some(value),
             } = &item.kind
+                && !file.configured.contains(name)
             {
                 definitions
                     .entry(name)

@@ -517,6 +517,7 @@ fn extract_file(
         sql_calls: Vec::new(),
         counted: HashMap::new(),
         raw: Vec::new(),
+        configured: HashSet::new(),
         locals: HashMap::new(),
         directives: Vec::new(),
         binds: None,
@@ -596,14 +597,12 @@ fn extract_file(
             })
         });
     }
-    let sql_calls = std::mem::take(&mut extractor.sql_calls);
     let Functions {
         mut definitions,
         mut calls,
         defined,
         candidates,
     } = extractor.functions(&code.tokens, language, wanted, &tree);
-    calls.extend(sql_calls);
     calls.sort_by_key(|(span, _)| span.start);
     // A Rust fn of an `impl` block is called by its type's path (`PgMutex::try_acquire(..)`)
     // from other files: the type is its owner, as a Go method's receiver type is. Its `fn new`
@@ -708,6 +707,7 @@ fn extract_file(
         .collect();
     let Extractor {
         raw,
+        configured,
         locals,
         directives,
         allows,
@@ -850,6 +850,7 @@ fn extract_file(
         aliases: aliases.keys().cloned().collect(),
         hash_functions: hash_functions.clone(),
         hash_locals,
+        configured,
     };
     // A base other definitions are computed from (`history_lock = base_lock_id + 2`), named
     // so, is no id of its own unless a key takes it too ([`crate::check`] decides); a constant
@@ -1605,6 +1606,8 @@ struct Extractor<'a> {
     /// where the value starts: `None` where it cannot be known.
     counted: HashMap<usize, Option<i64>>,
     raw: Vec<(Range<usize>, ItemKind)>,
+    /// The names of definitions that are a configuration's default ([`Self::go_tag_default`]).
+    configured: HashSet<String>,
     /// Names assigned in code: the one integer literal a name is always assigned, or `None`
     /// when it is also assigned something else (then it is a variable, not a constant).
     locals: HashMap<String, Option<Local>>,
@@ -2046,6 +2049,9 @@ impl Extractor<'_> {
                 return;
             }
             let Some((binding, value, typed)) = self.bound_value(tokens, i) else {
+                if code && language == Language::Go {
+                    self.go_tag_default(tokens, i);
+                }
                 return;
             };
             let written = self
@@ -2068,20 +2074,18 @@ impl Extractor<'_> {
                 None => literal,
             };
             let written = if counted.is_some() { &[][..] } else { written };
-            // A hash of a string constant at the outermost scope (`VACUUM_LOCK_ID =
-            // lock_key(VACUUM_JOB)`): a function's local given one is the constant's alias,
-            // whose key its lock call names.
+            // A hash of a string constant (`VACUUM_LOCK_ID = lock_key(VACUUM_JOB)`; a
+            // function's `advisoryLockId := convertLockId(topologyCacheLockId)`, the value its
+            // lock call takes).
             let expr = if literal.is_some() {
                 None
             } else {
-                let line = self.file[..span.start].rfind('\n').map_or(0, |n| n + 1);
-                let outermost = !self.file[line..].starts_with([' ', '\t']);
                 let strings = |name: &str| self.constant_strings.get(name).cloned();
                 values::parse_with(
                     self.file,
                     written,
                     language,
-                    outermost.then_some(&strings as &values::StringOf<'_>),
+                    Some(&strings as &values::StringOf<'_>),
                 )
             };
             (binding, literal, expr, Some(value), typed)
@@ -2190,6 +2194,9 @@ impl Extractor<'_> {
             }
         } else if constant && (in_arguments || in_fields) {
             // Configuration, not a definition: see above.
+        } else if constant && code && self.hashed_local(span.start, &name, expr.as_ref()) {
+            // A function's local given a hash (`purge_lock_id = lock_key(VACUUM_JOB)`): the
+            // value its lock call takes, no definition of an id of its own.
         } else if constant && code {
             // `type AdvisoryLockId = i64;` names a type, not a value.
             let type_alias = i
@@ -2639,6 +2646,72 @@ impl Extractor<'_> {
     /// int(b)`).
     fn encloses(&self, tokens: &[Token], open: usize) -> bool {
         !tokens.is_empty() && self.matching(tokens, open) == Some(tokens.len() - 1)
+    }
+
+    /// A Go struct field named like a lock id whose tag gives its configuration's default
+    /// (`LockID int64 \`default:"6515824"\``, envconfig's `default`, caarlos0/env's
+    /// `envDefault`, cleanenv's `env-default`): the id the program takes unless configured
+    /// otherwise, a definition under the field's name. Only its own definition: a read of the
+    /// field (`config.LockID`) is the configured value, resolved to nothing.
+    fn go_tag_default(&mut self, tokens: &[Token], i: usize) {
+        let name = self.text(tokens[i].span.clone());
+        // `Name Type \`tag\``: the name first on its line, a type, the raw string tag.
+        if !tokens[i].newline_before {
+            return;
+        }
+        let mut j = i + 1;
+        while let Some(token) = tokens.get(j)
+            && !token.newline_before
+            && (token.kind == TokenKind::Ident
+                || (token.kind == TokenKind::Punct
+                    && matches!(self.text(token.span.clone()), "." | "*" | "[" | "]")))
+        {
+            j += 1;
+        }
+        let Some(tag) = tokens.get(j).filter(|t| {
+            j > i + 1
+                && !t.newline_before
+                && t.kind == TokenKind::Str
+                && self.text(t.span.clone()).starts_with('`')
+        }) else {
+            return;
+        };
+        let Some(default) = struct_tag_default(self.text(tag.content.clone())) else {
+            return;
+        };
+        let Ok(value) = default.parse::<i64>() else {
+            return;
+        };
+        let default = default.to_owned();
+        let name = name.to_owned();
+        // The patterns, or a field that names the lock's id itself (`LockID`, `LockKey`).
+        let words = words::split(&name);
+        let lock_id = matches!(&words[..], [.., lock, last]
+            if lock == "lock" && matches!(last.as_str(), "id" | "key"));
+        if !(self.names.is_constant(&words) || lock_id && !crate::sites::is_sentinel(&words)) {
+            return;
+        }
+        self.configured.insert(name.clone());
+        self.raw.push((
+            tokens[i].span.clone(),
+            ItemKind::Definition {
+                name,
+                value: Some(Id::new(value, default)),
+            },
+        ));
+    }
+
+    /// Whether `name`, defined at `start`, is a function's local given a hash call's value:
+    /// indented, and not written as a constant (`INVOICES_LOCK_ID` in a Ruby module or a
+    /// Python class is one).
+    fn hashed_local(&self, start: usize, name: &str, expr: Option<&Expr>) -> bool {
+        let Some(expr) = expr else {
+            return false;
+        };
+        let line = self.file[..start].rfind('\n').map_or(0, |n| n + 1);
+        let mut called = Vec::new();
+        values::hash_calls(expr, &mut called);
+        self.file[line..].starts_with([' ', '\t']) && !is_screaming(name) && !called.is_empty()
     }
 
     /// A key written as a quoted decimal number (`LOCK_KEY = "12345"`): PostgreSQL casts the
@@ -3653,6 +3726,24 @@ impl Extractor<'_> {
             shown: shown.to_owned(),
         })
     }
+}
+
+/// The default a Go struct tag gives (`env:"LOCK_ID" default:"7"`): the value of its
+/// `default`, `envDefault` or `env-default` key, when that is a decimal integer.
+fn struct_tag_default(tag: &str) -> Option<&str> {
+    let mut rest = tag.trim_start();
+    while let Some((key, after)) = rest.split_once(":\"") {
+        let (value, after) = after.split_once('"')?;
+        if matches!(key, "default" | "envDefault" | "env-default") {
+            let digits = value.strip_prefix('-').unwrap_or(value);
+            return (!digits.is_empty()
+                && digits.len() <= 19
+                && digits.bytes().all(|b| b.is_ascii_digit()))
+            .then_some(value);
+        }
+        rest = after.trim_start();
+    }
+    None
 }
 
 /// Whether `name` called on one value converts it to an integer, leaving its value.

@@ -166,8 +166,9 @@ pub fn scan(registry: &Registry, root: &Path, options: &ScanOptions) -> ScanRepo
         &mut walked.files,
     );
     // A helper known only once the files its keys are bound in are read (one that takes no key
-    // and passes a constant another file of its package defines): its calls, which pass no key
-    // to bind.
+    // and passes a constant another file of its package defines, or another package's): its
+    // calls, which pass no key to bind.
+    bind::call_arguments(&index, &names, &mut walked.files);
     follow(&mut walked);
     bind::fixed_names(&index, &mut walked.files);
     wrappers::resolve(&mut walked.files, &declared, Some(&index));

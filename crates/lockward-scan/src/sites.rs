@@ -292,6 +292,10 @@ pub(crate) struct FileSites {
     /// Its names assigned such a call (`REPORT_LOCK = lock_key("daily_report")`), with the
     /// function and the string, for a function of another file.
     pub(crate) hash_locals: Vec<(String, String, Vec<HashArg>)>,
+    /// The names of its definitions that are a configuration's default (a Go struct tag's
+    /// `default:"7"`): each is a site of its id, never the value of a read of the name, which
+    /// reads the configured value.
+    pub(crate) configured: HashSet<String>,
 }
 
 /// An integer constant of a Go `const (...)` block.
@@ -764,7 +768,20 @@ impl FileWrappers {
                 .into_iter()
                 .filter(|d| !known.contains(&d.body_start)),
         );
-        self.calls.extend(other.calls);
+        // A call found again by a later pass (a SQL function's name that a host's method
+        // shares: `db.update_projects_views(data)` is looked for as each) is the same call.
+        let place = |call: &Call| {
+            call.at
+                .as_ref()
+                .map(|at| (call.callee.clone(), at.span.line, at.span.column))
+        };
+        let found: HashSet<_> = self.calls.iter().filter_map(place).collect();
+        self.calls.extend(
+            other
+                .calls
+                .into_iter()
+                .filter(|call| place(call).is_none_or(|p| !found.contains(&p))),
+        );
         self.words.extend(other.words);
         self.defined.extend(other.defined);
         if self.go_types.is_empty() {

@@ -39,6 +39,11 @@ use crate::sites::{
 };
 use crate::words;
 
+/// How many words a method's name has at least for a call of it on any value to run it, when
+/// the tree defines it once ([`Known::binds_strictly`]): `update_projects_views` says what it
+/// does; `flush`, `run`, `execute_batch` are any type's.
+const DISTINCT_METHOD_WORDS: usize = 3;
+
 /// The [`FileWrappers::words`] of a file.
 pub(crate) fn module_words(text: &str, tokens: &[Token]) -> HashSet<String> {
     let mut words = HashSet::new();
@@ -452,10 +457,21 @@ impl Known<'_> {
         // Its own file's bare call, or one on `self`: a file's own definition is the one its
         // bare calls run.
         let qualifier = call.qualifier.as_deref();
+        let once = defined.get(&(self.definition.name.as_str(), family(self.language))) == Some(&1);
+        // A method whose name is the tree's only definition of it and says what it does in
+        // three words or more (`update_projects_views`), called on any value: the trait or
+        // interface it is called through has that one implementation.
+        if once
+            && self.definition.method
+            && qualifier.is_some()
+            && words::split(&self.definition.name).len() >= DISTINCT_METHOD_WORDS
+        {
+            return true;
+        }
         if path == self.path {
             return qualifier.is_none_or(|q| matches!(q, "self" | "this" | "@" | "cls" | ""));
         }
-        if defined.get(&(self.definition.name.as_str(), family(self.language))) != Some(&1) {
+        if !once {
             return false;
         }
         if self.definition.method || file.defined.contains(&self.definition.name) {
@@ -1133,7 +1149,11 @@ fn fixed_through_calls<'f>(
                         || call.passed != target.definition.holds_sql
                         || !target.callable_from(
                             caller.path,
-                            caller.language,
+                            if call.in_sql {
+                                Language::Sql
+                            } else {
+                                caller.language
+                            },
                             call.qualifier.as_deref(),
                             caller.file,
                         )

@@ -802,6 +802,19 @@ impl Extractor<'_> {
                 holds_sql: true,
             });
         }
+        // The calls of SQL functions in the SQL of the file's strings, inside the definition
+        // around where that SQL runs: a function that takes no key and runs `select
+        // update_views($1::bigint, ..)` with a constant locks it (`ViewsTracker.flush`).
+        for (span, call) in &self.sql_calls {
+            let at = tokens.partition_point(|t| t.span.start <= span.start);
+            let within = at
+                .checked_sub(1)
+                .and_then(|t| innermost[t])
+                .map(|d| definitions[d].body_start);
+            let mut call = call.clone();
+            call.within = within;
+            calls.push((span.clone(), call));
+        }
         let defined = definitions.iter().map(|d| d.name.clone()).collect();
         // A definition that calls a wanted name may lock what it passes it
         // (`wrappers::fixed_through_calls`).
