@@ -201,6 +201,24 @@ impl Finder<'_> {
         (last >= start && self.is_ident(last)).then(|| self.text(last).to_owned())
     }
 
+    /// Whether the JavaScript assignment at `eq` gives a function's variable a new object
+    /// (`params = { workflowRunAttempt: 1, .. }` in a test's `beforeEach`): indented, the name
+    /// alone before the `=`, no declaration. Such an object is the function's value of the
+    /// moment, no collection of ids another file could read.
+    fn reassigned_local(&self, eq: usize) -> bool {
+        let Some(name) = eq.checked_sub(1) else {
+            return false;
+        };
+        let starts_line = name == 0 || self.tokens[name].newline_before;
+        let line = self.text[..self.tokens[name].span.start]
+            .rfind('\n')
+            .map_or(0, |n| n + 1);
+        self.language == Language::JavaScript
+            && starts_line
+            && self.is_ident(name)
+            && self.text[line..].starts_with([' ', '\t'])
+    }
+
     /// `NAME = <collection>`.
     fn assignment(&mut self, eq: usize) {
         // Most assignments hold no collection: look at the value before naming it.
@@ -224,6 +242,9 @@ impl Finder<'_> {
         let Some(container) = self.assigned_name(eq) else {
             return;
         };
+        if self.reassigned_local(eq) {
+            return;
+        }
         let mut at = eq + 1;
         // Wrappers that keep the collection as it is.
         loop {

@@ -582,22 +582,30 @@ impl Extractor<'_> {
                 // function (`const lockOptions = { lockId: SCHEMA_LOCK_ID }`, then
                 // `withAcquire(execute, fn, lockOptions)`): the site is where the property is
                 // written. Only a wanted call's arguments are read for it.
+                // A spread of an object literal the file holds at its outermost scope (`{
+                // ...baseOptions, onAcquired }`, `const baseOptions = { lockKey: 1, .. }`)
+                // gives its properties, in their order.
+                let spread = |name: &Token| self.outermost_object(tokens, i, name);
                 let properties = match value {
                     _ if !wanted.contains(name) => Vec::new(),
                     [name] if name.kind == TokenKind::Ident => around
                         .first()
                         .and_then(|&d| self.nearest_object(tokens, i, headers[d].body.start, name))
-                        .map_or_else(Vec::new, |object| self.object_literal(object, language)),
-                    _ => self.object_literal(value, language),
+                        .map_or_else(Vec::new, |object| {
+                            self.object_literal(object, language, &spread)
+                        }),
+                    _ => self.object_literal(value, language, &spread),
                 };
                 let fields = properties
                     .into_iter()
-                    .map(|(field, value)| Arg {
+                    .map(|(field, value, spread)| Arg {
                         key: key_of(value, false),
                         keyword: Some(field),
                         string: self.string_content(value),
                         param: None,
-                        offset: value.first().map_or(token.span.start, |t| t.span.start),
+                        offset: spread.unwrap_or_else(|| {
+                            value.first().map_or(token.span.start, |t| t.span.start)
+                        }),
                         at: None,
                         fields: Vec::new(),
                         pair: None,
@@ -1459,9 +1467,9 @@ impl Extractor<'_> {
                 continue;
             };
             return self
-                .object_literal(&tokens[equals + 1..=close], language)
+                .object_literal(&tokens[equals + 1..=close], language, &|_| None)
                 .into_iter()
-                .map(|(field, value)| (field, self.key(value, language)))
+                .map(|(field, value, _)| (field, self.key(value, language)))
                 .collect();
         }
         Vec::new()
@@ -1867,13 +1875,17 @@ impl Extractor<'_> {
     }
 
     /// A JavaScript object literal's properties (`{ lockKey, timeout: 5 }`): each name with its
-    /// value, a shorthand property's value being its name. Empty for any other value, and for
-    /// an object with a spread or a computed name, whose properties are not all known.
+    /// value, a shorthand property's value being its name; a spread (`...baseOptions`) gives
+    /// the properties of the object `spread` finds for its name, a later property overriding
+    /// an earlier one, with where the spread is (the use of those properties). Empty for any
+    /// other value, and for an object with a spread `spread` does not know or a computed name,
+    /// whose properties are not all known.
     fn object_literal<'t>(
         &self,
         value: &'t [Token],
         language: Language,
-    ) -> Vec<(String, &'t [Token])> {
+        spread: &dyn Fn(&Token) -> Option<&'t [Token]>,
+    ) -> Vec<(String, &'t [Token], Option<usize>)> {
         let [open, inner @ .., close] = value else {
             return Vec::new();
         };
@@ -1884,12 +1896,37 @@ impl Extractor<'_> {
             return Vec::new();
         }
         let properties = self.split_commas(inner);
-        let mut fields = Vec::new();
+        let mut fields: Vec<(String, &'t [Token], Option<usize>)> = Vec::new();
+        let mut add = |field: String, value: &'t [Token], spread: Option<usize>| {
+            fields.retain(|(f, _, _)| *f != field);
+            fields.push((field, value, spread));
+        };
         for property in properties {
             match property {
                 [] => {}
                 [name] if name.kind == TokenKind::Ident => {
-                    fields.push((self.text(name.span.clone()).to_owned(), property));
+                    add(self.text(name.span.clone()).to_owned(), property, None);
+                }
+                [dots @ .., name]
+                    if name.kind == TokenKind::Ident
+                        && !dots.is_empty()
+                        && dots
+                            .iter()
+                            .map(|t| self.text(t.span.clone()))
+                            .collect::<String>()
+                            == "..." =>
+                {
+                    let Some(object) = spread(name) else {
+                        return Vec::new();
+                    };
+                    // One level: the spread object's own spreads are not followed.
+                    let known = self.object_literal(object, language, &|_| None);
+                    if known.is_empty() {
+                        return Vec::new();
+                    }
+                    for (field, value, _) in known {
+                        add(field, value, Some(name.span.start));
+                    }
                 }
                 [name, colon, value @ ..]
                     if matches!(name.kind, TokenKind::Ident | TokenKind::Str)
@@ -1900,13 +1937,38 @@ impl Extractor<'_> {
                         TokenKind::Str => self.text(name.content.clone()),
                         _ => self.text(name.span.clone()),
                     };
-                    fields.push((name.to_owned(), value));
+                    add(name.to_owned(), value, None);
                 }
-                // `...defaults`, `[name]: value`, a method: not every property is known.
+                // `[name]: value`, a method: not every property is known.
                 _ => return Vec::new(),
             }
         }
         fields
+    }
+
+    /// The object literal a `const` at the file's outermost scope (its line unindented) gives
+    /// `name`, nearest before token `before`.
+    fn outermost_object<'t>(
+        &self,
+        tokens: &'t [Token],
+        before: usize,
+        name: &Token,
+    ) -> Option<&'t [Token]> {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        let name = self.text(name.span.clone());
+        // `const` first on its line, the name, `=`, `{`: a scan of the tokens before the call
+        // (a wanted call's spread is rare; the scan stops at the first such declaration).
+        let at = (1..before).rev().find(|&k| {
+            text(k) == name
+                && text(k - 1) == "const"
+                && text(k + 1) == "="
+                && text(k + 2) == "{"
+                && self.file[..tokens[k - 1].span.start]
+                    .rfind('\n')
+                    .is_none_or(|n| n + 1 == tokens[k - 1].span.start)
+        })?;
+        let close = self.matching(tokens, at + 2)?;
+        (close < before).then(|| &tokens[at + 2..=close])
     }
 
     /// Python's tuple of two values (`(7_002_000, shard)`): the first, the family of the
