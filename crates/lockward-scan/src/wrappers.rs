@@ -1228,8 +1228,34 @@ fn fixed_through_calls<'f>(
                             }
                             _ => None,
                         };
+                        // A function's value of an integer (`lockKey(9002)`): the function's,
+                        // never the integer.
+                        let through = match &slot.lookup {
+                            Some(through @ (Through::Function { .. } | Through::Digest(_)))
+                                if hashed.is_none() =>
+                            {
+                                match through_integer(through, &target.definition.name, key) {
+                                    Key::Local { value, .. } => Some(value),
+                                    Key::HashOf {
+                                        function,
+                                        arguments,
+                                        ..
+                                    } => {
+                                        crate::hashes::value(hash_functions, &function, &arguments)
+                                            .map(Id::plain)
+                                    }
+                                    _ => None,
+                                }
+                            }
+                            _ => None,
+                        };
+                        let through_lookup = matches!(
+                            slot.lookup,
+                            Some(Through::Function { .. } | Through::Digest(_))
+                        );
                         let value = match key {
                             _ if hashed.is_some() => hashed.as_ref(),
+                            _ if through_lookup => through.as_ref(),
                             Key::Literal(value) | Key::Local { value, .. } | Key::Fixed(value) => {
                                 Some(value)
                             }
@@ -1288,6 +1314,50 @@ fn fixed_through_calls<'f>(
                 Some(option) => known[k].switched.push((option, value, shape)),
             }
         }
+    }
+}
+
+/// The key a helper locks when it passes its argument `key` through a function of it
+/// (`lockKey := installationTokenLockKey(installationId)`) or digests it: that function's value
+/// of a fixed integer, computed now (a digest) or once the tree's hash functions are known
+/// ([`crate::values::resolve_tree`]); of anything else a key the scan cannot compute, never
+/// the argument itself.
+fn through_integer(through: &Through, callee: &str, key: &Key) -> Key {
+    let function = match through {
+        Through::Function { function, .. } => function.as_str(),
+        _ => callee,
+    };
+    let (Key::Literal(value) | Key::Local { value, .. } | Key::Fixed(value)) = key else {
+        let written = match key {
+            Key::Name(text)
+            | Key::Dynamic(text)
+            | Key::Member { shown: text, .. }
+            | Key::Hashed { shown: text, .. }
+            | Key::HashOf { shown: text, .. } => text.as_str(),
+            _ => "..",
+        };
+        return Key::Dynamic(format!("{function}({written})"));
+    };
+    let n = value.value();
+    let argument = crate::hashes::HashArg::Int(i128::from(n));
+    match through {
+        Through::Function {
+            function,
+            before,
+            after,
+        } if before.is_empty() && after.is_empty() => Key::HashOf {
+            function: function.clone(),
+            shown: format!("{function}({n})"),
+            arguments: vec![argument],
+        },
+        Through::Digest(function) => match function.apply_all(&[argument]) {
+            Some(value) => Key::Local {
+                name: format!("{callee}({n})"),
+                value: Id::plain(value),
+            },
+            None => Key::Dynamic(format!("{callee}({n})")),
+        },
+        _ => Key::Dynamic(format!("{callee}({n})")),
     }
 }
 
@@ -1656,6 +1726,12 @@ pub(crate) fn resolve(
                         Some(_),
                         None | Some(Through::Function { .. } | Through::Digest(_) | Through::Each),
                     ) => continue,
+                    // The helper locks a function's value of the argument, never the argument:
+                    // that value of a fixed integer (`installationTokenLockKey(9002)`), else a key
+                    // the scan cannot compute.
+                    (None, Some(through @ (Through::Function { .. } | Through::Digest(_)))) => {
+                        through_integer(through, &call.callee, &arg.key)
+                    }
                     (None, _) => {
                         let key = arg.pair.as_ref().unwrap_or(&arg.key);
                         hashed_constant(key, &strings, &file.path).unwrap_or_else(|| key.clone())

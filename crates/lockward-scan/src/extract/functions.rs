@@ -328,8 +328,15 @@ impl Extractor<'_> {
                                 })
                             })
                             .collect(),
+                        // Only a local a lock call takes as its key says what the key is of
+                        // its parameter (`key = shard_lock_id(shard)`); another
+                        // (`conn = held.remove(lockKey)`) is no lookup of the key.
                         lookups: lookups
                             .iter()
+                            .filter(|lookup| {
+                                self.keyed_by(&lookup.local, body)
+                                    || self.passed(tokens, &header.body, &lookup.local)
+                            })
                             .map(|lookup| (lookup.param, lookup.through.clone()))
                             .collect(),
                         field_defaults: spreads
@@ -855,6 +862,30 @@ impl Extractor<'_> {
             (Some(first), Some(last)) if body.start < body.end => first.span.start..last.span.end,
             _ => 0..0,
         }
+    }
+
+    /// Whether a lock call inside `body` takes the local `name` as its key (or hashes it).
+    fn keyed_by(&self, name: &str, body: &Range<usize>) -> bool {
+        self.raw.iter().any(|(span, kind)| {
+            body.contains(&span.start)
+                && matches!(kind, ItemKind::Call {
+                    key: Key::Name(key) | Key::Hashed { name: key, .. }, ..
+                } if key == name)
+        })
+    }
+
+    /// Whether the tokens `body` pass the local `name` as a call's argument (`get_advisory_lock(
+    /// lock_id)`, `sweep(ctx, key)`); `if (acquired)` is no call.
+    fn passed(&self, tokens: &[Token], body: &Range<usize>, name: &str) -> bool {
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        (body.start.max(2)..body.end.min(tokens.len())).any(|k| {
+            let opens_call = text(k - 1) == "("
+                && tokens[k - 2].kind == TokenKind::Ident
+                && !CONTROL.contains(&text(k - 2));
+            text(k) == name
+                && (opens_call || text(k - 1) == ",")
+                && matches!(text(k + 1), ")" | ",")
+        })
     }
 
     /// The parameters that are a one-key lock call's key inside `body`, with where that call is.

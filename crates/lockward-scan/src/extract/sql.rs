@@ -1229,6 +1229,15 @@ impl Extractor<'_> {
         for value in &binds.values {
             let value = match value.as_slice() {
                 [open, inner @ ..] if text(open) == "{" => inner,
+                // A dict passed by keyword (SQLModel's `session.exec(text(..), params={"ns":
+                // NS, ..})`).
+                [keyword, equals, open, inner @ ..]
+                    if keyword.kind == TokenKind::Ident
+                        && text(equals) == "="
+                        && text(open) == "{" =>
+                {
+                    inner
+                }
                 all => all,
             };
             let value = match value {
