@@ -603,6 +603,7 @@ fn extract_file(
         defined,
         candidates,
     } = extractor.functions(&code.tokens, language, wanted, &tree);
+    let class_settings = extractor.class_settings(&code.tokens, language);
     calls.sort_by_key(|(span, _)| span.start);
     // A Rust fn of an `impl` block is called by its type's path (`PgMutex::try_acquire(..)`)
     // from other files: the type is its owner, as a Go method's receiver type is. Its `fn new`
@@ -777,10 +778,15 @@ fn extract_file(
             _ => None,
         })
         .collect();
+    // `lock_id = None` (a class's default a subclass sets) names no other name.
     let aliases: HashMap<String, String> = locals
         .iter()
         .filter_map(|(name, local)| match local.as_ref().map(|l| &l.expr) {
-            Some(Expr::Name(other)) => Some((name.clone(), other.clone())),
+            Some(Expr::Name(other))
+                if !matches!(other.as_str(), "None" | "null" | "nil" | "undefined") =>
+            {
+                Some((name.clone(), other.clone()))
+            }
             _ => None,
         })
         .collect();
@@ -851,6 +857,7 @@ fn extract_file(
         hash_functions: hash_functions.clone(),
         hash_locals,
         configured,
+        class_settings: Vec::new(),
     };
     // A base other definitions are computed from (`history_lock = base_lock_id + 2`), named
     // so, is no id of its own unless a key takes it too ([`crate::check`] decides); a constant
@@ -1053,7 +1060,7 @@ fn extract_file(
         })
         .collect();
     args.sort_unstable();
-    let mut locator = Locator::new(text, directives);
+    let mut locator = Locator::new(text, directives.clone());
     for (offset, c, a, f) in args {
         let at = locator.locate(offset..offset + 1);
         let arg = &mut sites.wrappers.calls[c].args[a];
@@ -1062,6 +1069,15 @@ fn extract_file(
             None => arg.at = Some(at),
         }
     }
+    let mut locator = Locator::new(text, directives);
+    sites.class_settings = class_settings
+        .into_iter()
+        .map(|mut setting| {
+            let offset = setting.value.offset;
+            setting.value.at = Some(locator.locate(offset..offset + 1));
+            setting
+        })
+        .collect();
     sites.wrappers.reach_sites = reach_sites;
     let mut locator = Locator::new(text, Vec::new());
     sites.wrappers.candidates = candidates

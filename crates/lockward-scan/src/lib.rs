@@ -171,6 +171,7 @@ pub fn scan(registry: &Registry, root: &Path, options: &ScanOptions) -> ScanRepo
     bind::call_arguments(&index, &names, &mut walked.files);
     follow(&mut walked);
     bind::fixed_names(&index, &mut walked.files);
+    wrappers::subclass_settings(&mut walked.files);
     wrappers::resolve(&mut walked.files, &declared, Some(&index));
     bind::rewrite(&index, &names, &mut walked.files);
     bind::bind_definitions(&index, &names, &mut walked.files);

@@ -296,6 +296,8 @@ pub(crate) struct FileSites {
     /// `default:"7"`): each is a site of its id, never the value of a read of the name, which
     /// reads the configured value.
     pub(crate) configured: HashSet<String>,
+    /// Its classes' lock attributes set to a literal ([`ClassSetting`]).
+    pub(crate) class_settings: Vec<ClassSetting>,
 }
 
 /// An integer constant of a Go `const (...)` block.
@@ -699,6 +701,22 @@ pub(crate) struct Call {
     pub(crate) assigned: Option<String>,
     /// Made in the SQL of a host language's string: a call of a SQL function.
     pub(crate) in_sql: bool,
+    /// Python: the class whose method makes the call, when an argument reads an attribute of
+    /// `self` or `cls` (`advisory_lock(lock_id=self.lock_id)`): each subclass that sets the
+    /// attribute locks its value ([`ClassSetting`]).
+    pub(crate) class: Option<String>,
+}
+
+/// A Python class's attribute set in its body to a literal (`lock_id = "migrations"` in
+/// `class Command(helpers.ExclusiveDistributedHandleMixin, MigrateCommand)`), for a name with
+/// `lock` among its words: the value a base class's method reads through `self`.
+#[derive(Debug, Clone)]
+pub(crate) struct ClassSetting {
+    /// The bases the class names, each by its last part (`ExclusiveDistributedHandleMixin`).
+    pub(crate) bases: Vec<String>,
+    pub(crate) attribute: String,
+    /// The value, as an argument written where the attribute is set.
+    pub(crate) value: Arg,
 }
 
 /// One argument of a call.

@@ -484,6 +484,7 @@ impl Shared<'_> {
             || !sites.exports.is_empty()
             || !sites.members.is_empty()
             || !sites.strings.is_empty()
+            || !sites.class_settings.is_empty()
         {
             lock(&self.files).push(sites);
         }

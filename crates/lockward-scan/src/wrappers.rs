@@ -1421,6 +1421,67 @@ fn unknown_helpers(files: &mut [FileSites], declared: &Declared) {
     }
 }
 
+/// Python: a call in a class's method whose argument reads an attribute of `self`
+/// (`advisory_lock(lock_id=self.lock_id)` in `ExclusiveDistributedHandleMixin.handle`) is made,
+/// for each class of the tree that names that class among its bases and sets the attribute in
+/// its body (`lock_id = "migrations"`), with that value where the subclass sets it: a call of
+/// the same wrapper, in the subclass's file, resolved as any call is. A base's base is not
+/// followed.
+pub(crate) fn subclass_settings(files: &mut [FileSites]) {
+    let mut made: Vec<(usize, Call)> = Vec::new();
+    for file in files.iter() {
+        for call in &file.wrappers.calls {
+            let Some(class) = &call.class else {
+                continue;
+            };
+            for (a, arg) in call.args.iter().enumerate() {
+                let (Key::Name(read) | Key::Member { shown: read, .. }) = &arg.key else {
+                    continue;
+                };
+                let Some(attribute) = read
+                    .strip_prefix("self.")
+                    .or_else(|| read.strip_prefix("cls."))
+                else {
+                    continue;
+                };
+                for (g, other) in files.iter().enumerate() {
+                    for setting in &other.class_settings {
+                        if setting.attribute != attribute || !setting.bases.contains(class) {
+                            continue;
+                        }
+                        let mut args = call.args.clone();
+                        args[a] = Arg {
+                            keyword: arg.keyword.clone(),
+                            ..setting.value.clone()
+                        };
+                        made.push((
+                            g,
+                            Call {
+                                at: setting.value.at.clone(),
+                                args,
+                                within: None,
+                                receiver: None,
+                                switch: None,
+                                assigned: None,
+                                class: None,
+                                ..call.clone()
+                            },
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    // A method that locks the attribute twice (a try, then a wait) is one lock of it.
+    let mut seen = HashSet::new();
+    for (g, call) in made {
+        let place = call.at.as_ref().map(|at| (at.span.line, at.span.column));
+        if seen.insert((g, call.callee.clone(), place)) {
+            files[g].wrappers.calls.push(call);
+        }
+    }
+}
+
 /// Turns each file's calls of wrappers into lock sites (items), and drops the `dynamic-key`
 /// items of lock calls inside wrappers whose callers were found (the callers are the sites).
 pub(crate) fn resolve(

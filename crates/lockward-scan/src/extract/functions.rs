@@ -15,12 +15,17 @@ use super::{Extractor, ItemKind, Key, Local, Shape};
 use crate::lang::Language;
 use crate::lexer::{Token, TokenKind};
 use crate::sites::{
-    Arg, Call, Definition, Expr, Forward, Functions, MEMBER_VALUE_FIELDS, Param, Role, Through,
+    Arg, Call, ClassSetting, Definition, Expr, Forward, Functions, MEMBER_VALUE_FIELDS, Param,
+    Role, Through,
 };
 use crate::syntax::Syntax;
 
 /// How many tokens a TypeScript declaration's type may take before its `=`.
 const MAX_TYPE_TOKENS: usize = 64;
+
+/// How many blocks out from a call the class around its method is looked for (a `with`, the
+/// `def`, the `class`).
+const MAX_CLASS_NESTING: usize = 8;
 
 /// How many names defined as another name a fixed key is followed through.
 const MAX_ALIASES: usize = 4;
@@ -693,6 +698,7 @@ impl Extractor<'_> {
                         switch: None,
                         assigned: None,
                         in_sql: false,
+                        class: None,
                     },
                 ));
             }
@@ -743,6 +749,7 @@ impl Extractor<'_> {
                 if let Some(variable) = &assigned {
                     instances.insert((variable.clone(), within));
                 }
+                let class = self.self_class(tokens, i, language, &args);
                 calls.push((
                     span,
                     Call {
@@ -756,6 +763,7 @@ impl Extractor<'_> {
                         switch,
                         assigned,
                         in_sql: false,
+                        class,
                     },
                 ));
             }
@@ -862,6 +870,112 @@ impl Extractor<'_> {
             (Some(first), Some(last)) if body.start < body.end => first.span.start..last.span.end,
             _ => 0..0,
         }
+    }
+
+    /// Python: the attributes each class with bases sets in its body to a literal, for a name
+    /// with `lock` among its words (`lock_id = "migrations"`): the bases by their last part,
+    /// the attribute, and the value as an argument (its location still to find).
+    pub(super) fn class_settings(&self, tokens: &[Token], language: Language) -> Vec<ClassSetting> {
+        let mut found = Vec::new();
+        if language != Language::Python {
+            return found;
+        }
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        for c in 0..tokens.len() {
+            if text(c) != "class" || !tokens[c].newline_before && c > 0 || text(c + 2) != "(" {
+                continue;
+            }
+            let Some(close) = self.matching(tokens, c + 2) else {
+                continue;
+            };
+            let bases: Vec<String> = self
+                .split_commas(&tokens[c + 3..close])
+                .into_iter()
+                .filter(|base| !base.iter().any(|t| self.text(t.span.clone()) == "="))
+                .filter_map(|base| base.last().map(|t| self.text(t.span.clone()).to_owned()))
+                .collect();
+            if bases.is_empty() || text(close + 1) != ":" {
+                continue;
+            }
+            let Some(first) = tokens.get(close + 2).filter(|t| t.newline_before) else {
+                continue;
+            };
+            let body = self.indent_of(first.span.start);
+            if body <= self.indent_of(tokens[c].span.start) {
+                continue;
+            }
+            let mut k = close + 2;
+            while let Some(token) = tokens.get(k) {
+                let indent = self.indent_of(token.span.start);
+                if token.newline_before && indent < body {
+                    break;
+                }
+                let value = k + 2;
+                if token.newline_before
+                    && indent == body
+                    && token.kind == TokenKind::Ident
+                    && text(k + 1) == "="
+                    && tokens.get(value).is_some_and(|t| {
+                        matches!(t.kind, TokenKind::Str | TokenKind::Number)
+                            && tokens.get(value + 1).is_none_or(|next| next.newline_before)
+                    })
+                    && crate::words::split(text(k)).iter().any(|w| w == "lock")
+                {
+                    let written = &tokens[value..=value];
+                    found.push(ClassSetting {
+                        bases: bases.clone(),
+                        attribute: text(k).to_owned(),
+                        value: Arg {
+                            keyword: None,
+                            key: self.key(written, language),
+                            string: self.string_content(written),
+                            param: None,
+                            offset: written[0].span.start,
+                            at: None,
+                            fields: Vec::new(),
+                            pair: None,
+                            elements: Vec::new(),
+                        },
+                    });
+                }
+                k += 1;
+            }
+        }
+        found
+    }
+
+    /// Python: the class whose method holds the call at token `i`, when one of its `args`
+    /// reads an attribute of `self` or `cls` (`lock_id=self.lock_id`).
+    fn self_class(
+        &self,
+        tokens: &[Token],
+        i: usize,
+        language: Language,
+        args: &[Arg],
+    ) -> Option<String> {
+        let reads_self = args.iter().any(|arg| {
+            matches!(&arg.key, Key::Name(name) | Key::Member { shown: name, .. }
+                if name.starts_with("self.") || name.starts_with("cls."))
+        });
+        if language != Language::Python || !reads_self {
+            return None;
+        }
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        // Outward, line by less indented line: the `def`, then the `class` around it.
+        let mut at = i;
+        for _ in 0..MAX_CLASS_NESTING {
+            let indent = self.indent_of(tokens[at].span.start);
+            at = (0..at).rev().find(|&k| {
+                tokens[k].newline_before && self.indent_of(tokens[k].span.start) < indent
+            })?;
+            if text(at) == "class" {
+                return tokens
+                    .get(at + 1)
+                    .filter(|t| t.kind == TokenKind::Ident)
+                    .map(|t| self.text(t.span.clone()).to_owned());
+            }
+        }
+        None
     }
 
     /// Whether a lock call inside `body` takes the local `name` as its key (or hashes it).

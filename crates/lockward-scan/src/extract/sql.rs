@@ -1344,6 +1344,7 @@ impl Extractor<'_> {
                     switch: None,
                     assigned: None,
                     in_sql: true,
+                    class: None,
                 },
             ));
         }
