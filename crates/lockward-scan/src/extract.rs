@@ -628,8 +628,9 @@ fn extract_file(
     for definition in &mut definitions {
         for (field, param, through) in definition.stores.clone() {
             for (span, kind) in &extractor.raw {
+                // One key, or a pair's family (`pg_try_advisory_lock(%(key1)s, 0)` bound to
+                // `self.saq_lock_keyspace`).
                 if let ItemKind::Call {
-                    shape: Shape::Bigint,
                     key: Key::Name(written) | Key::Member { shown: written, .. },
                     ..
                 } = kind

@@ -22,11 +22,13 @@ pub(crate) fn split(name: &str) -> Vec<String> {
         }
         let previous = i.checked_sub(1).map(|p| chars[p]);
         let next = chars.get(i + 1).copied();
+        // An acronym's plural is one word (`LockIDs`, `APIs`): its `s` ends it.
+        let plural = next == Some('s') && chars.get(i + 2).is_none_or(|c| !c.is_lowercase());
         let boundary = c.is_uppercase()
             && previous.is_some_and(|p| {
                 p.is_lowercase()
                     || p.is_ascii_digit()
-                    || (p.is_uppercase() && next.is_some_and(char::is_lowercase))
+                    || (p.is_uppercase() && next.is_some_and(char::is_lowercase) && !plural)
             });
         if boundary && !word.is_empty() {
             words.push(std::mem::take(&mut word));
@@ -140,6 +142,13 @@ mod tests {
             vec!["http", "server", "lock", "id"]
         );
         assert_eq!(words("LOCK2_KEY"), vec!["lock2", "key"]);
+        // An acronym's plural is one word.
+        assert_eq!(
+            words("taskLaneLockIDs"),
+            vec!["task", "lane", "lock", "ids"]
+        );
+        assert_eq!(words("LockIDsByLane"), vec!["lock", "ids", "by", "lane"]);
+        assert_eq!(words("HTTPServer"), vec!["http", "server"]);
     }
 
     #[test]

@@ -1655,13 +1655,18 @@ pub(crate) fn resolve(
                     .find_map(|slot| slot.pick(&call.args).map(|arg| (slot, arg)))
                 else {
                     // A call that leaves out a key with a default locks the default.
-                    if let Some(default) = slots.iter().find_map(|slot| slot.default.clone()) {
+                    // In the form the wrapper locks it: a pair's family (`saq_lock_keyspace: int
+                    // = 0` locked as `pg_try_advisory_lock(%(key1)s, 0)`), or one key.
+                    if let Some((default, shape)) = slots
+                        .iter()
+                        .find_map(|slot| Some((slot.default.clone()?, slot.shape)))
+                    {
                         called.extend(targets);
                         items.push(Item {
                             at: at.clone(),
                             kind: ItemKind::Wrapper {
                                 function: call.callee.clone(),
-                                shape: Shape::Bigint,
+                                shape,
                                 key: default,
                             },
                         });

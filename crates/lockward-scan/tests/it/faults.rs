@@ -779,6 +779,29 @@ fn a_wrapper_of_a_pairs_family_gives_its_callers_the_pair_form() {
     assert_eq!(pair_sites, [7, 8]);
 }
 
+/// A call that leaves out a helper's family parameter takes the default in the pair's form
+/// (`lock_member(cur, member)` over `family=ADVISORY_LOCK_RELOAD_BASE` locked as
+/// `pg_advisory_lock(%s, %s)`): it was sited as one bigint key, a `key-shape-mismatch` against
+/// the family's own entry.
+#[test]
+fn a_call_leaving_out_a_pairs_family_default_takes_it_in_the_pair_form() {
+    let project = Project::harbor();
+    project.write(
+        "services/jobs/defaults.py",
+        "from harbor.locks import ADVISORY_LOCK_RELOAD_BASE\n\ndef lock_member(cur, member, family=ADVISORY_LOCK_RELOAD_BASE):\n    cur.execute(\"SELECT pg_advisory_lock(%s, %s)\", (family, member))\n\ndef run(cur, member):\n    lock_member(cur, member)\n",
+    );
+    let report = project.scan();
+    assert_eq!(brief(&report.findings), Vec::<String>::new());
+    let pair_sites: Vec<usize> = report
+        .sites
+        .iter()
+        .filter(|site| site.path == "services/jobs/defaults.py")
+        .filter(|site| matches!(site.key, lockward_scan::SiteKey::Pair(_)))
+        .map(|site| site.line)
+        .collect();
+    assert_eq!(pair_sites, [7]);
+}
+
 /// A JavaScript number beyond 2^53 reaches PostgreSQL as node-postgres writes it, `String(n)`:
 /// `-7311104411650000123` is sent as `-7311104411650000000`, not as the double's exact value
 /// `-7311104411649999872` that the finding named (checked with Node.js).
