@@ -851,6 +851,10 @@ fn extract_file(
         local_strings: string_locals
             .iter()
             .filter_map(|(name, value)| Some((name.clone(), value.clone()?)))
+            .chain(
+                (language == Language::Python)
+                    .then(|| ("__name__".to_owned(), python_module(path))),
+            )
             .collect(),
         strings,
         go_blocks: Vec::new(),
@@ -3743,6 +3747,23 @@ impl Extractor<'_> {
             shown: shown.to_owned(),
         })
     }
+}
+
+/// The dotted name Python gives the module at `path` as its `__name__`
+/// (`cms/core/management/commands/locked_migrate.py` is `cms.core.management.commands.
+/// locked_migrate`): the path from the tree's root, a `src/` or `lib/` layout's directory left
+/// out, a package's `__init__` its directory.
+fn python_module(path: &str) -> String {
+    let path = path
+        .strip_suffix(".pyi")
+        .or_else(|| path.strip_suffix(".py"))
+        .unwrap_or(path);
+    let path = path
+        .strip_prefix("src/")
+        .or_else(|| path.strip_prefix("lib/"))
+        .unwrap_or(path);
+    let path = path.strip_suffix("/__init__").unwrap_or(path);
+    path.replace('/', ".")
 }
 
 /// The default a Go struct tag gives (`env:"LOCK_ID" default:"7"`): the value of its

@@ -1357,7 +1357,7 @@ fn through_integer(through: &Through, callee: &str, key: &Key) -> Key {
             },
             None => Key::Dynamic(format!("{callee}({n})")),
         },
-        _ => Key::Dynamic(format!("{callee}({n})")),
+        _ => Key::Dynamic(format!("{function}({n})")),
     }
 }
 

@@ -906,13 +906,18 @@ impl Extractor<'_> {
             }
             let mut k = close + 2;
             while let Some(token) = tokens.get(k) {
+                k += 1;
+                // Only a line's first token starts a statement of the body.
+                if !token.newline_before {
+                    continue;
+                }
                 let indent = self.indent_of(token.span.start);
-                if token.newline_before && indent < body {
+                if indent < body {
                     break;
                 }
+                let k = k - 1;
                 let value = k + 2;
-                if token.newline_before
-                    && indent == body
+                if indent == body
                     && token.kind == TokenKind::Ident
                     && text(k + 1) == "="
                     && tokens.get(value).is_some_and(|t| {
@@ -938,7 +943,6 @@ impl Extractor<'_> {
                         },
                     });
                 }
-                k += 1;
             }
         }
         found
