@@ -769,14 +769,7 @@ fn a_wrapper_of_a_pairs_family_gives_its_callers_the_pair_form() {
         brief(&report.findings),
         ["services/jobs/pairs.py:8 key-shape-mismatch"]
     );
-    let pair_sites: Vec<usize> = report
-        .sites
-        .iter()
-        .filter(|site| site.path == "services/jobs/pairs.py")
-        .filter(|site| matches!(site.key, lockward_scan::SiteKey::Pair(_)))
-        .map(|site| site.line)
-        .collect();
-    assert_eq!(pair_sites, [7, 8]);
+    assert_eq!(pair_site_lines(&report, "services/jobs/pairs.py"), [7, 8]);
 }
 
 /// A call that leaves out a helper's family parameter takes the default in the pair's form
@@ -792,14 +785,18 @@ fn a_call_leaving_out_a_pairs_family_default_takes_it_in_the_pair_form() {
     );
     let report = project.scan();
     assert_eq!(brief(&report.findings), Vec::<String>::new());
-    let pair_sites: Vec<usize> = report
+    assert_eq!(pair_site_lines(&report, "services/jobs/defaults.py"), [7]);
+}
+
+/// The lines of `path` with a site of a pair's form.
+fn pair_site_lines(report: &lockward_scan::ScanReport, path: &str) -> Vec<usize> {
+    report
         .sites
         .iter()
-        .filter(|site| site.path == "services/jobs/defaults.py")
+        .filter(|site| site.path == path)
         .filter(|site| matches!(site.key, lockward_scan::SiteKey::Pair(_)))
         .map(|site| site.line)
-        .collect();
-    assert_eq!(pair_sites, [7]);
+        .collect()
 }
 
 /// A JavaScript number beyond 2^53 reaches PostgreSQL as node-postgres writes it, `String(n)`:
