@@ -292,10 +292,26 @@ impl<'a> Checker<'a> {
                 _ => None,
             })
             .collect();
+        // A pair's array passed to a helper whole (`withAdvisoryLock(client, PRUNE_LOCK_KEYS)`,
+        // `= [7_002_643, 5]`): its family is the call's key.
+        let pairs: HashSet<&str> = file
+            .wrappers
+            .calls
+            .iter()
+            .flat_map(|call| &call.args)
+            .filter(|arg| arg.pair.is_some())
+            .filter_map(|arg| match &arg.key {
+                Key::Name(name) => Some(name.as_str()),
+                _ => None,
+            })
+            .collect();
         for item in &file.items {
             let ItemKind::Definition { name, value: None } = &item.kind else {
                 continue;
             };
+            if pairs.contains(name.as_str()) {
+                continue;
+            }
             let at = (item.at.span.line, item.at.span.column);
             let Some(shown) = file
                 .unresolved

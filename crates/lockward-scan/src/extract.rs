@@ -533,6 +533,7 @@ fn extract_file(
         member_locals: HashMap::new(),
         allows: Vec::new(),
         unresolved: Vec::new(),
+        value_arrays: HashSet::new(),
         depths: brace_depths(text, &code.tokens),
         braces: innermost_braces(text, &code.tokens),
         assignments: Vec::new(),
@@ -713,7 +714,8 @@ fn extract_file(
         locals,
         directives,
         allows,
-        unresolved,
+        mut unresolved,
+        value_arrays,
         mut expressions,
         member_locals,
         assignments,
@@ -722,6 +724,7 @@ fn extract_file(
         string_locals,
         ..
     } = extractor;
+    unresolved.retain(|(at, _)| !value_arrays.contains(at));
     let (allows, unresolved) = place_allows_and_unresolved(text, allows, unresolved);
     let own_hash = |function: &str, arguments: &[crate::hashes::HashArg]| {
         crate::hashes::value(&hash_functions, function, arguments)
@@ -1033,6 +1036,11 @@ fn extract_file(
                     &aliases,
                     &member_names,
                 );
+                // A pair's family (`advisory_lock((NAMESPACE, 1))`) is read like a key.
+                if let Some(family) = &mut arg.pair {
+                    member_local(family);
+                    resolve_key(family, &local_ids, &in_function, &aliases, &member_names);
+                }
                 for field in arg.fields.iter_mut().chain(&mut arg.elements) {
                     member_local(&mut field.key);
                     resolve_key(
@@ -1639,6 +1647,9 @@ struct Extractor<'a> {
     /// Definitions whose value may be an id the scan cannot compute: the name's offset and the
     /// value as written.
     unresolved: Vec<(usize, String)>,
+    /// Where the names passed as a query's values are defined as arrays of them
+    /// ([`Self::spread_named_array`]): no `unresolved-constant`.
+    value_arrays: HashSet<usize>,
     /// While walking a string's SQL: what its placeholders are bound to.
     binds: Option<Binds>,
     /// Go's constants of `const (...)` blocks, by their name's offset (see

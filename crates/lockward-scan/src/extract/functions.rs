@@ -653,9 +653,19 @@ impl Extractor<'_> {
                     offset: value.first().map_or(token.span.start, |t| t.span.start),
                     at: None,
                     fields,
-                    pair: self
-                        .pair_literal(value, language)
-                        .map(|family| key_of(family, false)),
+                    pair: match self.pair_literal(value, language) {
+                        Some(family) => Some(key_of(family, false)),
+                        // A name the file gives a pair's array (`PRUNE_LOCK_KEYS`, `= [a, b]`):
+                        // its first element, for a wanted call only.
+                        None => match value {
+                            [local] if local.kind == TokenKind::Ident && wanted.contains(name) => {
+                                self.named_array(tokens, self.text(local.span.clone()), language)
+                                    .filter(|(_, elements)| elements.len() == 2)
+                                    .map(|(_, elements)| key_of(&elements[0], false))
+                            }
+                            _ => None,
+                        },
+                    },
                     elements,
                 });
             }
@@ -2120,16 +2130,22 @@ impl Extractor<'_> {
         (close < before).then(|| &tokens[at + 2..=close])
     }
 
-    /// Python's tuple of two values (`(7_002_000, shard)`): the first, the family of the
-    /// two-int key a wrapper taking it locks (django-pglocks' `advisory_lock((123, 456))`).
+    /// A tuple or an array of two values (Python's `(7_002_000, shard)` or `[NAMESPACE, ID]`,
+    /// JavaScript's and Ruby's `[7_002_000, shard]`): the first, the family of the two-int key
+    /// a wrapper taking it locks (django-pglocks' `advisory_lock((123, 456))`, a helper that
+    /// passes its parameter as a query's values, `client.query('SELECT pg_advisory_lock($1,
+    /// $2)', keys)`).
     fn pair_literal<'t>(&self, value: &'t [Token], language: Language) -> Option<&'t [Token]> {
         let [open, inner @ .., close] = value else {
             return None;
         };
-        if language != Language::Python
-            || self.text(open.span.clone()) != "("
-            || self.text(close.span.clone()) != ")"
-        {
+        let brackets = (self.text(open.span.clone()), self.text(close.span.clone()));
+        let pair = match language {
+            Language::Python => matches!(brackets, ("(", ")") | ("[", "]")),
+            Language::JavaScript | Language::Ruby => brackets == ("[", "]"),
+            _ => false,
+        };
+        if !pair {
             return None;
         }
         // A trailing comma (`(family, member,)`, a tuple spread over lines) ends no element.

@@ -116,6 +116,7 @@ impl Extractor<'_> {
                 })
                 .sum();
             let mut values = self.bound_arguments(tokens, first, last, language);
+            self.spread_named_array(tokens, &mut values, language);
             // SQL held in a name (`const lockSQL = \`..\``, `LOCK_SQL = "..."`) is bound where the
             // name is passed: `db.QueryRow(ctx, lockSQL, id)`. Its calls are sites there.
             // Only SQL with a placeholder takes values there: a key written into the text itself
@@ -126,6 +127,7 @@ impl Extractor<'_> {
                 && let Some(at) = self.named_use(tokens, first)
             {
                 values = self.bound_arguments(tokens, at, at, language);
+                self.spread_named_array(tokens, &mut values, language);
                 used_at = Some(tokens[at].span.clone());
             }
             let binds = Binds {
@@ -938,6 +940,77 @@ impl Extractor<'_> {
             })
         });
         values
+    }
+
+    /// The values passed as one name the file defines as an array or a tuple of them
+    /// (`client.query('SELECT pg_advisory_lock($1, $2)', MIGRATION_LOCK_KEYS)`,
+    /// `cursor.execute(sql, LOCK_KEYS)`): its elements, in order. The name's value is then no
+    /// `unresolved-constant`: its elements are read where it is passed.
+    pub(super) fn spread_named_array(
+        &mut self,
+        tokens: &[Token],
+        values: &mut Vec<Vec<Token>>,
+        language: Language,
+    ) {
+        if let [value] = values.as_slice()
+            && let [name] = value.as_slice()
+            && name.kind == TokenKind::Ident
+            && let Some((at, elements)) =
+                self.named_array(tokens, self.text(name.span.clone()), language)
+        {
+            self.value_arrays.insert(at);
+            *values = elements;
+        }
+    }
+
+    /// The elements of the array or tuple literal the file gives `name`, when it gives it one
+    /// and nothing else: `const KEYS = [1414677323, 1296648018]` (JavaScript's `const`, `let`
+    /// or `var`), Python's and Ruby's `KEYS = (1, 2)` or `KEYS = [1, 2]` at a line's start.
+    pub(super) fn named_array(
+        &self,
+        tokens: &[Token],
+        name: &str,
+        language: Language,
+    ) -> Option<(usize, Vec<Vec<Token>>)> {
+        if !matches!(
+            language,
+            Language::JavaScript | Language::Python | Language::Ruby
+        ) {
+            return None;
+        }
+        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
+        // Every assignment of the name: one, its definition, or the value is the moment's.
+        let mut assignments = tokens.iter().enumerate().filter(|&(k, token)| {
+            token.kind == TokenKind::Ident && text(k) == name && text(k + 1) == "="
+        });
+        let (at, token) = assignments.next()?;
+        let defines = match language {
+            Language::JavaScript => at
+                .checked_sub(1)
+                .is_some_and(|p| matches!(text(p), "const" | "let" | "var")),
+            _ => token.newline_before || at == 0,
+        };
+        if !defines || assignments.next().is_some() || !matches!(text(at + 2), "[" | "(") {
+            return None;
+        }
+        let close = crate::lexer::closing_bracket(self.file, tokens, at + 2)?;
+        let mut elements = vec![Vec::new()];
+        let mut depth = 0usize;
+        for (k, token) in tokens.iter().enumerate().take(close).skip(at + 3) {
+            match text(k) {
+                "," if depth == 0 => elements.push(Vec::new()),
+                piece => {
+                    match piece {
+                        "(" | "[" | "{" => depth += 1,
+                        ")" | "]" | "}" => depth = depth.saturating_sub(1),
+                        _ => {}
+                    }
+                    elements.last_mut()?.push(token.clone());
+                }
+            }
+        }
+        elements.retain(|element| !element.is_empty());
+        (!elements.is_empty()).then_some((token.span.start, elements))
     }
 
     /// Whether the token at `at` is an argument of a call: the bracket around it is a `(` after a
