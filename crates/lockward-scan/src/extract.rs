@@ -495,9 +495,9 @@ fn extract_file(
     let code = lex(text, 0..text.len(), language.syntax());
     let found = collections::find(text, &code.tokens, language);
     let matching = |container: &str| names.is_constant(&words::split(container));
-    let hash_functions = crate::hashes::functions(text, &code.tokens, language);
     let locals_of_strings = string_locals(text, &code.tokens);
     let strings = file_strings(text, &code.tokens, language, &locals_of_strings);
+    let hash_functions = crate::hashes::functions(text, &code.tokens, language, &strings);
     let mut extractor = Extractor {
         file: text,
         names,

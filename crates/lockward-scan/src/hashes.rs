@@ -35,6 +35,9 @@ pub(crate) struct HashFunction {
     parameters: Vec<String>,
     body: Body,
     source: String,
+    /// The string constants the body reads by name, with their text (`h.Write([]byte(
+    /// chatLockPrefix))`): the file's, and the tree's once it is known ([`tree_functions`]).
+    constants: Vec<(String, String)>,
 }
 
 /// A fixed argument of a hash function's call: a string or an integer
@@ -63,6 +66,12 @@ impl HashFunction {
     /// The integer the function returns for `arguments` (one per parameter): `None` when the
     /// body does something the interpreter does not know, or its value is no bigint.
     pub(crate) fn apply_all(&self, arguments: &[HashArg]) -> Option<i64> {
+        self.run(arguments, false)
+    }
+
+    /// [`Self::apply_all`]; `sampling` reads a name the function knows no text of as some text,
+    /// to tell whether the function is a hash before the tree's constants are known.
+    fn run(&self, arguments: &[HashArg], sampling: bool) -> Option<i64> {
         if arguments.len() != self.parameters.len() {
             return None;
         }
@@ -85,6 +94,8 @@ impl HashFunction {
             language: self.language,
             env,
             hashed: false,
+            constants: &self.constants,
+            sampling,
         };
         let value = match self.body {
             Body::Expression => machine.expression_of(0..lexed.tokens.len())?,
@@ -99,6 +110,116 @@ impl HashFunction {
             _ => None,
         }
     }
+}
+
+impl HashFunction {
+    /// The names the body reads through another module's or package's name, as the qualifier
+    /// and the name (`workers.ChatLockPrefix`): a constant's, capitalised.
+    fn qualified_names(&self) -> Vec<(String, String)> {
+        let lexed = lex(&self.source, 0..self.source.len(), self.language.syntax());
+        let word = |k: usize| token_text(&self.source, &lexed.tokens, k);
+        let mut names = Vec::new();
+        for k in 0..lexed.tokens.len() {
+            if lexed.tokens[k].kind == TokenKind::Ident
+                && word(k + 1) == "."
+                && lexed
+                    .tokens
+                    .get(k + 2)
+                    .is_some_and(|t| t.kind == TokenKind::Ident)
+                && word(k + 3) != "("
+                && word(k + 2).starts_with(|c: char| c.is_ascii_uppercase())
+                && !matches!(word(k), "self" | "this" | "cls")
+                && (k == 0 || word(k - 1) != ".")
+            {
+                names.push((word(k).to_owned(), word(k + 2).to_owned()));
+            }
+        }
+        names
+    }
+
+    /// Keeps, of `strings` (a name and its text), those the body names that it does not know
+    /// yet, its parameters excepted.
+    fn read_constants<'s>(&mut self, strings: impl Iterator<Item = (&'s str, &'s str)>) {
+        for (name, text) in strings {
+            let last = name.rsplit('.').next().unwrap_or(name);
+            if !self.parameters.iter().any(|p| p == name)
+                && !self.constants.iter().any(|(n, _)| n == name)
+                && names(&self.source, last)
+            {
+                self.constants.push((name.to_owned(), text.to_owned()));
+            }
+        }
+    }
+}
+
+/// Whether `source` holds `name` as a whole word.
+fn names(source: &str, name: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    source.match_indices(name).any(|(at, _)| {
+        !source[..at].ends_with(ident) && !source[at + name.len()..].starts_with(ident)
+    })
+}
+
+/// The hash functions of the tree's files, each knowing the string constants it names that its
+/// own file does not define: another file's of its directory (a Go package's), and another
+/// module's or package's read through its name (`workers.TelegramChatLockPrefix`, from a file
+/// of a directory `workers` or a module `workers`). A name given two texts there is none.
+pub(crate) fn tree_functions<'f>(
+    files: &'f [crate::sites::FileSites],
+) -> Vec<(String, HashFunction)> {
+    fn directory(path: &str) -> &str {
+        path.rsplit_once('/').map_or("", |(d, _)| d)
+    }
+    let mut functions = Vec::new();
+    let module = |path: &str| {
+        let (dir, file) = path.rsplit_once('/').unwrap_or(("", path));
+        let stem = file.split('.').next().unwrap_or(file);
+        (
+            dir.rsplit('/').next().unwrap_or(dir).to_owned(),
+            stem.to_owned(),
+        )
+    };
+    for file in files {
+        if file.hash_functions.is_empty() {
+            continue;
+        }
+        for (name, function) in &file.hash_functions {
+            let mut function = function.clone();
+            let mut texts: HashMap<String, Option<&str>> = HashMap::new();
+            let mut add = |name: String, text: &'f str| {
+                texts
+                    .entry(name)
+                    .and_modify(|known| {
+                        if *known != Some(text) {
+                            *known = None;
+                        }
+                    })
+                    .or_insert(Some(text));
+            };
+            let qualified = function.qualified_names();
+            for other in files {
+                let same_directory = directory(&other.path) == directory(&file.path);
+                let (package, stem) = module(&other.path);
+                for (constant, text) in &other.strings {
+                    if same_directory {
+                        add(constant.clone(), text);
+                    }
+                    for (qualifier, last) in &qualified {
+                        if last == constant && (*qualifier == package || *qualifier == stem) {
+                            add(format!("{qualifier}.{last}"), text);
+                        }
+                    }
+                }
+            }
+            let known: Vec<(String, String)> = texts
+                .into_iter()
+                .filter_map(|(name, text)| Some((name, text?.to_owned())))
+                .collect();
+            function.read_constants(known.iter().map(|(n, t)| (n.as_str(), t.as_str())));
+            functions.push((name.clone(), function));
+        }
+    }
+    functions
 }
 
 /// The value of `function` for `argument` among `functions` (one file's or the tree's): `None`
@@ -141,6 +262,7 @@ pub(crate) fn functions(
     text: &str,
     tokens: &[Token],
     language: Language,
+    strings: &[(String, String)],
 ) -> Vec<(String, HashFunction)> {
     let mut found = Vec::new();
     for i in 0..tokens.len() {
@@ -159,14 +281,22 @@ pub(crate) fn functions(
         {
             continue;
         }
-        let sample = vec![HashArg::Str("lockward".to_owned()); parameters.len()];
-        let function = HashFunction {
+        let mut function = HashFunction {
             language,
             parameters,
             body,
             source: source.to_owned(),
+            constants: Vec::new(),
         };
-        if function.apply_all(&sample).is_some() {
+        function.read_constants(strings.iter().map(|(n, t)| (n.as_str(), t.as_str())));
+        // A function of names, or of an integer it digests as text (`strconv.FormatInt(id,
+        // 10)` fed after a prefix).
+        let sample = |arg: HashArg| vec![arg; function.parameters.len()];
+        if function
+            .run(&sample(HashArg::Str("lockward".to_owned())), true)
+            .or_else(|| function.run(&sample(HashArg::Int(1)), true))
+            .is_some()
+        {
             found.push((name, function));
         }
     }
@@ -223,6 +353,7 @@ pub(crate) fn computed_local(
         parameters: vec![parameter.to_owned()],
         body: Body::Statements,
         source: format!("{statements}\n{indent}{value}\n"),
+        constants: Vec::new(),
     };
     function.apply("lockward").is_some().then_some(function)
 }
@@ -653,6 +784,16 @@ struct Machine<'a> {
     env: HashMap<String, Value>,
     /// Whether a digest or checksum was computed: without one, the function is no hash.
     hashed: bool,
+    /// The string constants the function reads ([`HashFunction::constants`]).
+    constants: &'a [(String, String)],
+    /// Whether a name of no known text reads as some text ([`HashFunction::run`]).
+    sampling: bool,
+}
+
+/// The decimal text of `n`: a JavaScript number beyond 2^53 is a double, whose text the
+/// scan does not compute (none).
+fn decimal(n: Int) -> Option<Value> {
+    (!n.double || n.value.unsigned_abs() <= 1 << 53).then(|| Value::Str(n.value.to_string()))
 }
 
 /// An integer of any language (an `i128` holds every step a u64 digest read takes).
@@ -977,12 +1118,39 @@ impl Parser<'_, '_> {
                 if path.len() == 1 {
                     return match path[0].as_str() {
                         "nil" | "None" | "null" => Some(Value::Nil),
-                        name => self.machine.env.get(name).cloned(),
+                        name => self
+                            .machine
+                            .env
+                            .get(name)
+                            .cloned()
+                            .or_else(|| self.constant(name)),
                     };
                 }
-                None
+                // Another module's or package's constant (`workers.TelegramChatLockPrefix`,
+                // `settings.LOCK_PREFIX`), never a value's field (`self.prefix`).
+                match path.as_slice() {
+                    [qualifier, last]
+                        if !matches!(qualifier.as_str(), "self" | "this" | "cls")
+                            && last.starts_with(|c: char| c.is_ascii_uppercase()) =>
+                    {
+                        self.constant(&format!("{qualifier}.{last}"))
+                    }
+                    _ => None,
+                }
             }
             TokenKind::Punct => None,
+        }
+    }
+
+    /// The text of the string constant `name` the function reads, or while sampling any text.
+    fn constant(&self, name: &str) -> Option<Value> {
+        let text = self.machine.constants.iter().find(|(n, _)| n == name);
+        match text {
+            Some((_, text)) => Some(Value::Str(text.clone())),
+            None if self.machine.sampling && !name.is_empty() => {
+                Some(Value::Str("lockward".to_owned()))
+            }
+            None => None,
         }
     }
 
@@ -1185,6 +1353,21 @@ impl Parser<'_, '_> {
                 };
                 int(wrap(n.value, bits, signed))
             }
+            // An integer's decimal text (`strconv.FormatInt(chatID, 10)`, `str(tenant_id)`,
+            // `String(id)`), which a key of a name and an id digests.
+            (Language::Go, Some("strconv"), "FormatInt" | "FormatUint") => {
+                match (positional(0)?, positional(1)?) {
+                    (Value::Int(n), Value::Int(base)) if base.value == 10 => decimal(*n)?,
+                    _ => return None,
+                }
+            }
+            (Language::Go, Some("strconv"), "Itoa")
+            | (Language::Go, Some("fmt"), "Sprint")
+            | (Language::Python, None, "str")
+            | (Language::JavaScript, None, "String") => match only()? {
+                Value::Int(n) => decimal(*n)?,
+                _ => return None,
+            },
             // Python.
             (Language::Python, Some("hashlib") | None, name @ ("blake2b" | "blake2s")) => {
                 // Only the output length among the keywords: a key, salt or person is another
@@ -1443,6 +1626,8 @@ impl Parser<'_, '_> {
                 self.machine.hashed = true;
                 Value::Str(hex(&algorithm.digest(&fed)))
             }
+            // An integer's decimal text, by its own method (`id.to_s`, `id.toString()`).
+            (Value::Int(n), "to_s" | "toString") if args.is_empty() => decimal(n)?,
             // Text to bytes.
             (Value::Str(s), "encode")
                 if positional(0).is_none_or(|e| matches!(e, Value::Str(e) if is_utf8(e))) =>
@@ -1716,7 +1901,7 @@ mod tests {
     /// The value of the one hash function `source` defines, for `argument`.
     fn hash(language: Language, source: &str, argument: &str) -> Option<i64> {
         let lexed = lex(source, 0..source.len(), language.syntax());
-        let found = functions(source, &lexed.tokens, language);
+        let found = functions(source, &lexed.tokens, language, &[]);
         match found.as_slice() {
             [(_, function)] => function.apply(argument),
             [] => None,
@@ -1776,6 +1961,39 @@ mod tests {
         // A key or a salt makes another hash.
         let keyed = "def lock_key(value):\n    digest = hashlib.blake2b(value.encode(), digest_size=8, key=b\"k\").digest()\n    return int.from_bytes(digest, \"big\", signed=True)\n";
         assert_eq!(hash(Language::Python, keyed, "x"), None);
+    }
+
+    #[test]
+    fn an_integers_decimal_text_is_digested_after_a_prefix() {
+        let go = "func chatLockKey(chatID int64) int64 {\n\th := fnv.New64a()\n\t_, _ = h.Write([]byte(\"cryptopulse:telegram-chat:\"))\n\t_, _ = h.Write([]byte(strconv.FormatInt(chatID, 10)))\n\treturn int64(h.Sum64())\n}\n";
+        let lexed = lex(go, 0..go.len(), Language::Go.syntax());
+        let found = functions(go, &lexed.tokens, Language::Go, &[]);
+        let [(_, function)] = found.as_slice() else {
+            panic!("{} functions found", found.len());
+        };
+        // Python's FNV-1a of b"cryptopulse:telegram-chat:323", as a signed 64-bit integer.
+        assert_eq!(
+            function.apply_all(&[HashArg::Int(323)]),
+            Some(9_213_758_639_209_524_631)
+        );
+        // Python's `str(n)`, Ruby's `n.to_s`: the same text.
+        let python = "def chat_lock_key(chat_id: int) -> int:\n    h = hashlib.sha256((\"chat:\" + str(chat_id)).encode()).digest()\n    return int.from_bytes(h[:8], \"big\", signed=True)\n";
+        let ruby = "def chat_lock_key(chat_id)\n  Zlib.crc32(\"chat:\" + chat_id.to_s)\nend\n";
+        for (language, source, expected) in [
+            (Language::Python, python, 5_633_655_739_523_116_898),
+            (Language::Ruby, ruby, 3_684_092_743),
+        ] {
+            let lexed = lex(source, 0..source.len(), language.syntax());
+            let found = functions(source, &lexed.tokens, language, &[]);
+            let [(_, function)] = found.as_slice() else {
+                panic!("{} functions found in {source}", found.len());
+            };
+            assert_eq!(
+                function.apply_all(&[HashArg::Int(7)]),
+                Some(expected),
+                "{source}"
+            );
+        }
     }
 
     #[test]
@@ -1904,7 +2122,7 @@ mod tests {
         let md5 = "def key(name):\n    return int.from_bytes(hashlib.md5(name.encode()).digest()[:4], 'big')\n";
         let found = |source: &str| {
             let lexed = lex(source, 0..source.len(), Language::Python.syntax());
-            functions(source, &lexed.tokens, Language::Python)
+            functions(source, &lexed.tokens, Language::Python, &[])
         };
         let mut both = found(crc);
         assert_eq!(

@@ -792,10 +792,7 @@ pub(crate) fn resolve_tree(files: &mut [FileSites], registry: &Registry) {
     }
     // A hash the program computes of a fixed string, by a function of another file
     // (`createTableLockID("endorser")`, defined in the package's `driver.go`).
-    let hash_functions: Vec<(String, crate::hashes::HashFunction)> = files
-        .iter()
-        .flat_map(|file| file.hash_functions.iter().cloned())
-        .collect();
+    let hash_functions = crate::hashes::tree_functions(files);
     // Without one, a standard library's digest still computes its calls
     // ([`crate::hashes::library_value`]).
     {

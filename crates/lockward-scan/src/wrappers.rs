@@ -708,10 +708,7 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
     let constants = Constants::new(files);
     let values = LazyCell::new(|| Values::new(files));
     let defined = count_definitions(files);
-    let hash_functions: Vec<(String, crate::hashes::HashFunction)> = files
-        .iter()
-        .flat_map(|file| file.hash_functions.iter().cloned())
-        .collect();
+    let hash_functions = crate::hashes::tree_functions(files);
     fixed_through_calls(
         &mut known,
         &by_name,
@@ -1482,6 +1479,41 @@ pub(crate) fn subclass_settings(files: &mut [FileSites]) {
     }
 }
 
+/// Of several definitions of a name in different files that a call may run, those whose file
+/// the calling file imports something from (`import { PgAdvisoryLockService } from
+/// '../lock.service'`, beside a shared library's class with a method of the same name): the
+/// call runs one of them, never the others. `None` when that does not choose (one file, the
+/// file imports from none or all of them, or a language whose imports name no file's module),
+/// and every callable definition counts.
+fn imported_definitions<'k>(
+    named: &[&'k Known<'k>],
+    callable: &dyn Fn(&Known<'_>) -> bool,
+    file: &FileSites,
+    imports: &dyn Fn(&FileSites) -> HashSet<String>,
+) -> Option<HashSet<&'k str>> {
+    let paths: HashSet<&str> = named
+        .iter()
+        .filter(|target| callable(target))
+        .map(|target| target.path)
+        .collect();
+    // A Go package spans its directory, and its imports name packages: a method's receiver
+    // type tells there ([`Known::callable_from`]).
+    let modules = matches!(
+        Language::from_path(&file.path),
+        Some(Language::JavaScript | Language::Python | Language::Java | Language::Kotlin)
+    );
+    if !modules || paths.len() < 2 || paths.contains(file.path.as_str()) {
+        return None;
+    }
+    let imported = imports(file);
+    let chosen: HashSet<&str> = paths
+        .iter()
+        .copied()
+        .filter(|path| imported.contains(*path))
+        .collect();
+    (!chosen.is_empty() && chosen.len() < paths.len()).then_some(chosen)
+}
+
 /// Turns each file's calls of wrappers into lock sites (items), and drops the `dynamic-key`
 /// items of lock calls inside wrappers whose callers were found (the callers are the sites).
 pub(crate) fn resolve(
@@ -1519,6 +1551,23 @@ pub(crate) fn resolve(
                 .iter()
                 .find(|k| k.path == path && k.definition.body_start == body)
         };
+        // The files each file's imports bind, once a call needs them.
+        let imported_files: std::cell::RefCell<HashMap<String, HashSet<String>>> =
+            std::cell::RefCell::default();
+        let imports = |file: &FileSites| -> HashSet<String> {
+            imported_files
+                .borrow_mut()
+                .entry(file.path.clone())
+                .or_insert_with(|| {
+                    file.scope
+                        .imports
+                        .iter()
+                        .filter(|import| import.local != "*")
+                        .flat_map(|import| origins(&file.path, &import.local))
+                        .collect()
+                })
+                .clone()
+        };
         for file in files.iter() {
             let mut items = Vec::new();
             let mut named = Vec::new();
@@ -1538,15 +1587,29 @@ pub(crate) fn resolve(
                 // comes after it.
                 let mut slots = Vec::new();
                 let mut targets = Vec::new();
+                let called_in = if call.in_sql { Language::Sql } else { language };
+                let callable = |target: &Known<'_>| {
+                    call.passed == target.definition.holds_sql
+                        && target.callable_from(&file.path, called_in, qualifier, &file.wrappers)
+                };
+                let imported = imported_definitions(
+                    by_name
+                        .get(call.callee.as_str())
+                        .map_or(&[][..], Vec::as_slice),
+                    &callable,
+                    file,
+                    &imports,
+                );
                 for target in by_name.get(call.callee.as_str()).into_iter().flatten() {
                     if call.within == Some(target.definition.body_start) && target.path == file.path
                     {
                         // A recursive call.
                         continue;
                     }
-                    let called_in = if call.in_sql { Language::Sql } else { language };
-                    if call.passed != target.definition.holds_sql
-                        || !target.callable_from(&file.path, called_in, qualifier, &file.wrappers)
+                    if !callable(target)
+                        || imported
+                            .as_ref()
+                            .is_some_and(|paths| !paths.contains(target.path))
                     {
                         continue;
                     }
