@@ -160,13 +160,19 @@ fn names(source: &str, name: &str) -> bool {
     })
 }
 
+/// A file of the tree as [`tree_functions`] reads it: its path, its hash functions and its
+/// string constants.
+pub(crate) type TreeFile<'f> = (
+    &'f str,
+    &'f [(String, HashFunction)],
+    &'f [(String, String)],
+);
+
 /// The hash functions of the tree's files, each knowing the string constants it names that its
 /// own file does not define: another file's of its directory (a Go package's), and another
 /// module's or package's read through its name (`workers.TelegramChatLockPrefix`, from a file
 /// of a directory `workers` or a module `workers`). A name given two texts there is none.
-pub(crate) fn tree_functions<'f>(
-    files: &'f [crate::sites::FileSites],
-) -> Vec<(String, HashFunction)> {
+pub(crate) fn tree_functions<'f>(files: &[TreeFile<'f>]) -> Vec<(String, HashFunction)> {
     fn directory(path: &str) -> &str {
         path.rsplit_once('/').map_or("", |(d, _)| d)
     }
@@ -179,11 +185,8 @@ pub(crate) fn tree_functions<'f>(
             stem.to_owned(),
         )
     };
-    for file in files {
-        if file.hash_functions.is_empty() {
-            continue;
-        }
-        for (name, function) in &file.hash_functions {
+    for &(path, hash_functions, _) in files {
+        for (name, function) in hash_functions {
             let mut function = function.clone();
             let mut texts: HashMap<String, Option<&str>> = HashMap::new();
             let mut add = |name: String, text: &'f str| {
@@ -197,10 +200,10 @@ pub(crate) fn tree_functions<'f>(
                     .or_insert(Some(text));
             };
             let qualified = function.qualified_names();
-            for other in files {
-                let same_directory = directory(&other.path) == directory(&file.path);
-                let (package, stem) = module(&other.path);
-                for (constant, text) in &other.strings {
+            for &(other, _, strings) in files {
+                let same_directory = directory(other) == directory(path);
+                let (package, stem) = module(other);
+                for (constant, text) in strings {
                     if same_directory {
                         add(constant.clone(), text);
                     }

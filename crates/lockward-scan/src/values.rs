@@ -792,7 +792,11 @@ pub(crate) fn resolve_tree(files: &mut [FileSites], registry: &Registry) {
     }
     // A hash the program computes of a fixed string, by a function of another file
     // (`createTableLockID("endorser")`, defined in the package's `driver.go`).
-    let hash_functions = crate::hashes::tree_functions(files);
+    let tree: Vec<crate::hashes::TreeFile<'_>> = files
+        .iter()
+        .map(|f| (f.path.as_str(), &f.hash_functions[..], &f.strings[..]))
+        .collect();
+    let hash_functions = crate::hashes::tree_functions(&tree);
     // Without one, a standard library's digest still computes its calls
     // ([`crate::hashes::library_value`]).
     {

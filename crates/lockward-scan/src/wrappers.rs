@@ -708,7 +708,11 @@ fn infer<'a>(files: &'a [FileSites], declared: &Declared) -> Vec<Known<'a>> {
     let constants = Constants::new(files);
     let values = LazyCell::new(|| Values::new(files));
     let defined = count_definitions(files);
-    let hash_functions = crate::hashes::tree_functions(files);
+    let tree: Vec<crate::hashes::TreeFile<'_>> = files
+        .iter()
+        .map(|f| (f.path.as_str(), &f.hash_functions[..], &f.strings[..]))
+        .collect();
+    let hash_functions = crate::hashes::tree_functions(&tree);
     fixed_through_calls(
         &mut known,
         &by_name,

@@ -1166,6 +1166,27 @@ impl Extractor<'_> {
                 .any(|hint| crate::words::contains_ignore_case(body, hint.as_bytes()))
         };
         let mut lookups = Vec::new();
+        // A function's value of a parameter written where a lock call takes it (`[auditLockKey(
+        // id)]`, `(tenant_lock_key(tenant_id),)`): as a local given that value would be, under
+        // the name the key is written as ([`Extractor::key`]).
+        for k in header.body.clone() {
+            if is_ident(k)
+                && text(k + 1) == "("
+                && text(k + 3) == ")"
+                && !CONTROL.contains(&text(k))
+                && !super::is_integer_conversion(text(k), language)
+                && let Some(param) = param(k + 2)
+            {
+                let local = format!("{}({})", text(k), text(k + 2));
+                if !lookups.iter().any(|lookup: &Lookup| lookup.local == local) {
+                    lookups.push(Lookup {
+                        local,
+                        param,
+                        through: Through::function(text(k)),
+                    });
+                }
+            }
+        }
         for k in header.body.clone() {
             if let Some((local, param)) = each(k) {
                 lookups.push(Lookup {

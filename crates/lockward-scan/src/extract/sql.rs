@@ -833,7 +833,8 @@ impl Extractor<'_> {
         // part of the value, as its `(`.
         let mut empty_call = None;
         // The `)` of a call of fixed strings and integers inside a value
-        // (`lockKey("reports", "nightly")`, a hash the program may compute): the call is one value.
+        // (`lockKey("reports", "nightly")`, a hash the program may compute), or of one name
+        // (`lockKey(id)`): the call is one value.
         let mut fixed_call: Option<usize> = None;
         for (i, token) in tokens.iter().enumerate().skip(start).take(MAX_CALL_TOKENS) {
             let piece = text(i);
@@ -855,8 +856,10 @@ impl Extractor<'_> {
                 && !is_integer_conversion(text(i - 1), language)
                 && !self.wraps_values(&current)
                 && let Some(close) = crate::lexer::closing_bracket(self.file, tokens, i)
-                && crate::values::fixed_arguments(self.file, &tokens[i + 1..close], language, None)
+                && (crate::values::fixed_arguments(self.file, &tokens[i + 1..close], language, None)
                     .is_some()
+                    // A function of one name (`auditLockKey(id)`): one value, the function's.
+                    || (close == i + 2 && tokens[i + 1].kind == TokenKind::Ident))
             {
                 current.push(token.clone());
                 fixed_call = Some(close);
