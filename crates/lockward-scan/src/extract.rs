@@ -534,6 +534,7 @@ fn extract_file(
         allows: Vec::new(),
         unresolved: Vec::new(),
         value_arrays: HashSet::new(),
+        named_arrays: sql::named_arrays(text, &code.tokens, language),
         depths: brace_depths(text, &code.tokens),
         braces: innermost_braces(text, &code.tokens),
         assignments: Vec::new(),
@@ -1650,6 +1651,9 @@ struct Extractor<'a> {
     /// Where the names passed as a query's values are defined as arrays of them
     /// ([`Self::spread_named_array`]): no `unresolved-constant`.
     value_arrays: HashSet<usize>,
+    /// The names the file gives an array or a tuple literal and nothing else
+    /// ([`sql::named_arrays`]).
+    named_arrays: HashMap<String, (usize, Vec<Vec<Token>>)>,
     /// While walking a string's SQL: what its placeholders are bound to.
     binds: Option<Binds>,
     /// Go's constants of `const (...)` blocks, by their name's offset (see

@@ -659,7 +659,7 @@ impl Extractor<'_> {
                         // its first element, for a wanted call only.
                         None => match value {
                             [local] if local.kind == TokenKind::Ident && wanted.contains(name) => {
-                                self.named_array(tokens, self.text(local.span.clone()), language)
+                                self.named_array(self.text(local.span.clone()))
                                     .filter(|(_, elements)| elements.len() == 2)
                                     .map(|(_, elements)| key_of(&elements[0], false))
                             }

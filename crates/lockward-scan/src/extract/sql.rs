@@ -2,6 +2,8 @@
 //! values the code binds to their placeholders (`$1`, `?`, `%s`, `%(name)s`, `:name`, a named
 //! parameter map, `.bind(..)` chains, JDBC setters, a format's arguments).
 
+use std::collections::HashMap;
+
 use lockward_registry::Id;
 
 use super::{Binds, Extractor, MAX_CALL_TOKENS, MAX_VALUE_TOKENS, excerpt, is_integer_conversion};
@@ -116,7 +118,7 @@ impl Extractor<'_> {
                 })
                 .sum();
             let mut values = self.bound_arguments(tokens, first, last, language);
-            self.spread_named_array(tokens, &mut values, language);
+            self.spread_named_array(&mut values);
             // SQL held in a name (`const lockSQL = \`..\``, `LOCK_SQL = "..."`) is bound where the
             // name is passed: `db.QueryRow(ctx, lockSQL, id)`. Its calls are sites there.
             // Only SQL with a placeholder takes values there: a key written into the text itself
@@ -127,7 +129,7 @@ impl Extractor<'_> {
                 && let Some(at) = self.named_use(tokens, first)
             {
                 values = self.bound_arguments(tokens, at, at, language);
-                self.spread_named_array(tokens, &mut values, language);
+                self.spread_named_array(&mut values);
                 used_at = Some(tokens[at].span.clone());
             }
             let binds = Binds {
@@ -949,17 +951,11 @@ impl Extractor<'_> {
     /// (`client.query('SELECT pg_advisory_lock($1, $2)', MIGRATION_LOCK_KEYS)`,
     /// `cursor.execute(sql, LOCK_KEYS)`): its elements, in order. The name's value is then no
     /// `unresolved-constant`: its elements are read where it is passed.
-    pub(super) fn spread_named_array(
-        &mut self,
-        tokens: &[Token],
-        values: &mut Vec<Vec<Token>>,
-        language: Language,
-    ) {
+    pub(super) fn spread_named_array(&mut self, values: &mut Vec<Vec<Token>>) {
         if let [value] = values.as_slice()
             && let [name] = value.as_slice()
             && name.kind == TokenKind::Ident
-            && let Some((at, elements)) =
-                self.named_array(tokens, self.text(name.span.clone()), language)
+            && let Some((at, elements)) = self.named_array(self.text(name.span.clone()))
         {
             self.value_arrays.insert(at);
             *values = elements;
@@ -967,53 +963,9 @@ impl Extractor<'_> {
     }
 
     /// The elements of the array or tuple literal the file gives `name`, when it gives it one
-    /// and nothing else: `const KEYS = [1414677323, 1296648018]` (JavaScript's `const`, `let`
-    /// or `var`), Python's and Ruby's `KEYS = (1, 2)` or `KEYS = [1, 2]` at a line's start.
-    pub(super) fn named_array(
-        &self,
-        tokens: &[Token],
-        name: &str,
-        language: Language,
-    ) -> Option<(usize, Vec<Vec<Token>>)> {
-        if !matches!(
-            language,
-            Language::JavaScript | Language::Python | Language::Ruby
-        ) {
-            return None;
-        }
-        let text = |k: usize| tokens.get(k).map_or("", |t| self.text(t.span.clone()));
-        // Every assignment of the name: one, its definition, or the value is the moment's.
-        let mut assignments = tokens.iter().enumerate().filter(|&(k, token)| {
-            token.kind == TokenKind::Ident && text(k) == name && text(k + 1) == "="
-        });
-        let (at, token) = assignments.next()?;
-        let defines = match language {
-            Language::JavaScript => at
-                .checked_sub(1)
-                .is_some_and(|p| matches!(text(p), "const" | "let" | "var")),
-            _ => token.newline_before || at == 0,
-        };
-        if !defines || assignments.next().is_some() || !matches!(text(at + 2), "[" | "(") {
-            return None;
-        }
-        let close = crate::lexer::closing_bracket(self.file, tokens, at + 2)?;
-        let mut elements = vec![Vec::new()];
-        let mut depth = 0usize;
-        for (k, token) in tokens.iter().enumerate().take(close).skip(at + 3) {
-            match text(k) {
-                "," if depth == 0 => elements.push(Vec::new()),
-                piece => {
-                    match piece {
-                        "(" | "[" | "{" => depth += 1,
-                        ")" | "]" | "}" => depth = depth.saturating_sub(1),
-                        _ => {}
-                    }
-                    elements.last_mut()?.push(token.clone());
-                }
-            }
-        }
-        elements.retain(|element| !element.is_empty());
-        (!elements.is_empty()).then_some((token.span.start, elements))
+    /// and nothing else ([`named_arrays`]), and where the name is defined.
+    pub(super) fn named_array(&self, name: &str) -> Option<(usize, Vec<Vec<Token>>)> {
+        self.named_arrays.get(name).cloned()
     }
 
     /// Whether the token at `at` is an argument of a call: the bracket around it is a `(` after a
@@ -1617,6 +1569,69 @@ fn built_lock_function(content: &str) -> Option<String> {
         .iter()
         .any(|m| name.contains(m));
     built.then(|| excerpt(name))
+}
+
+/// The names a file gives an array or a tuple literal and nothing else, by name: where each is
+/// defined and the literal's elements. JavaScript's `const KEYS = [1414677323, 1296648018]`
+/// (`const`, `let` or `var`), Python's and Ruby's `KEYS = (1, 2)` or `KEYS = [1, 2]` at a
+/// line's start; a name assigned twice holds the moment's value, none. Read once per file: a
+/// query's values or a helper's argument written as one name looks its elements up here.
+pub(super) fn named_arrays(
+    text: &str,
+    tokens: &[Token],
+    language: Language,
+) -> HashMap<String, (usize, Vec<Vec<Token>>)> {
+    let mut found = HashMap::new();
+    if !matches!(
+        language,
+        Language::JavaScript | Language::Python | Language::Ruby
+    ) {
+        return found;
+    }
+    let word = |k: usize| tokens.get(k).map_or("", |t| &text[t.span.clone()]);
+    // Each name assigned: how often, and its first assignment.
+    let mut assigned: HashMap<&str, (usize, usize)> = HashMap::new();
+    for (k, token) in tokens.iter().enumerate() {
+        if token.kind == TokenKind::Ident && word(k + 1) == "=" {
+            assigned.entry(word(k)).or_insert((0, k)).0 += 1;
+        }
+    }
+    for (name, (count, at)) in assigned {
+        let defines = match language {
+            Language::JavaScript => at
+                .checked_sub(1)
+                .is_some_and(|p| matches!(word(p), "const" | "let" | "var")),
+            _ => tokens[at].newline_before || at == 0,
+        };
+        if count != 1 || !defines || !matches!(word(at + 2), "[" | "(") {
+            continue;
+        }
+        let Some(close) = crate::lexer::closing_bracket(text, tokens, at + 2) else {
+            continue;
+        };
+        let mut elements = vec![Vec::new()];
+        let mut depth = 0usize;
+        for (k, token) in tokens.iter().enumerate().take(close).skip(at + 3) {
+            match word(k) {
+                "," if depth == 0 => elements.push(Vec::new()),
+                piece => {
+                    match piece {
+                        "(" | "[" | "{" => depth += 1,
+                        ")" | "]" | "}" => depth = depth.saturating_sub(1),
+                        _ => {}
+                    }
+                    if let Some(element) = elements.last_mut() {
+                        element.push(token.clone());
+                    }
+                }
+            }
+        }
+        elements.retain(|element| !element.is_empty());
+        if !elements.is_empty() {
+            found.insert(name.to_owned(), (tokens[at].span.start, elements));
+        }
+    }
+    found
 }
 
 #[cfg(test)]
