@@ -8,6 +8,8 @@
 //! and on one a quarter of its size. Then the same on the tree with a helper planted whose name
 //! holds no trigger word (`def hold(cur, key)`, called from other files): the worst case, where
 //! the scan learns of the helper only by lexing its file and must look for its calls again.
+//! Last, the scan of one file dense in lock helpers against one twice its size: the ratio of
+//! their times shows whether the scan grows linearly with lock code (2x) or worse.
 //!
 //! Environment: `LOCKWARD_BENCH_DIR` (where the trees live; default a directory under the system
 //! temp dir, kept between runs), `LOCKWARD_BENCH_FILES` (default 40000), `LOCKWARD_BENCH_RUNS`
@@ -74,6 +76,45 @@ fn main() {
     if let [_, _, findings, sites, _] = summary.split(' ').collect::<Vec<_>>().as_slice() {
         println!("scan found {sites} sites and {findings} findings; peak memory {helper_peak} kB");
     }
+    dense(&base, threads, runs);
+}
+
+/// How many helpers the dense file holds in the smaller of its two sizes.
+const DENSE_HELPERS: usize = 3_000;
+
+/// The scan of lock code itself, against itself: one JavaScript file of `DENSE_HELPERS` helpers
+/// each passing its key as a query's value (every one a wrapper, every call a bound value), then
+/// one of twice as many. The time should double with the file: a pass over the whole file for
+/// each call (a quadratic scan) shows as a ratio near 4x. No rg here: it reads such a file in no
+/// time, and the reference is the scan's own linear growth.
+fn dense(base: &Path, threads: usize, runs: usize) {
+    let sizes = [DENSE_HELPERS, 2 * DENSE_HELPERS];
+    let mut cpu = Vec::new();
+    for helpers in sizes {
+        let root = base.join(format!("dense-{helpers}"));
+        std::fs::create_dir_all(&root).expect("the bench directory");
+        std::fs::write(root.join("lockward.toml"), REGISTRY).expect("write");
+        let mut text = String::new();
+        for i in 0..helpers {
+            let _ = write!(
+                text,
+                "async function lock{i}(client, key{i}) {{\n  await client.query('SELECT pg_advisory_lock($1)', key{i});\n}}\n"
+            );
+        }
+        std::fs::write(root.join("locks.js"), text).expect("write");
+        let command = scan_command(&root, threads);
+        time(&command);
+        let mut times: Vec<Duration> = (0..runs).map(|_| time(&command).1).collect();
+        cpu.push(median(&mut times));
+    }
+    println!(
+        "dense lock code: one file of {} helpers, scan cpu {:.1} ms; of {}, {:.1} ms; ratio {:.2}x (linear: 2.00x)",
+        sizes[0],
+        ms(cpu[0]),
+        sizes[1],
+        ms(cpu[1]),
+        cpu[1].as_secs_f64() / cpu[0].as_secs_f64()
+    );
 }
 
 /// Times `rg` and the scan on `tree`, warm and alternating, and prints the medians and ratios.

@@ -534,7 +534,7 @@ fn extract_file(
         allows: Vec::new(),
         unresolved: Vec::new(),
         value_arrays: HashSet::new(),
-        named_arrays: sql::named_arrays(text, &code.tokens, language),
+        named_arrays: HashMap::new(),
         depths: brace_depths(text, &code.tokens),
         braces: innermost_braces(text, &code.tokens),
         assignments: Vec::new(),
@@ -546,6 +546,7 @@ fn extract_file(
         constant_functions: HashSet::new(),
     };
     extractor.collect_directives(&code);
+    extractor.read_named_arrays(&code.tokens, language);
     extractor.constant_functions(&code.tokens, language);
     let counters = if matches!(
         language,
@@ -1652,7 +1653,7 @@ struct Extractor<'a> {
     /// ([`Self::spread_named_array`]): no `unresolved-constant`.
     value_arrays: HashSet<usize>,
     /// The names the file gives an array or a tuple literal and nothing else
-    /// ([`sql::named_arrays`]).
+    /// ([`Self::read_named_arrays`]).
     named_arrays: HashMap<String, (usize, Vec<Vec<Token>>)>,
     /// While walking a string's SQL: what its placeholders are bound to.
     binds: Option<Binds>,

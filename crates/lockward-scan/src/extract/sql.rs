@@ -962,8 +962,68 @@ impl Extractor<'_> {
         }
     }
 
+    /// The names a file gives an array or a tuple literal and nothing else, by name: where each is
+    /// defined and the literal's elements. JavaScript's `const KEYS = [1414677323, 1296648018]`
+    /// (`const`, `let` or `var`), Python's and Ruby's `KEYS = (1, 2)` or `KEYS = [1, 2]` at a
+    /// line's start; a name assigned twice holds the moment's value, none. Read once per file: a
+    /// query's values or a helper's argument written as one name looks its elements up here.
+    pub(super) fn read_named_arrays(&mut self, tokens: &[Token], language: Language) {
+        if !matches!(
+            language,
+            Language::JavaScript | Language::Python | Language::Ruby
+        ) {
+            return;
+        }
+        let text = self.file;
+        let mut found = HashMap::new();
+        let word = |k: usize| tokens.get(k).map_or("", |t| &text[t.span.clone()]);
+        // Each name assigned: how often, and its first assignment.
+        let mut assigned: HashMap<&str, (usize, usize)> = HashMap::new();
+        for (k, token) in tokens.iter().enumerate() {
+            if token.kind == TokenKind::Ident && word(k + 1) == "=" {
+                assigned.entry(word(k)).or_insert((0, k)).0 += 1;
+            }
+        }
+        for (name, (count, at)) in assigned {
+            let defines = match language {
+                Language::JavaScript => at
+                    .checked_sub(1)
+                    .is_some_and(|p| matches!(word(p), "const" | "let" | "var")),
+                _ => tokens[at].newline_before || at == 0,
+            };
+            if count != 1 || !defines || !matches!(word(at + 2), "[" | "(") {
+                continue;
+            }
+            let Some(close) = crate::lexer::closing_bracket(text, tokens, at + 2) else {
+                continue;
+            };
+            let mut elements = vec![Vec::new()];
+            let mut depth = 0usize;
+            for (k, token) in tokens.iter().enumerate().take(close).skip(at + 3) {
+                match word(k) {
+                    "," if depth == 0 => elements.push(Vec::new()),
+                    piece => {
+                        match piece {
+                            "(" | "[" | "{" => depth += 1,
+                            ")" | "]" | "}" => depth = depth.saturating_sub(1),
+                            _ => {}
+                        }
+                        if let Some(element) = elements.last_mut() {
+                            element.push(token.clone());
+                        }
+                    }
+                }
+            }
+            elements.retain(|element| !element.is_empty());
+            if !elements.is_empty() {
+                found.insert(name.to_owned(), (tokens[at].span.start, elements));
+            }
+        }
+        self.named_arrays = found;
+    }
+
     /// The elements of the array or tuple literal the file gives `name`, when it gives it one
-    /// and nothing else ([`named_arrays`]), and where the name is defined.
+    /// and nothing else ([`Self::read_named_arrays`]), and where the name is defined.
     pub(super) fn named_array(&self, name: &str) -> Option<(usize, Vec<Vec<Token>>)> {
         self.named_arrays.get(name).cloned()
     }
@@ -1569,69 +1629,6 @@ fn built_lock_function(content: &str) -> Option<String> {
         .iter()
         .any(|m| name.contains(m));
     built.then(|| excerpt(name))
-}
-
-/// The names a file gives an array or a tuple literal and nothing else, by name: where each is
-/// defined and the literal's elements. JavaScript's `const KEYS = [1414677323, 1296648018]`
-/// (`const`, `let` or `var`), Python's and Ruby's `KEYS = (1, 2)` or `KEYS = [1, 2]` at a
-/// line's start; a name assigned twice holds the moment's value, none. Read once per file: a
-/// query's values or a helper's argument written as one name looks its elements up here.
-pub(super) fn named_arrays(
-    text: &str,
-    tokens: &[Token],
-    language: Language,
-) -> HashMap<String, (usize, Vec<Vec<Token>>)> {
-    let mut found = HashMap::new();
-    if !matches!(
-        language,
-        Language::JavaScript | Language::Python | Language::Ruby
-    ) {
-        return found;
-    }
-    let word = |k: usize| tokens.get(k).map_or("", |t| &text[t.span.clone()]);
-    // Each name assigned: how often, and its first assignment.
-    let mut assigned: HashMap<&str, (usize, usize)> = HashMap::new();
-    for (k, token) in tokens.iter().enumerate() {
-        if token.kind == TokenKind::Ident && word(k + 1) == "=" {
-            assigned.entry(word(k)).or_insert((0, k)).0 += 1;
-        }
-    }
-    for (name, (count, at)) in assigned {
-        let defines = match language {
-            Language::JavaScript => at
-                .checked_sub(1)
-                .is_some_and(|p| matches!(word(p), "const" | "let" | "var")),
-            _ => tokens[at].newline_before || at == 0,
-        };
-        if count != 1 || !defines || !matches!(word(at + 2), "[" | "(") {
-            continue;
-        }
-        let Some(close) = crate::lexer::closing_bracket(text, tokens, at + 2) else {
-            continue;
-        };
-        let mut elements = vec![Vec::new()];
-        let mut depth = 0usize;
-        for (k, token) in tokens.iter().enumerate().take(close).skip(at + 3) {
-            match word(k) {
-                "," if depth == 0 => elements.push(Vec::new()),
-                piece => {
-                    match piece {
-                        "(" | "[" | "{" => depth += 1,
-                        ")" | "]" | "}" => depth = depth.saturating_sub(1),
-                        _ => {}
-                    }
-                    if let Some(element) = elements.last_mut() {
-                        element.push(token.clone());
-                    }
-                }
-            }
-        }
-        elements.retain(|element| !element.is_empty());
-        if !elements.is_empty() {
-            found.insert(name.to_owned(), (tokens[at].span.start, elements));
-        }
-    }
-    found
 }
 
 #[cfg(test)]
