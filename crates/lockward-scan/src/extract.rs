@@ -3346,17 +3346,16 @@ impl Extractor<'_> {
                 _ => call,
             };
         }
-        // A function of the program called with one name (`auditLockKey(id)`): the function's
-        // value of what the name holds, written so that a helper whose parameter it is locks
-        // the function's value of its argument ([`Extractor::lookups`]).
+        // A function of the program called with one name (`auditLockKey(id)`, unqualified): the
+        // function's value of what the name holds, written as it is so that a helper whose
+        // parameter it is locks the function's value of its argument ([`Extractor::lookups`]).
         if language != Language::Sql
-            && let [path @ .., name, open, argument, close] = tokens
+            && let [name, open, argument, close] = tokens
             && name.kind == TokenKind::Ident
             && argument.kind == TokenKind::Ident
             && token_text(open) == "("
             && token_text(close) == ")"
             && !is_integer_conversion(token_text(name), language)
-            && is_qualifier(text, path)
         {
             return Key::Name(format!("{}({})", token_text(name), token_text(argument)));
         }

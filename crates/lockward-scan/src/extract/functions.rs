@@ -1167,12 +1167,13 @@ impl Extractor<'_> {
         };
         let mut lookups = Vec::new();
         // A function's value of a parameter written where a lock call takes it (`[auditLockKey(
-        // id)]`, `(tenant_lock_key(tenant_id),)`): as a local given that value would be, under
-        // the name the key is written as ([`Extractor::key`]).
+        // id)]`, `(tenant_lock_key(tenant_id),)`; a function called unqualified): as a local
+        // given that value would be, under the name the key is written as ([`Extractor::key`]).
         for k in header.body.clone() {
             if is_ident(k)
                 && text(k + 1) == "("
                 && text(k + 3) == ")"
+                && !matches!(text(k.wrapping_sub(1)), "." | "::")
                 && !CONTROL.contains(&text(k))
                 && !super::is_integer_conversion(text(k), language)
                 && let Some(param) = param(k + 2)
